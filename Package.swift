@@ -1,0 +1,44 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// The targets follow the data flow (see README "Architecture"):
+// Capture -> Packets -> Reassembly -> (MQTT | AMQP, over the Dissection model) -> Pipeline -> Render -> proto-dissect
+let package = Package(
+    name: "proto-dissect",
+    products: [
+        .executable(name: "proto-dissect", targets: ["proto-dissect"]),
+        .library(name: "Dissection", targets: ["Dissection"]),
+        .library(name: "MQTT", targets: ["MQTT"]),
+        .library(name: "AMQP", targets: ["AMQP"]),
+        .library(name: "Packets", targets: ["Packets"]),
+        .library(name: "Reassembly", targets: ["Reassembly"]),
+        .library(name: "Capture", targets: ["Capture"]),
+        .library(name: "Render", targets: ["Render"]),
+        .library(name: "Pipeline", targets: ["Pipeline"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"])]),
+        .target(name: "Capture", dependencies: ["CPcap"]),
+        .target(name: "Packets"),
+        .target(name: "Reassembly", dependencies: ["Packets"]),
+        .target(name: "Dissection"),
+        .target(name: "MQTT", dependencies: ["Dissection"]),
+        .target(name: "AMQP", dependencies: ["Dissection"]),
+        .target(name: "Render", dependencies: ["Dissection"]),
+        .target(name: "Pipeline", dependencies: ["Capture", "Packets", "Reassembly", "Dissection"]),
+        .executableTarget(name: "proto-dissect", dependencies: [
+            "Pipeline", "Render", "MQTT", "AMQP", "Capture", "Dissection",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .testTarget(name: "PacketsTests", dependencies: ["Packets"]),
+        .testTarget(name: "ReassemblyTests", dependencies: ["Reassembly", "Packets"]),
+        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Dissection"]),
+        .testTarget(name: "AMQPTests", dependencies: ["AMQP", "Dissection"]),
+        .testTarget(name: "RenderTests", dependencies: ["Render", "Dissection"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Pipeline", "Render", "MQTT", "AMQP", "Capture", "Dissection"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

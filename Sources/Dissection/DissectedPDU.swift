@@ -1,0 +1,28 @@
+/// One protocol data unit, decoded: an MQTT control packet or an AMQP frame.
+public struct DissectedPDU: Sendable {
+    /// The protocol's short name, e.g. `mqtt`; also the JSON object key for `fields`.
+    public var protocolName: String
+    /// One line, e.g. `PUBLISH id=7 QoS 1 sensors/kitchen/temp (4 bytes)`.
+    public var summary: String
+    /// The field tree, in wire order.
+    public var fields: [Field]
+    public var problems: [Problem]
+    /// Bytes the PDU occupies on the wire (header included), whether or not all were captured.
+    public var wireLength: Int
+
+    public init(protocolName: String, summary: String, fields: [Field], problems: [Problem] = [], wireLength: Int) {
+        self.protocolName = protocolName
+        self.summary = summary
+        self.fields = fields
+        self.problems = problems
+        self.wireLength = wireLength
+    }
+
+    /// The first field with this key anywhere in the tree.
+    public func field(_ key: String) -> Field? {
+        for field in fields {
+            if let found = field.find(key) { return found }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,74 @@
+/// One node of a dissection's field tree: what a byte range of a PDU means.
+///
+/// Renderers turn the tree into text (an indented, annotated tree) or JSON
+/// (`key: value` pairs) without knowing anything of the wire format.
+///
+/// JSON shape, decided by the node alone:
+/// - a value and no children: `"key": value`;
+/// - a value and children (flag bits, say): `"key": value` and the children's pairs beside it;
+/// - no value, children: `"key": { children }`, or `"key": [ … ]` when `isList` is set, where
+///   each child becomes one element (its value, or an object of its own children).
+public struct Field: Sendable, Equatable {
+    /// Machine name, snake_case; the JSON key.
+    public var key: String
+    /// Human label for the text tree.
+    public var label: String
+    public var value: FieldValue
+    /// A full text line that replaces `label: value` in the text tree (e.g. `.... ..1. = Clean Session: Set`).
+    public var line: String?
+    /// Offsets of the bytes this field covers, relative to the start of the PDU.
+    public var range: Range<Int>?
+    public var children: [Field]
+    /// Render children as a JSON array rather than an object.
+    public var isList: Bool
+    /// Shown in the text tree only, left out of JSON (a bit-by-bit line that repeats a value, say).
+    public var textOnly: Bool
+
+    public init(_ key: String, _ label: String, _ value: FieldValue = .none, line: String? = nil,
+                range: Range<Int>? = nil, children: [Field] = [], isList: Bool = false, textOnly: Bool = false) {
+        self.key = key
+        self.label = label
+        self.value = value
+        self.line = line
+        self.range = range
+        self.children = children
+        self.isList = isList
+        self.textOnly = textOnly
+    }
+
+    /// The first field with this key, searching depth-first.
+    public func find(_ key: String) -> Field? {
+        if self.key == key { return self }
+        for child in children {
+            if let found = child.find(key) { return found }
+        }
+        return nil
+    }
+}
+
+/// The typed value of a field.
+public enum FieldValue: Sendable, Equatable {
+    case none
+    case bool(Bool)
+    case int(Int)
+    case string(String)
+    /// A bounded preview of bytes, with the full length (the preview may be shorter).
+    case bytes(preview: [UInt8], length: Int)
+    /// Text that was valid UTF-8 on the wire, as a bounded preview with its full byte length.
+    case text(preview: String, length: Int)
+    /// A credential: hidden by renderers unless the user asked for secrets.
+    case secret(String)
+
+    public var intValue: Int? {
+        if case .int(let v) = self { return v }
+        return nil
+    }
+
+    public var stringValue: String? {
+        switch self {
+        case .string(let s): return s
+        case .text(let s, _): return s
+        default: return nil
+        }
+    }
+}

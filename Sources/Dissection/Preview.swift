@@ -1,0 +1,54 @@
+/// Bounded views of payload bytes: text when they are UTF-8, hex otherwise.
+public enum Preview {
+    /// The value for a payload: `.text` when all of it that is held is valid UTF-8 and
+    /// printable enough, else `.bytes`, each cut to `limit` bytes; `length` is the full length.
+    public static func value(of bytes: ArraySlice<UInt8>, length: Int, limit: Int) -> FieldValue {
+        let shown = bytes.prefix(limit)
+        if let text = utf8Text(shown, allowCutTail: shown.count < bytes.count || shown.count < length) {
+            return .text(preview: text, length: length)
+        }
+        return .bytes(preview: Array(shown), length: length)
+    }
+
+    /// Decodes UTF-8 if valid and free of control characters other than tab/newline/CR.
+    /// With `allowCutTail`, up to 3 trailing bytes of a sequence cut by the preview limit are dropped.
+    public static func utf8Text(_ bytes: ArraySlice<UInt8>, allowCutTail: Bool = false) -> String? {
+        var body = bytes
+        if allowCutTail {
+            // Drop an incomplete trailing multi-byte sequence.
+            var back = 0
+            var i = body.endIndex
+            while i > body.startIndex, back < 3, body[i - 1] & 0xC0 == 0x80 { i -= 1; back += 1 }
+            if i > body.startIndex, body[i - 1] >= 0xC0 {
+                let lead = body[i - 1]
+                let need = lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : 1
+                if back < need { body = body[body.startIndex..<(i - 1)] }
+            }
+        }
+        for b in body where b < 0x20 && b != 0x09 && b != 0x0A && b != 0x0D { return nil }
+        if body.contains(0x7F) { return nil }
+        var it = body.makeIterator()
+        var decoder = UTF8()
+        var out = String.UnicodeScalarView()
+        loop: while true {
+            switch decoder.decode(&it) {
+            case .scalarValue(let s): out.append(s)
+            case .emptyInput: break loop
+            case .error: return nil
+            }
+        }
+        return String(out)
+    }
+
+    /// Lower-case hex, no separators.
+    public static func hex<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+        let digits: [Character] = Array("0123456789abcdef")
+        var s = ""
+        s.reserveCapacity(bytes.count * 2)
+        for b in bytes {
+            s.append(digits[Int(b >> 4)])
+            s.append(digits[Int(b & 0x0F)])
+        }
+        return s
+    }
+}
