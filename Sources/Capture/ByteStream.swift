@@ -1,0 +1,87 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Buffered sequential reads from a file descriptor: works on pipes (standard input) as on files.
+struct ByteStream {
+    private let fd: Int32
+    private let ownsDescriptor: Bool
+    private var buffer: [UInt8]
+    private var start = 0
+    private var end = 0
+    private var eof = false
+    /// Bytes consumed so far, for messages.
+    private(set) var position = 0
+
+    init(fd: Int32, ownsDescriptor: Bool, chunk: Int = 1 << 20) {
+        self.fd = fd
+        self.ownsDescriptor = ownsDescriptor
+        self.buffer = [UInt8](repeating: 0, count: chunk)
+    }
+
+    func close() {
+        if ownsDescriptor { _ = Glibc.close(fd) }
+    }
+
+    var available: Int { end - start }
+
+    /// Makes at least `count` bytes available unless the input ends first. Returns the count available.
+    mutating func fill(_ count: Int) throws -> Int {
+        while available < count && !eof {
+            if start > 0 {
+                buffer.withUnsafeMutableBufferPointer { p in
+                    guard let base = p.baseAddress else { return }
+                    memmove(base, base + start, end - start)
+                }
+                end -= start
+                start = 0
+            }
+            if buffer.count - end < count - available {
+                buffer.append(contentsOf: [UInt8](repeating: 0, count: max(count - available, buffer.count)))
+            }
+            let room = buffer.count - end
+            let n = buffer.withUnsafeMutableBufferPointer { p in Glibc.read(fd, p.baseAddress! + end, room) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw CaptureError(.unreadable, source: "", String(cString: strerror(errno)))
+            }
+            if n == 0 { eof = true } else { end += n }
+        }
+        return min(available, count)
+    }
+
+    /// The next `count` bytes, copied out (the buffer is reused).
+    mutating func read(_ count: Int) -> [UInt8] {
+        let n = min(count, available)
+        let out = Array(buffer[start..<(start + n)])
+        start += n
+        position += n
+        return out
+    }
+
+    mutating func skip(_ count: Int) {
+        let n = min(count, available)
+        start += n
+        position += n
+    }
+
+    func peek(_ count: Int) -> ArraySlice<UInt8> {
+        buffer[start..<(start + min(count, available))]
+    }
+
+    /// Discards whole input up to `count` bytes, in bounded chunks (never allocates `count`).
+    mutating func discard(_ count: Int) throws -> Int {
+        var left = count
+        while left > 0 {
+            let got = try fill(min(left, 1 << 20))
+            if got == 0 { break }
+            skip(got)
+            left -= got
+        }
+        return count - left
+    }
+}

@@ -1,0 +1,67 @@
+/// How finely a capture records time.
+public enum TimestampPrecision: Sendable {
+    case microseconds
+    case nanoseconds
+}
+
+/// One record of a capture: the only copy of the packet's bytes that the pipeline makes.
+public struct CapturedPacket: Sendable {
+    /// 1-based number of the record in its capture (Wireshark's frame number).
+    public var number: Int
+    public var seconds: Int64
+    public var nanoseconds: UInt32
+    public var precision: TimestampPrecision
+    /// libpcap LINKTYPE_ value of the interface the packet was seen on.
+    public var linkType: Int32
+    /// Length of the packet on the wire; `bytes.count` may be less (snapshot length).
+    public var originalLength: Int
+    public var bytes: [UInt8]
+
+    public init(number: Int, seconds: Int64, nanoseconds: UInt32, precision: TimestampPrecision,
+                linkType: Int32, originalLength: Int, bytes: [UInt8]) {
+        self.number = number
+        self.seconds = seconds
+        self.nanoseconds = nanoseconds
+        self.precision = precision
+        self.linkType = linkType
+        self.originalLength = originalLength
+        self.bytes = bytes
+    }
+
+    /// Capture time in seconds, for timeouts and durations.
+    public var time: Double { Double(seconds) + Double(nanoseconds) / 1e9 }
+    public var isTruncated: Bool { bytes.count < originalLength }
+}
+
+/// Something that yields captured packets in order: a file, standard input, a live interface.
+public protocol PacketSource {
+    /// The next packet; nil at the end. Throws `CaptureError` when the input is unreadable or
+    /// cut off; packets returned before stay valid.
+    mutating func next() throws -> CapturedPacket?
+    /// A name for messages (the file path, `standard input`, or the interface).
+    var name: String { get }
+}
+
+/// Input that cannot be read, named with the file and what is wrong.
+public struct CaptureError: Error, CustomStringConvertible, Sendable {
+    public enum Kind: Sendable {
+        /// Cannot open, or not a capture at all.
+        case unreadable
+        /// A record is cut off or its header is nonsense: what came before is good.
+        case cutShort
+        case permission
+        case noSuchInterface
+        case filter
+    }
+    public var kind: Kind
+    public var source: String
+    public var message: String
+
+    public init(_ kind: Kind, source: String, _ message: String) {
+        self.kind = kind
+        self.source = source
+        self.message = message
+    }
+
+    public var description: String { "\(source): \(message)" }
+}

@@ -1,0 +1,68 @@
+/// An IPv4 or IPv6 address, stored inline (no heap).
+public enum IPAddress: Hashable, Sendable, Comparable, CustomStringConvertible {
+    case v4(UInt32)
+    case v6(UInt64, UInt64)
+
+    public var description: String {
+        switch self {
+        case .v4(let a):
+            return "\(a >> 24).\((a >> 16) & 0xFF).\((a >> 8) & 0xFF).\(a & 0xFF)"
+        case .v6(let hi, let lo):
+            var groups: [UInt16] = []
+            for i in 0..<4 { groups.append(UInt16(truncatingIfNeeded: hi >> (48 - 16 * UInt64(i)))) }
+            for i in 0..<4 { groups.append(UInt16(truncatingIfNeeded: lo >> (48 - 16 * UInt64(i)))) }
+            return IPAddress.formatV6(groups)
+        }
+    }
+
+    /// RFC 5952: lower case, the longest run (length ≥ 2) of zero groups as `::`, leftmost on ties.
+    static func formatV6(_ groups: [UInt16]) -> String {
+        var bestStart = -1, bestLen = 0, i = 0
+        while i < 8 {
+            if groups[i] == 0 {
+                var j = i
+                while j < 8 && groups[j] == 0 { j += 1 }
+                if j - i > bestLen { bestStart = i; bestLen = j - i }
+                i = j
+            } else {
+                i += 1
+            }
+        }
+        if bestLen < 2 { bestStart = -1 }
+        func hex(_ g: UInt16) -> String { String(g, radix: 16) }
+        if bestStart < 0 { return groups.map(hex).joined(separator: ":") }
+        let head = groups[0..<bestStart].map(hex).joined(separator: ":")
+        let tail = groups[(bestStart + bestLen)...].map(hex).joined(separator: ":")
+        return head + "::" + tail
+    }
+
+    public static func < (l: IPAddress, r: IPAddress) -> Bool {
+        switch (l, r) {
+        case (.v4(let a), .v4(let b)): return a < b
+        case (.v4, .v6): return true
+        case (.v6, .v4): return false
+        case (.v6(let a, let b), .v6(let c, let d)): return (a, b) < (c, d)
+        }
+    }
+}
+
+/// An address and a TCP port.
+public struct Endpoint: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public var address: IPAddress
+    public var port: UInt16
+
+    public init(address: IPAddress, port: UInt16) {
+        self.address = address
+        self.port = port
+    }
+
+    /// `ip:port`, IPv6 as `[addr]:port`.
+    public var description: String {
+        if case .v6 = address { return "[\(address)]:\(port)" }
+        return "\(address):\(port)"
+    }
+
+    public static func < (l: Endpoint, r: Endpoint) -> Bool {
+        (l.address, l.port) < (r.address, r.port)
+    }
+}

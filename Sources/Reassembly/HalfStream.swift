@@ -1,0 +1,19 @@
+/// One direction of a connection: where the next in-order byte is, and what is held out of order.
+struct HalfStream {
+    struct Pending {
+        var sequence: UInt32
+        var bytes: ArraySlice<UInt8>
+        var missing: Int
+        var fin: Bool
+    }
+
+    /// Sequence number of the next byte to deliver; nil until the first segment fixes it.
+    var nextSequence: UInt32?
+    /// Out-of-order segments, sorted by sequence.
+    var pending: [Pending] = []
+    var bufferedBytes = 0
+    /// The last bytes delivered, to compare retransmissions against.
+    var lastDelivered: ArraySlice<UInt8> = []
+    var lastDeliveredEnd: UInt32 = 0
+    var finished = false
+}

@@ -1,0 +1,41 @@
+import Packets
+
+/// Which way bytes flow in a reassembled connection.
+public enum FlowSide: Sendable, Hashable {
+    case clientToServer
+    case serverToClient
+}
+
+/// Why a connection ended.
+public enum CloseReason: String, Sendable {
+    case fin = "closed (FIN both ways)"
+    case reset = "reset (RST)"
+    case idle = "idle timeout"
+    case connectionLimit = "connection limit reached"
+    case endOfCapture = "end of capture"
+}
+
+/// Why bytes of a stream were skipped.
+public enum GapReason: String, Sendable {
+    /// A segment never arrived; bytes after the hole were seen.
+    case lostSegment = "lost segment"
+    /// The capture's snapshot length cut the packet.
+    case truncatedPacket = "packet truncated by the snapshot length"
+    /// Out-of-order data exceeded a buffering limit; the hole was given up.
+    case bufferLimit = "buffer limit reached"
+    /// The connection ended with a hole still open.
+    case unfilledAtClose = "hole never filled"
+}
+
+/// What reassembly hands on: ordered stream bytes and what happened to the stream.
+public enum ReassemblyEvent: Sendable {
+    case opened(stream: Int, client: Endpoint, server: Endpoint, midStream: Bool)
+    /// In-order bytes; the slice points into the packet that carried them (no copy).
+    case data(stream: Int, side: FlowSide, bytes: ArraySlice<UInt8>)
+    case gap(stream: Int, side: FlowSide, count: Int, reason: GapReason)
+    /// Retransmitted bytes that differ from those already delivered (first copy wins).
+    case overlapConflict(stream: Int, side: FlowSide, count: Int)
+    /// One direction has delivered its last byte (FIN reached).
+    case ended(stream: Int, side: FlowSide)
+    case closed(stream: Int, reason: CloseReason)
+}
