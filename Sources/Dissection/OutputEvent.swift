@@ -1,0 +1,57 @@
+/// Where a PDU or note sits in the capture: what renderers print around it.
+public struct StreamContext: Sendable {
+    /// 1-based number of the capture record that completed the PDU (or caused the note).
+    public var frame: Int
+    public var time: Timestamp
+    /// Connection number, in order of first appearance, from 0.
+    public var stream: Int
+    /// `ip:port` of the sender (IPv6 as `[addr]:port`).
+    public var source: String
+    public var destination: String
+
+    public init(frame: Int, time: Timestamp, stream: Int, source: String, destination: String) {
+        self.frame = frame
+        self.time = time
+        self.stream = stream
+        self.source = source
+        self.destination = destination
+    }
+}
+
+/// A connection the pipeline followed, for summaries.
+public struct ConnectionSummary: Sendable {
+    public var stream: Int
+    public var client: String
+    public var server: String
+    public var protocolName: String
+    public var firstSeen: Timestamp
+    public var lastSeen: Timestamp
+    public var bytesToServer: Int
+    public var bytesToClient: Int
+    public var closeReason: String
+
+    public init(stream: Int, client: String, server: String, protocolName: String, firstSeen: Timestamp,
+                lastSeen: Timestamp, bytesToServer: Int, bytesToClient: Int, closeReason: String) {
+        self.stream = stream
+        self.client = client
+        self.server = server
+        self.protocolName = protocolName
+        self.firstSeen = firstSeen
+        self.lastSeen = lastSeen
+        self.bytesToServer = bytesToServer
+        self.bytesToClient = bytesToClient
+        self.closeReason = closeReason
+    }
+}
+
+/// What the pipeline hands renderers, in capture order.
+public enum OutputEvent: Sendable {
+    /// A decoded PDU; `direction` says whether the client sent it.
+    case pdu(StreamContext, Direction, DissectedPDU)
+    /// Something that happened to a stream: bytes lost, a retransmission that differs, a limit hit.
+    case streamNote(StreamContext, Problem)
+    /// Something about the capture itself (a link type that is not supported, a file cut short).
+    case captureNote(Problem)
+    /// A connection ended (or the capture did).
+    case connectionClosed(ConnectionSummary)
+}

@@ -1,0 +1,61 @@
+/// A capture time, with the precision the capture recorded.
+public struct Timestamp: Sendable, Equatable, Comparable {
+    public var seconds: Int64
+    public var nanoseconds: UInt32
+    /// Nanosecond precision (else microseconds).
+    public var nanosecondPrecision: Bool
+
+    public init(seconds: Int64, nanoseconds: UInt32, nanosecondPrecision: Bool = false) {
+        self.seconds = seconds
+        self.nanoseconds = nanoseconds
+        self.nanosecondPrecision = nanosecondPrecision
+    }
+
+    public var timeInterval: Double { Double(seconds) + Double(nanoseconds) / 1e9 }
+
+    public static func < (l: Timestamp, r: Timestamp) -> Bool {
+        (l.seconds, l.nanoseconds) < (r.seconds, r.nanoseconds)
+    }
+
+    /// ISO 8601 in UTC with 6 or 9 fractional digits, e.g. `2026-11-22T04:06:21.123456Z`.
+    public var iso8601: String {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secOfDay = Int(seconds - days * 86_400)
+        let (y, m, d) = Timestamp.civil(fromDays: days)
+        var s = ""
+        s.reserveCapacity(32)
+        s += pad(Int(y), 4); s += "-"; s += pad(m, 2); s += "-"; s += pad(d, 2)
+        s += "T"; s += pad(secOfDay / 3600, 2); s += ":"; s += pad(secOfDay / 60 % 60, 2); s += ":"; s += pad(secOfDay % 60, 2)
+        s += "."
+        s += nanosecondPrecision ? pad(Int(nanoseconds), 9) : pad(Int(nanoseconds / 1000), 6)
+        s += "Z"
+        return s
+    }
+
+    /// Time of day only, `04:06:21.123456`, for compact text output.
+    public var timeOfDay: String {
+        let secOfDay = Int(((seconds % 86_400) + 86_400) % 86_400)
+        return pad(secOfDay / 3600, 2) + ":" + pad(secOfDay / 60 % 60, 2) + ":" + pad(secOfDay % 60, 2) + "."
+            + (nanosecondPrecision ? pad(Int(nanoseconds), 9) : pad(Int(nanoseconds / 1000), 6))
+    }
+
+    /// Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant's civil_from_days).
+    static func civil(fromDays z0: Int64) -> (Int64, Int, Int) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let y = yoe + era * 400
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = Int(doy - (153 * mp + 2) / 5 + 1)
+        let m = Int(mp < 10 ? mp + 3 : mp - 9)
+        return (m <= 2 ? y + 1 : y, m, d)
+    }
+}
+
+@inline(__always)
+private func pad(_ v: Int, _ width: Int) -> String {
+    let s = String(v)
+    return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+}

@@ -1,0 +1,206 @@
+import Capture
+import Dissection
+import Packets
+import Reassembly
+
+/// Settings of one run of the pipeline.
+public struct PipelineOptions {
+    public var limits: ReassemblyLimits
+    /// Stop after this many PDUs (`-c`).
+    public var maxPDUs: Int?
+    /// A BPF filter applied to every packet (`-f`).
+    public var filter: PacketFilter?
+
+    public init(limits: ReassemblyLimits = ReassemblyLimits(), maxPDUs: Int? = nil, filter: PacketFilter? = nil) {
+        self.limits = limits
+        self.maxPDUs = maxPDUs
+        self.filter = filter
+    }
+}
+
+/// Counters of a run, for the closing line and the tests.
+public struct PipelineStatistics: Sendable {
+    public var packets = 0
+    public var tcpSegments = 0
+    public var pdus = 0
+    public var problems = 0
+    public var gapBytes = 0
+    public var droppedByLimits = 0
+    public var connections = 0
+}
+
+/// Wires the stages together: packets → TCP segments → reassembled streams → protocol
+/// dissectors → output events, in capture order. One pipeline reads one capture.
+public final class Pipeline {
+    private let registry: ProtocolRegistry
+    private let options: PipelineOptions
+    private var reassembler: TCPReassembler
+    private var streams: [Int: StreamState] = [:]
+    private var events: [ReassemblyEvent] = []
+    private var pdus: [DissectedPDU] = []
+    private var reportedLinkTypes: Set<Int32> = []
+    private var stopped = false
+    private var lastFrame = 0
+    private var lastTime = Timestamp(seconds: 0, nanoseconds: 0)
+    public private(set) var statistics = PipelineStatistics()
+
+    private struct StreamState {
+        var dissector: any StreamDissector
+        var protocolName: String
+        var client: String
+        var server: String
+        var firstSeen: Timestamp
+        var lastSeen: Timestamp
+        var bytesToServer = 0
+        var bytesToClient = 0
+    }
+
+    public init(registry: ProtocolRegistry, options: PipelineOptions = PipelineOptions()) {
+        self.registry = registry
+        self.options = options
+        let reg = registry
+        self.reassembler = TCPReassembler(limits: options.limits, isServerPort: { reg.protocolName(forPort: $0) != nil })
+    }
+
+    /// True once `-c` is reached (or the consumer asked to stop).
+    public var isStopped: Bool { stopped }
+
+    /// Reads `source` to its end (or until stopped), handing each event to `emit`.
+    /// Returning false from `emit` stops the run. A `CaptureError` thrown by the source is
+    /// rethrown after what was decoded before it has been emitted and flushed.
+    public func run<S: PacketSource>(_ source: inout S, emit: (OutputEvent) -> Bool) throws {
+        var failure: Error?
+        while !stopped {
+            let packet: CapturedPacket?
+            do { packet = try source.next() } catch {
+                failure = error
+                break
+            }
+            guard let packet else { break }
+            process(packet, emit: emit)
+        }
+        finish(emit: emit)
+        if let failure { throw failure }
+    }
+
+    /// Feeds one captured packet.
+    public func process(_ packet: CapturedPacket, emit: (OutputEvent) -> Bool) {
+        statistics.packets += 1
+        if let filter = options.filter, !filter.matches(packet) { return }
+        let time = Timestamp(seconds: packet.seconds, nanoseconds: packet.nanoseconds,
+                             nanosecondPrecision: packet.precision == .nanoseconds)
+        lastFrame = packet.number
+        lastTime = time
+        let linkType = LinkType(rawValue: packet.linkType)
+        switch PacketDecoder.decode(linkType: linkType, bytes: packet.bytes[...]) {
+        case .other:
+            return
+        case .problem(let issue):
+            if issue.kind == .unsupportedLinkType {
+                guard reportedLinkTypes.insert(packet.linkType).inserted else { return }
+                send(.captureNote(Problem(.warning, issue.kind.rawValue,
+                    "frame \(packet.number): \(linkType) is not supported; packets of this link type are skipped")), emit)
+            } else {
+                send(.captureNote(Problem(.warning, issue.kind.rawValue, "frame \(packet.number): \(issue.message)")), emit)
+            }
+        case .tcp(let segment):
+            guard registry.protocolName(forPort: segment.destination.port) != nil
+                    || registry.protocolName(forPort: segment.source.port) != nil else { return }
+            statistics.tcpSegments += 1
+            events.removeAll(keepingCapacity: true)
+            reassembler.process(segment, time: time.timeInterval, into: &events)
+            handleEvents(frame: packet.number, time: time, emit: emit)
+        }
+    }
+
+    /// Flushes every connection (end of input): what it completes is attributed to the last frame read.
+    public func finish(emit: (OutputEvent) -> Bool) {
+        events.removeAll(keepingCapacity: true)
+        reassembler.flushAll(into: &events)
+        let wasStopped = stopped
+        stopped = false // let the flush emit what completes
+        handleEvents(frame: lastFrame, time: lastTime, emit: emit)
+        stopped = wasStopped || stopped
+        statistics.droppedByLimits = reassembler.droppedByLimits
+    }
+
+    private func send(_ event: OutputEvent, _ emit: (OutputEvent) -> Bool) {
+        if !emit(event) { stopped = true }
+    }
+
+    private func handleEvents(frame: Int, time: Timestamp, emit: (OutputEvent) -> Bool) {
+        for event in events {
+            switch event {
+            case .opened(let stream, let client, let server, let midStream):
+                let name = registry.protocolName(forPort: server.port) ?? registry.protocolName(forPort: client.port) ?? ""
+                guard let dissector = registry.makeDissector(named: name, info: ConnectionInfo(startedMidStream: midStream, serverPort: server.port)) else { continue }
+                statistics.connections += 1
+                streams[stream] = StreamState(dissector: dissector, protocolName: name, client: client.description,
+                                              server: server.description, firstSeen: time, lastSeen: time)
+            case .data(let stream, let side, let bytes):
+                guard var state = streams[stream] else { continue }
+                let direction: Direction = side == .clientToServer ? .toServer : .toClient
+                if direction == .toServer { state.bytesToServer += bytes.count } else { state.bytesToClient += bytes.count }
+                state.lastSeen = time
+                pdus.removeAll(keepingCapacity: true)
+                state.dissector.receive(bytes, from: direction, into: &pdus)
+                streams[stream] = state
+                emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
+            case .gap(let stream, let side, let count, let reason):
+                guard var state = streams[stream] else { continue }
+                let direction: Direction = side == .clientToServer ? .toServer : .toClient
+                statistics.gapBytes += count
+                let context = self.context(state, direction, frame: frame, time: time, stream: stream)
+                send(.streamNote(context, Problem(.warning, "gap", "\(count) bytes missing from the capture (\(reason.rawValue))")), emit)
+                pdus.removeAll(keepingCapacity: true)
+                state.dissector.gap(count, in: direction, into: &pdus)
+                streams[stream] = state
+                emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
+            case .overlapConflict(let stream, let side, let count):
+                guard let state = streams[stream] else { continue }
+                let direction: Direction = side == .clientToServer ? .toServer : .toClient
+                let context = self.context(state, direction, frame: frame, time: time, stream: stream)
+                send(.streamNote(context, Problem(.warning, "overlap-conflict",
+                    "a retransmission carries \(count) bytes that differ from those first seen; the first copy was kept")), emit)
+            case .ended(let stream, let side):
+                guard var state = streams[stream] else { continue }
+                let direction: Direction = side == .clientToServer ? .toServer : .toClient
+                pdus.removeAll(keepingCapacity: true)
+                state.dissector.finish(direction, into: &pdus)
+                streams[stream] = state
+                emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
+            case .closed(let stream, let reason):
+                guard let state = streams.removeValue(forKey: stream) else { continue }
+                if reason == .connectionLimit || reason == .idle {
+                    let context = self.context(state, .toServer, frame: frame, time: time, stream: stream)
+                    send(.streamNote(context, Problem(.note, "flushed", "connection flushed: \(reason.rawValue)")), emit)
+                }
+                send(.connectionClosed(ConnectionSummary(
+                    stream: stream, client: state.client, server: state.server, protocolName: state.protocolName,
+                    firstSeen: state.firstSeen, lastSeen: state.lastSeen, bytesToServer: state.bytesToServer,
+                    bytesToClient: state.bytesToClient, closeReason: reason.rawValue)), emit)
+            }
+        }
+    }
+
+    private func context(_ state: StreamState, _ direction: Direction, frame: Int, time: Timestamp, stream: Int) -> StreamContext {
+        let (src, dst) = direction == .toServer ? (state.client, state.server) : (state.server, state.client)
+        return StreamContext(frame: frame, time: time, stream: stream, source: src, destination: dst)
+    }
+
+    private func emitPDUs(_ state: StreamState, stream: Int, direction: Direction, frame: Int, time: Timestamp, emit: (OutputEvent) -> Bool) {
+        guard !pdus.isEmpty else { return }
+        let context = self.context(state, direction, frame: frame, time: time, stream: stream)
+        for pdu in pdus {
+            if stopped { return }
+            if let max = options.maxPDUs, statistics.pdus >= max {
+                stopped = true
+                return
+            }
+            statistics.pdus += 1
+            statistics.problems += pdu.problems.count
+            send(.pdu(context, direction, pdu), emit)
+            if let max = options.maxPDUs, statistics.pdus >= max { stopped = true }
+        }
+    }
+}

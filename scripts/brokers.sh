@@ -1,0 +1,380 @@
+# shellcheck shell=bash
+#
+# brokers.sh — shared set-up for real brokers and loopback captures.
+#
+# Source it from bash (it defines functions only, changes no shell options):
+#
+#   source "$(dirname "$0")/brokers.sh"
+#   trap brokers_cleanup EXIT
+#   install_broker_deps
+#   start_mosquitto 1883                     # broker on 127.0.0.1:1883
+#   start_capture lo "tcp port 1883" out.pcap
+#   ... run clients (each under `timeout`) ...
+#   stop_capture
+#   stop_mosquitto
+#
+# Functions (all waits are bounded; each returns non-zero on failure):
+#
+#   install_broker_deps        apt: mosquitto mosquitto-clients tcpdump;
+#                              pip: paho-mqtt (2.x, pinned) and pika.
+#   install_rabbitmq_deps      apt: rabbitmq-server amqp-tools (optional, big).
+#   start_mosquitto PORT [CONFDIR] [CONF_LINE...]
+#                              writes CONFDIR/mosquitto-PORT.conf (CONFDIR
+#                              defaults to a fresh temp dir), starts
+#                              `mosquitto -c CONF` in the background, waits
+#                              until that very process listens on
+#                              127.0.0.1:PORT. Extra CONF_LINE arguments are
+#                              appended to the config; an `allow_anonymous`
+#                              line among them replaces the default `true`.
+#                              Pid in MOSQUITTO_PIDS[PORT]; MOSQUITTO_PID is
+#                              the last one started; log in CONFDIR.
+#   stop_mosquitto [PORT]      stops the instance on PORT, or all of them.
+#   start_rabbitmq [PORT]      rabbitmq-server as rabbit@localhost on
+#                              127.0.0.1:PORT (default 5672) with private
+#                              mnesia/log/cookie dirs under a temp dir; waits
+#                              up to RABBITMQ_START_TIMEOUT (60) seconds.
+#   stop_rabbitmq              rabbitmqctl stop, then TERM/KILL if needed.
+#   start_capture IFACE FILTER OUTFILE
+#                              tcpdump -i IFACE -U -s 0 -w OUTFILE FILTER in
+#                              the background; returns once tcpdump printed
+#                              "listening on" (capture is armed). One capture
+#                              at a time; pid in CAPTURE_PID.
+#   stop_capture               lets late packets arrive, SIGINT, waits for
+#                              tcpdump to exit so OUTFILE is complete.
+#   brokers_cleanup            stops everything this library started and
+#                              removes its temp dirs: use it in an EXIT trap.
+#   wait_for_port PORT [SECS] [PID]
+#                              waits until 127.0.0.1:PORT listens (owned by
+#                              PID if given) without connecting to it.
+#
+# Tunables (environment): PAHO_MQTT_VERSION, PIKA_VERSION,
+# BROKERS_START_TIMEOUT (10 s), RABBITMQ_START_TIMEOUT (60 s),
+# CAPTURE_SETTLE (0.5 s: pause before stopping a capture).
+
+PAHO_MQTT_VERSION=${PAHO_MQTT_VERSION:-2.1.0}
+PIKA_VERSION=${PIKA_VERSION:-1.3.2}
+BROKERS_START_TIMEOUT=${BROKERS_START_TIMEOUT:-10}
+RABBITMQ_START_TIMEOUT=${RABBITMQ_START_TIMEOUT:-60}
+CAPTURE_SETTLE=${CAPTURE_SETTLE:-0.5}
+
+declare -gA MOSQUITTO_PIDS=()
+declare -gA MOSQUITTO_CONFDIRS=()
+declare -ga _BROKERS_TMPDIRS=()
+MOSQUITTO_PID=${MOSQUITTO_PID:-}
+RABBITMQ_PID=${RABBITMQ_PID:-}
+RABBITMQ_DIR=${RABBITMQ_DIR:-}
+CAPTURE_PID=${CAPTURE_PID:-}
+CAPTURE_FILE=${CAPTURE_FILE:-}
+CAPTURE_LOG=${CAPTURE_LOG:-}
+
+_brokers_log() { printf '[brokers] %s\n' "$*" >&2; }
+
+_brokers_tmpdir() {  # prints a new temp dir that brokers_cleanup removes
+    local d
+    d=$(mktemp -d "${TMPDIR:-/tmp}/proto-dissect-$1.XXXXXX") || return 1
+    _BROKERS_TMPDIRS+=("$d")
+    printf '%s\n' "$d"
+}
+
+# True while PID exists and is not a zombie (a dead child that has not been
+# reaped still answers `kill -0`).
+_pid_alive() {
+    local pid=$1 state
+    [[ -n $pid ]] || return 1
+    state=$(awk '/^State:/ {print $2; exit}' "/proc/$pid/status" 2>/dev/null) || return 1
+    [[ -n $state && $state != Z && $state != X ]]
+}
+
+# Sends SIGNAL to PID, waits up to SECS for it to exit, then SIGKILL; reaps it.
+_stop_pid() {
+    local pid=$1 sig=${2:-TERM} secs=${3:-10} i
+    [[ -n $pid ]] || return 0
+    if _pid_alive "$pid"; then
+        kill -s "$sig" "$pid" 2>/dev/null
+        for ((i = 0; i < secs * 10; i++)); do
+            _pid_alive "$pid" || break
+            sleep 0.1
+        done
+        if _pid_alive "$pid"; then
+            _brokers_log "pid $pid ignored SIG$sig for ${secs}s, sending SIGKILL"
+            kill -s KILL "$pid" 2>/dev/null
+            sleep 0.2
+        fi
+    fi
+    wait "$pid" 2>/dev/null
+    return 0
+}
+
+# Is something listening on 127.0.0.1:PORT (or 0.0.0.0/[::]:PORT)? With PID,
+# only if that process owns the socket. Uses ss, so it opens no connection
+# (a probe connection would show up in captures).
+_port_listening() {
+    local port=$1 pid=${2:-} out
+    out=$(ss -Hltnp "sport = :$port" 2>/dev/null) || return 1
+    [[ -n $out ]] || return 1
+    if [[ -n $pid ]]; then
+        grep -q "pid=$pid," <<<"$out"
+    fi
+}
+
+wait_for_port() {
+    local port=$1 secs=${2:-$BROKERS_START_TIMEOUT} pid=${3:-} i
+    for ((i = 0; i < secs * 10; i++)); do
+        if [[ -n $pid ]] && ! _pid_alive "$pid"; then
+            return 1
+        fi
+        _port_listening "$port" "$pid" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# ---------------------------------------------------------------- installs --
+
+_apt_install() {
+    local missing=() p
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    ((${#missing[@]})) || return 0
+    _brokers_log "apt-get install ${missing[*]}"
+    local sudo=()
+    ((EUID == 0)) || sudo=(sudo)
+    if ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"; then
+        "${sudo[@]}" apt-get update &&
+            "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+    fi
+}
+
+_pip_install() {  # _pip_install MODULE SPEC...: installs SPEC if MODULE at that version is missing
+    local py=${PYTHON:-python3} spec want have
+    for spec in "$@"; do
+        want=${spec#*==}
+        have=$("$py" -c "import importlib.metadata as m; print(m.version('${spec%%==*}'))" 2>/dev/null)
+        [[ $have == "$want" ]] && continue
+        _brokers_log "pip install $spec"
+        "$py" -m pip install --quiet --disable-pip-version-check "$spec" || return 1
+    done
+}
+
+install_broker_deps() {
+    _apt_install mosquitto mosquitto-clients tcpdump iproute2 || return 1
+    _pip_install "paho-mqtt==$PAHO_MQTT_VERSION" "pika==$PIKA_VERSION"
+}
+
+install_rabbitmq_deps() {
+    # Debian's package scripts may try to start the system service; that is
+    # harmless here (policy-rc.d or no init), start_rabbitmq runs its own node.
+    _apt_install rabbitmq-server amqp-tools
+}
+
+# --------------------------------------------------------------- mosquitto --
+
+start_mosquitto() {
+    local port=${1:?usage: start_mosquitto PORT [CONFDIR] [CONF_LINE...]}
+    local confdir=${2:-}
+    shift $(($# >= 2 ? 2 : 1))
+    local extra=("$@") line anon=1
+    if [[ -n ${MOSQUITTO_PIDS[$port]:-} ]] && _pid_alive "${MOSQUITTO_PIDS[$port]}"; then
+        _brokers_log "mosquitto already running on port $port (pid ${MOSQUITTO_PIDS[$port]})"
+        return 0
+    fi
+    if _port_listening "$port"; then
+        _brokers_log "port $port is already in use by another process; pick another port"
+        return 1
+    fi
+    if [[ -z $confdir ]]; then
+        confdir=$(_brokers_tmpdir "mosquitto-$port") || return 1
+    fi
+    mkdir -p "$confdir" || return 1
+    local conf=$confdir/mosquitto-$port.conf log=$confdir/mosquitto-$port.log
+    for line in "${extra[@]}"; do
+        [[ $line == allow_anonymous* ]] && anon=0
+    done
+    {
+        echo "# written by scripts/brokers.sh start_mosquitto"
+        echo "per_listener_settings false"
+        echo "listener $port 127.0.0.1"
+        ((anon)) && echo "allow_anonymous true"
+        echo "persistence false"
+        # Run as root, mosquitto 2 drops privileges to user 'mosquitto' unless
+        # told otherwise; stay as whoever we are (root in the sandbox/CI).
+        echo "user $(id -un)"
+        echo "log_dest stderr"
+        echo "log_type error"
+        echo "log_type warning"
+        echo "log_type notice"
+        echo "log_type information"
+        echo "connection_messages true"
+        echo "log_timestamp true"
+        for line in "${extra[@]}"; do echo "$line"; done
+    } >"$conf"
+    mosquitto -c "$conf" >"$log" 2>&1 &
+    local pid=$!
+    if ! wait_for_port "$port" "$BROKERS_START_TIMEOUT" "$pid"; then
+        _brokers_log "mosquitto did not start on 127.0.0.1:$port; its log ($log):"
+        tail -n 20 "$log" >&2
+        _stop_pid "$pid" TERM 3
+        return 1
+    fi
+    MOSQUITTO_PIDS[$port]=$pid
+    MOSQUITTO_CONFDIRS[$port]=$confdir
+    MOSQUITTO_PID=$pid
+    _brokers_log "mosquitto pid $pid listening on 127.0.0.1:$port (conf $conf)"
+}
+
+stop_mosquitto() {
+    local ports=("$@") port
+    ((${#ports[@]})) || ports=("${!MOSQUITTO_PIDS[@]}")
+    for port in "${ports[@]}"; do
+        [[ -n ${MOSQUITTO_PIDS[$port]:-} ]] || continue
+        _stop_pid "${MOSQUITTO_PIDS[$port]}" TERM 10
+        [[ ${MOSQUITTO_PIDS[$port]} == "$MOSQUITTO_PID" ]] && MOSQUITTO_PID=
+        unset "MOSQUITTO_PIDS[$port]" "MOSQUITTO_CONFDIRS[$port]"
+    done
+    return 0
+}
+
+# ---------------------------------------------------------------- rabbitmq --
+
+# The rabbitmq-server/rabbitmqctl found first on PATH may be Debian's wrapper
+# that re-executes as user 'rabbitmq' (and resets HOME); the scripts under
+# /usr/lib/rabbitmq/bin run as we are, with our private environment.
+_rabbitmq_bin() {
+    local name=$1 d
+    for d in /usr/lib/rabbitmq/bin /usr/lib/rabbitmq/lib/rabbitmq_server-*/sbin; do
+        [[ -x $d/$name ]] && { printf '%s\n' "$d/$name"; return 0; }
+    done
+    command -v "$name"
+}
+
+_rabbitmq_env() {  # runs "$@" with the private node's environment
+    env HOME="$RABBITMQ_DIR/home" \
+        RABBITMQ_NODENAME=rabbit@localhost \
+        RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 \
+        RABBITMQ_NODE_PORT="${RABBITMQ_PORT:-5672}" \
+        RABBITMQ_DIST_PORT="${RABBITMQ_DIST_PORT:-25672}" \
+        RABBITMQ_MNESIA_BASE="$RABBITMQ_DIR/mnesia" \
+        RABBITMQ_LOG_BASE="$RABBITMQ_DIR/log" \
+        RABBITMQ_CONFIG_FILE="$RABBITMQ_DIR/rabbitmq" \
+        RABBITMQ_ENABLED_PLUGINS_FILE="$RABBITMQ_DIR/enabled_plugins" \
+        RABBITMQ_PID_FILE="$RABBITMQ_DIR/rabbit.pid" \
+        RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}" \
+        ERL_EPMD_ADDRESS=127.0.0.1 \
+        "$@"
+}
+
+start_rabbitmq() {
+    RABBITMQ_PORT=${1:-${RABBITMQ_PORT:-5672}}
+    if [[ -n $RABBITMQ_PID ]] && _pid_alive "$RABBITMQ_PID"; then
+        _brokers_log "rabbitmq already running (pid $RABBITMQ_PID)"
+        return 0
+    fi
+    if _port_listening "$RABBITMQ_PORT"; then
+        _brokers_log "port $RABBITMQ_PORT is already in use by another process"
+        return 1
+    fi
+    local server
+    server=$(_rabbitmq_bin rabbitmq-server) || { _brokers_log "rabbitmq-server not installed (install_rabbitmq_deps)"; return 1; }
+    RABBITMQ_DIR=$(_brokers_tmpdir rabbitmq) || return 1
+    mkdir -p "$RABBITMQ_DIR/home" "$RABBITMQ_DIR/mnesia" "$RABBITMQ_DIR/log"
+    echo '[].' >"$RABBITMQ_DIR/enabled_plugins"
+    # guest/guest is only allowed from loopback, which is where clients are.
+    {
+        echo "listeners.tcp.default = 127.0.0.1:$RABBITMQ_PORT"
+        echo "loopback_users.guest = true"
+    } >"$RABBITMQ_DIR/rabbitmq.conf"
+    # A private cookie so rabbitmqctl (same HOME) can talk to this node only.
+    (umask 077 && printf 'protodissect%s\n' "$RANDOM$RANDOM" >"$RABBITMQ_DIR/home/.erlang.cookie")
+    _rabbitmq_env "$server" >"$RABBITMQ_DIR/server.out" 2>&1 &
+    RABBITMQ_PID=$!
+    if ! wait_for_port "$RABBITMQ_PORT" "$RABBITMQ_START_TIMEOUT"; then
+        _brokers_log "rabbitmq did not listen on 127.0.0.1:$RABBITMQ_PORT within ${RABBITMQ_START_TIMEOUT}s:"
+        tail -n 30 "$RABBITMQ_DIR/server.out" >&2
+        stop_rabbitmq
+        return 1
+    fi
+    _brokers_log "rabbitmq (pid $RABBITMQ_PID) listening on 127.0.0.1:$RABBITMQ_PORT (dir $RABBITMQ_DIR)"
+}
+
+# Runs rabbitmqctl against the private node: rabbitmq_ctl list_queues ...
+rabbitmq_ctl() {
+    local ctl
+    ctl=$(_rabbitmq_bin rabbitmqctl) || return 1
+    _rabbitmq_env timeout 60 "$ctl" -n rabbit@localhost "$@"
+}
+
+stop_rabbitmq() {
+    [[ -n $RABBITMQ_PID ]] || return 0
+    if _pid_alive "$RABBITMQ_PID"; then
+        rabbitmq_ctl stop >/dev/null 2>&1
+    fi
+    _stop_pid "$RABBITMQ_PID" TERM 20
+    # The node's epmd (started on demand, loopback only) is left to exit by
+    # itself only if we started it; stop it when no other node uses it.
+    if [[ -n $RABBITMQ_DIR ]] && command -v epmd >/dev/null; then
+        ERL_EPMD_ADDRESS=127.0.0.1 timeout 5 epmd -names 2>/dev/null | grep -q '^name ' ||
+            ERL_EPMD_ADDRESS=127.0.0.1 timeout 5 epmd -kill >/dev/null 2>&1
+    fi
+    RABBITMQ_PID=
+}
+
+# ----------------------------------------------------------------- capture --
+
+start_capture() {
+    local iface=${1:?usage: start_capture IFACE FILTER OUTFILE} filter=${2?filter} out=${3:?outfile} i
+    if [[ -n $CAPTURE_PID ]] && _pid_alive "$CAPTURE_PID"; then
+        _brokers_log "a capture is already running (pid $CAPTURE_PID); stop_capture first"
+        return 1
+    fi
+    mkdir -p "$(dirname "$out")" || return 1
+    rm -f "$out"
+    CAPTURE_LOG=$(mktemp "${TMPDIR:-/tmp}/proto-dissect-tcpdump.XXXXXX") || return 1
+    CAPTURE_FILE=$out
+    # -Z root: Debian's tcpdump otherwise drops to user 'tcpdump' before
+    # opening OUTFILE. -U: write each packet as it comes. -s 0: whole packets.
+    local user=()
+    ((EUID == 0)) && user=(-Z root)
+    tcpdump -i "$iface" -U -s 0 -n "${user[@]}" -w "$out" "$filter" 2>"$CAPTURE_LOG" &
+    CAPTURE_PID=$!
+    for ((i = 0; i < BROKERS_START_TIMEOUT * 20; i++)); do
+        if grep -q 'listening on' "$CAPTURE_LOG" 2>/dev/null; then
+            return 0
+        fi
+        _pid_alive "$CAPTURE_PID" || break
+        sleep 0.05
+    done
+    _brokers_log "tcpdump did not start listening on $iface:"
+    cat "$CAPTURE_LOG" >&2
+    _stop_pid "$CAPTURE_PID" TERM 3
+    CAPTURE_PID=
+    return 1
+}
+
+stop_capture() {
+    [[ -n $CAPTURE_PID ]] || return 0
+    # Let the last segments (FIN/ACK) reach the capture before stopping it.
+    sleep "$CAPTURE_SETTLE"
+    _stop_pid "$CAPTURE_PID" INT 10
+    CAPTURE_PID=
+    if [[ -n $CAPTURE_LOG ]]; then
+        grep -E 'captured|dropped' "$CAPTURE_LOG" | sed "s|^|[tcpdump $(basename "$CAPTURE_FILE")] |" >&2
+        rm -f "$CAPTURE_LOG"
+        CAPTURE_LOG=
+    fi
+    [[ -s $CAPTURE_FILE ]]
+}
+
+# ----------------------------------------------------------------- cleanup --
+
+brokers_cleanup() {
+    stop_capture 2>/dev/null
+    stop_mosquitto
+    stop_rabbitmq
+    local d
+    for d in "${_BROKERS_TMPDIRS[@]}"; do
+        [[ -n $d && -d $d ]] && rm -rf "$d"
+    done
+    _BROKERS_TMPDIRS=()
+    return 0
+}
