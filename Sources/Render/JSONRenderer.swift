@@ -1,0 +1,148 @@
+import Dissection
+
+/// One JSON object per line per PDU (NDJSON). The schema is in docs/json-schema.md.
+public struct JSONRenderer: Renderer {
+    public let options: RenderOptions
+
+    public init(options: RenderOptions) {
+        self.options = options
+    }
+
+    public mutating func render(_ event: OutputEvent, into out: inout String) {
+        switch event {
+        case .pdu(let ctx, _, let pdu):
+            out.append("{")
+            context(ctx, into: &out)
+            out.append(",\"protocol\":")
+            JSON.escape(pdu.protocolName, into: &out)
+            out.append(",\"summary\":")
+            JSON.escape(pdu.summary, into: &out)
+            out.append(",\"length\":\(pdu.wireLength),")
+            JSON.escape(pdu.protocolName, into: &out)
+            out.append(":")
+            object(pdu.fields, into: &out)
+            out.append(",\"problems\":[")
+            for (i, p) in pdu.problems.enumerated() {
+                if i > 0 { out.append(",") }
+                problem(p, into: &out)
+            }
+            out.append("]}\n")
+        case .streamNote(let ctx, let p):
+            out.append("{")
+            context(ctx, into: &out)
+            out.append(",\"event\":")
+            JSON.escape(p.code, into: &out)
+            out.append(",\"problem\":")
+            problem(p, into: &out)
+            out.append("}\n")
+        case .captureNote(let p):
+            out.append("{\"event\":")
+            JSON.escape(p.code, into: &out)
+            out.append(",\"problem\":")
+            problem(p, into: &out)
+            out.append("}\n")
+        case .connectionClosed(let c):
+            out.append("{\"event\":\"connection\",\"stream\":\(c.stream),\"client\":")
+            JSON.escape(c.client, into: &out)
+            out.append(",\"server\":")
+            JSON.escape(c.server, into: &out)
+            out.append(",\"application\":")
+            JSON.escape(c.protocolName, into: &out)
+            out.append(",\"first_seen\":")
+            JSON.escape(c.firstSeen.iso8601, into: &out)
+            out.append(",\"last_seen\":")
+            JSON.escape(c.lastSeen.iso8601, into: &out)
+            out.append(",\"bytes_to_server\":\(c.bytesToServer),\"bytes_to_client\":\(c.bytesToClient),\"end\":")
+            JSON.escape(c.closeReason, into: &out)
+            out.append("}\n")
+        }
+    }
+
+    public mutating func finish(into out: inout String) {}
+
+    private func context(_ c: StreamContext, into out: inout String) {
+        out.append("\"frame\":\(c.frame),\"time\":")
+        JSON.escape(c.time.iso8601, into: &out)
+        out.append(",\"stream\":\(c.stream),\"src\":")
+        JSON.escape(c.source, into: &out)
+        out.append(",\"dst\":")
+        JSON.escape(c.destination, into: &out)
+    }
+
+    private func problem(_ p: Problem, into out: inout String) {
+        out.append("{\"severity\":")
+        JSON.escape(p.severity.rawValue, into: &out)
+        out.append(",\"code\":")
+        JSON.escape(p.code, into: &out)
+        out.append(",\"message\":")
+        JSON.escape(p.message, into: &out)
+        if let r = p.reference {
+            out.append(",\"reference\":")
+            JSON.escape(r, into: &out)
+        }
+        if let range = p.range {
+            out.append(",\"offset\":\(range.lowerBound),\"bytes\":\(range.count)")
+        }
+        out.append("}")
+    }
+
+    /// The pairs of `fields` inside braces.
+    private func object(_ fields: [Field], into out: inout String) {
+        out.append("{")
+        var first = true
+        members(fields, first: &first, into: &out)
+        out.append("}")
+    }
+
+    private func members(_ fields: [Field], first: inout Bool, into out: inout String) {
+        for f in fields where !f.textOnly {
+            if f.value == .none && f.children.isEmpty { continue }
+            if !first { out.append(",") }
+            first = false
+            JSON.escape(f.key, into: &out)
+            out.append(":")
+            if f.isList {
+                list(f.children, into: &out)
+            } else if f.value == .none {
+                object(f.children, into: &out)
+            } else {
+                value(f.value, into: &out)
+                if !f.children.isEmpty { members(f.children, first: &first, into: &out) }
+            }
+        }
+    }
+
+    private func list(_ items: [Field], into out: inout String) {
+        out.append("[")
+        var first = true
+        for item in items where !item.textOnly {
+            if !first { out.append(",") }
+            first = false
+            if item.isList {
+                list(item.children, into: &out)
+            } else if item.children.isEmpty {
+                value(item.value, into: &out)
+            } else if item.value == .none {
+                object(item.children, into: &out)
+            } else {
+                out.append("{")
+                var f = false
+                members([item], first: &f, into: &out)
+                out.append("}")
+            }
+        }
+        out.append("]")
+    }
+
+    private func value(_ v: FieldValue, into out: inout String) {
+        switch v {
+        case .none: out.append("null")
+        case .bool(let b): out.append(b ? "true" : "false")
+        case .int(let i): out.append(String(i))
+        case .string(let s): JSON.escape(s, into: &out)
+        case .text(let s, _): JSON.escape(s, into: &out)
+        case .bytes(let preview, _): JSON.escape(Preview.hex(preview), into: &out)
+        case .secret(let s): JSON.escape(options.showSecrets ? s : hiddenSecret, into: &out)
+        }
+    }
+}

@@ -1,0 +1,30 @@
+import Dissection
+
+/// Settings shared by the renderers.
+public struct RenderOptions: Sendable {
+    /// Print credentials (MQTT passwords, AMQP SASL responses) instead of hiding them.
+    public var showSecrets: Bool
+    /// ANSI colour (the CLI turns it on for terminals only).
+    public var color: Bool
+    /// Text output: print the field tree under each summary line.
+    public var showTree: Bool
+    /// Text output: how many payload bytes to show as hex.
+    public var hexPreviewBytes: Int
+
+    public init(showSecrets: Bool = false, color: Bool = false, showTree: Bool = true, hexPreviewBytes: Int = 64) {
+        self.showSecrets = showSecrets
+        self.color = color
+        self.showTree = showTree
+        self.hexPreviewBytes = hexPreviewBytes
+    }
+}
+
+/// Turns output events into text appended to a buffer; the caller decides when to write it.
+public protocol Renderer {
+    mutating func render(_ event: OutputEvent, into out: inout String)
+    /// After the last event (summaries go here).
+    mutating func finish(into out: inout String)
+}
+
+/// The placeholder printed for a hidden credential.
+public let hiddenSecret = "<hidden>"

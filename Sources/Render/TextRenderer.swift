@@ -1,0 +1,80 @@
+import Dissection
+
+/// Per PDU a header line (frame, time, endpoints, stream, summary) and an annotated field tree.
+public struct TextRenderer: Renderer {
+    public let options: RenderOptions
+
+    public init(options: RenderOptions) {
+        self.options = options
+    }
+
+    private func paint(_ s: String, _ code: String) -> String {
+        options.color ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s
+    }
+
+    public mutating func render(_ event: OutputEvent, into out: inout String) {
+        switch event {
+        case .pdu(let ctx, _, let pdu):
+            out.append(paint("#\(ctx.frame)", "2"))
+            out.append(" \(ctx.time.timeOfDay) \(ctx.source) → \(ctx.destination) [stream \(ctx.stream)] ")
+            out.append(paint(pdu.protocolName.uppercased(), "36"))
+            out.append(" ")
+            out.append(paint(pdu.summary, "1"))
+            if !pdu.problems.isEmpty { out.append(paint(" [\(pdu.problems.count) problem\(pdu.problems.count == 1 ? "" : "s")]", "31")) }
+            out.append("\n")
+            if options.showTree {
+                for f in pdu.fields { field(f, depth: 1, into: &out) }
+            }
+            for p in pdu.problems {
+                out.append("    ")
+                out.append(paint("! \(p.severity.rawValue): \(p.description)", p.severity == .error ? "31" : "33"))
+                if let r = p.range { out.append(" (bytes \(r.lowerBound)..<\(r.upperBound))") }
+                out.append("\n")
+            }
+        case .streamNote(let ctx, let p):
+            out.append(paint("#\(ctx.frame) \(ctx.time.timeOfDay) \(ctx.source) → \(ctx.destination) [stream \(ctx.stream)] ! \(p.description)", "33"))
+            out.append("\n")
+        case .captureNote(let p):
+            out.append(paint("! \(p.description)", "33"))
+            out.append("\n")
+        case .connectionClosed:
+            break
+        }
+    }
+
+    public mutating func finish(into out: inout String) {}
+
+    private func field(_ f: Field, depth: Int, into out: inout String) {
+        out.append(String(repeating: "    ", count: depth))
+        if let line = f.line {
+            out.append(line)
+        } else {
+            out.append(f.label)
+            let v = display(f.value)
+            if !v.isEmpty {
+                out.append(": ")
+                out.append(v)
+            }
+        }
+        out.append("\n")
+        for c in f.children { field(c, depth: depth + 1, into: &out) }
+    }
+
+    func display(_ v: FieldValue) -> String {
+        switch v {
+        case .none: return ""
+        case .bool(let b): return b ? "True" : "False"
+        case .int(let i): return String(i)
+        case .string(let s): return s.isEmpty ? "\"\"" : s
+        case .text(let s, let length):
+            let cut = s.utf8.count < length ? "…" : ""
+            return "\(JSON.string(s))\(cut) (\(length) byte\(length == 1 ? "" : "s"))"
+        case .bytes(let preview, let length):
+            let shown = preview.prefix(options.hexPreviewBytes)
+            let cut = shown.count < length ? "…" : ""
+            return "\(Preview.hex(shown))\(cut) (\(length) byte\(length == 1 ? "" : "s"), hex)"
+        case .secret(let s):
+            return options.showSecrets ? s : "\(hiddenSecret) (use --show-secrets)"
+        }
+    }
+}

@@ -1,0 +1,218 @@
+import AMQP
+import ArgumentParser
+import Capture
+import Dissection
+import MQTT
+import Pipeline
+import Reassembly
+import Render
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Exit statuses, documented in the README.
+enum ExitStatus {
+    static let success: Int32 = 0
+    /// A capture could not be read, or was cut short.
+    static let inputProblem: Int32 = 1
+    static let usage: Int32 = 2
+}
+
+enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+    case text, json, table
+}
+
+enum ColorChoice: String, ExpressibleByArgument, CaseIterable {
+    case auto, always, never
+}
+
+@main
+struct ProtoDissect: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "proto-dissect",
+        abstract: "Dissect MQTT (3.1, 3.1.1, 5.0) and AMQP 0-9-1 traffic from captures or a live interface.",
+        discussion: """
+        EXAMPLES
+          proto-dissect capture.pcap                      every MQTT/AMQP PDU, explained
+          proto-dissect --format json capture.pcapng | jq 'select(.mqtt.type=="PUBLISH")'
+          proto-dissect --format table capture.pcap       per-connection and per-topic summaries
+          tcpdump -i lo -w - 'tcp port 1883' | proto-dissect -
+          proto-dissect -f 'tcp port 1883 and host 10.0.0.5' -c 20 capture.pcap
+          proto-dissect --decode-as 8883=mqtt --mqtt-version 5 midstream.pcap
+          proto-dissect -i lo                             live, on the loopback interface
+
+        Exit status: 0 success, 1 a capture could not be read or was cut short (what was read
+        before is still printed), 2 usage error. Problems found in the traffic do not change it.
+        """)
+
+    @Argument(help: ArgumentHelp("Capture files (pcap or pcapng); - reads standard input.", valueName: "FILE"))
+    var files: [String] = []
+
+    @Option(name: .customShort("r"), help: ArgumentHelp("Read this capture file (like tcpdump/tshark -r).", valueName: "FILE"))
+    var readFiles: [String] = []
+
+    @Option(name: [.short, .long], help: ArgumentHelp("Capture live from this interface (e.g. lo, any).", valueName: "IFACE"))
+    var interface: String?
+
+    @Flag(name: [.customShort("D"), .customLong("list-interfaces")], help: "List the interfaces available for live capture.")
+    var listInterfaces = false
+
+    @Option(help: "Output format: text (annotated tree), json (one object per PDU per line), table (summaries).")
+    var format: OutputFormat = .text
+
+    @Option(name: [.short, .long], help: ArgumentHelp("Stop after N PDUs.", valueName: "N"))
+    var count: Int?
+
+    @Option(name: [.short, .long], help: ArgumentHelp("libpcap (BPF) filter, applied to files too.", valueName: "EXPR"))
+    var filter: String?
+
+    @Option(name: .customLong("decode-as"), help: ArgumentHelp("Decode a TCP port as a protocol, e.g. 8883=mqtt or 5673=amqp (repeatable).", valueName: "PORT=PROTO"))
+    var decodeAs: [String] = []
+
+    @Option(name: .customLong("mqtt-version"), help: ArgumentHelp("MQTT version to assume where the CONNECT was not captured: 3.1, 3.1.1 or 5.", valueName: "VERSION"))
+    var mqttVersion: String?
+
+    @Flag(name: .customLong("show-secrets"), help: "Show MQTT passwords and AMQP SASL responses instead of hiding them.")
+    var showSecrets = false
+
+    @Flag(name: .customLong("brief"), help: "Text format: summary lines only, no field trees.")
+    var brief = false
+
+    @Option(help: "Colour in text output: auto (on a terminal), always, never.")
+    var color: ColorChoice = .auto
+
+    @Option(name: .customLong("payload-preview"), help: ArgumentHelp("Payload bytes kept for display per PDU.", valueName: "BYTES"))
+    var payloadPreview: Int = 256
+
+    @Option(name: .customLong("max-pdu-bytes"), help: ArgumentHelp("Bytes of one PDU held for decoding; the rest of a larger one is counted and skipped.", valueName: "BYTES"))
+    var maxPDUBytes: Int = 1 << 20
+
+    @Option(name: .customLong("max-stream-buffer"), help: ArgumentHelp("Out-of-order bytes held per direction before a hole is given up.", valueName: "BYTES"))
+    var maxStreamBuffer: Int = 4 << 20
+
+    @Option(name: .customLong("max-total-buffer"), help: ArgumentHelp("Out-of-order bytes held over all connections.", valueName: "BYTES"))
+    var maxTotalBuffer: Int = 64 << 20
+
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Connections tracked at once; the least recently active are flushed beyond it.", valueName: "N"))
+    var maxConnections: Int = 65_536
+
+    @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds of capture time after which a silent connection is flushed.", valueName: "SECONDS"))
+    var idleTimeout: Double = 300
+
+    func validate() throws {
+        if let count, count <= 0 { throw ValidationError("-c/--count takes a positive number") }
+        if let v = mqttVersion, MQTTVersion(name: v) == nil { throw ValidationError("--mqtt-version takes 3.1, 3.1.1 or 5, not '\(v)'") }
+        for d in decodeAs {
+            let parts = d.split(separator: "=")
+            guard parts.count == 2, UInt16(parts[0]) != nil, ["mqtt", "amqp"].contains(parts[1].lowercased()) else {
+                throw ValidationError("--decode-as takes PORT=mqtt or PORT=amqp, not '\(d)'")
+            }
+        }
+        if !listInterfaces && interface == nil && files.isEmpty && readFiles.isEmpty {
+            throw ValidationError("name a capture file (or - for standard input), or -i IFACE for live capture")
+        }
+        if interface != nil && !(files.isEmpty && readFiles.isEmpty) {
+            throw ValidationError("-i reads live traffic; it cannot be combined with capture files")
+        }
+        for (name, v) in [("--payload-preview", payloadPreview), ("--max-pdu-bytes", maxPDUBytes), ("--max-stream-buffer", maxStreamBuffer),
+                          ("--max-total-buffer", maxTotalBuffer), ("--max-connections", maxConnections)] where v <= 0 {
+            throw ValidationError("\(name) takes a positive number")
+        }
+    }
+
+    func makeRegistry() -> ProtocolRegistry {
+        var mqtt = MQTTOptions()
+        mqtt.assumedVersion = mqttVersion.flatMap { MQTTVersion(name: $0) }
+        mqtt.payloadPreviewBytes = payloadPreview
+        mqtt.maxHeldPDUBytes = maxPDUBytes
+        var amqp = AMQPOptions()
+        amqp.bodyPreviewBytes = payloadPreview
+        amqp.maxHeldFrameBytes = maxPDUBytes
+        var registry = ProtocolRegistry()
+        registry.register("mqtt", ports: [1883]) { info in MQTTConnectionDissector(info: info, options: mqtt) }
+        registry.register("amqp", ports: [5672]) { info in AMQPConnectionDissector(info: info, options: amqp) }
+        for d in decodeAs {
+            let parts = d.split(separator: "=")
+            if let port = UInt16(parts[0]) { _ = registry.assign(port: port, to: parts[1].lowercased()) }
+        }
+        return registry
+    }
+
+    func makeRenderer() -> any Renderer {
+        let useColor: Bool
+        switch color {
+        case .always: useColor = true
+        case .never: useColor = false
+        case .auto: useColor = isatty(1) != 0 && getenv("NO_COLOR") == nil
+        }
+        let options = RenderOptions(showSecrets: showSecrets, color: useColor, showTree: !brief)
+        switch format {
+        case .text: return TextRenderer(options: options)
+        case .json: return JSONRenderer(options: options)
+        case .table: return TableRenderer(options: options)
+        }
+    }
+
+    mutating func run() throws {
+        if listInterfaces {
+            do {
+                for (i, dev) in try LiveCapture.interfaces().enumerated() {
+                    print("\(i + 1). \(dev.name)" + (dev.description.map { " (\($0))" } ?? ""))
+                }
+            } catch {
+                warn("\(error)")
+                throw ExitCode(ExitStatus.inputProblem)
+            }
+            return
+        }
+        let registry = makeRegistry()
+        var packetFilter: PacketFilter?
+        if let filter, interface == nil {
+            do { packetFilter = try PacketFilter(expression: filter) } catch {
+                warn("\(error)")
+                throw ExitCode(ExitStatus.usage)
+            }
+        }
+        let limits = ReassemblyLimits(maxBufferedBytesPerDirection: maxStreamBuffer, maxBufferedBytesTotal: maxTotalBuffer,
+                                      maxConnections: maxConnections, idleTimeout: idleTimeout)
+        let options = PipelineOptions(limits: limits, maxPDUs: count, filter: packetFilter)
+        var renderer = makeRenderer()
+        let writer = OutputWriter(flushEachEvent: interface != nil)
+        var status = ExitStatus.success
+        var pdusSoFar = 0
+
+        if let interface {
+            status = try runLive(interface: interface, registry: registry, options: options, renderer: &renderer, writer: writer)
+        } else {
+            for path in readFiles + files {
+                var opts = options
+                if let c = count { opts.maxPDUs = c - pdusSoFar }
+                if let c = count, pdusSoFar >= c { break }
+                let pipeline = Pipeline(registry: registry, options: opts)
+                do {
+                    var reader = try CaptureFileReader(path: path)
+                    defer { reader.close() }
+                    do {
+                        try pipeline.run(&reader) { event in
+                            renderer.render(event, into: &writer.buffer)
+                            writer.eventDone()
+                            return true
+                        }
+                    } catch let error as CaptureError {
+                        writer.flush()
+                        warn("warning: \(error)")
+                        status = ExitStatus.inputProblem
+                    }
+                } catch {
+                    writer.flush()
+                    warn("\(error)")
+                    status = ExitStatus.inputProblem
+                }
+                pdusSoFar += pipeline.statistics.pdus
+            }
+        }
+        renderer.finish(into: &writer.buffer)
+        writer.flush()
+        if status != ExitStatus.success { throw ExitCode(status) }
+    }
+}

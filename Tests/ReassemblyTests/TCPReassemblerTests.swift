@@ -1,0 +1,155 @@
+import Packets
+import Testing
+@testable import Reassembly
+
+/// A compact way to write segments: `seg(c2s, seq, "bytes", [.syn])`.
+private let client = Endpoint(address: .v4(0x7F00_0001), port: 50_000)
+private let server = Endpoint(address: .v4(0x7F00_0001), port: 1883)
+
+private func seg(_ toServer: Bool, _ seq: UInt32, _ text: String = "", _ flags: TCPFlags = [.ack], missing: Int = 0) -> TCPSegment {
+    TCPSegment(source: toServer ? client : server, destination: toServer ? server : client,
+               sequence: seq, acknowledgement: 0, flags: flags, payload: Array(text.utf8)[...], missingPayload: missing)
+}
+
+/// What came out, flattened to comparable strings.
+private func run(_ segments: [TCPSegment], limits: ReassemblyLimits = ReassemblyLimits(), flush: Bool = true) -> [String] {
+    var r = TCPReassembler(limits: limits, isServerPort: { $0 == 1883 })
+    var events: [ReassemblyEvent] = []
+    for (i, s) in segments.enumerated() { r.process(s, time: Double(i), into: &events) }
+    if flush { r.flushAll(into: &events) }
+    return events.map { e in
+        switch e {
+        case .opened(let s, let c, _, let mid): return "open \(s) client=\(c.port)\(mid ? " mid" : "")"
+        case .data(_, let side, let b): return "\(side == .clientToServer ? ">" : "<")\(String(decoding: b, as: UTF8.self))"
+        case .gap(_, let side, let n, let reason): return "\(side == .clientToServer ? ">" : "<")gap \(n) \(reason)"
+        case .overlapConflict(_, let side, let n): return "\(side == .clientToServer ? ">" : "<")conflict \(n)"
+        case .ended(_, let side): return "\(side == .clientToServer ? ">" : "<")end"
+        case .closed(let s, let reason): return "close \(s) \(reason)"
+        }
+    }
+}
+
+@Suite("TCP reassembly")
+struct TCPReassemblerTests {
+    @Test("in-order data after a handshake passes through in order")
+    func inOrder() {
+        let out = run([seg(true, 100, "", [.syn]), seg(false, 500, "", [.syn, .ack]), seg(true, 101, "abc"), seg(false, 501, "xy"), seg(true, 104, "def")])
+        #expect(out == ["open 0 client=50000", ">abc", "<xy", ">def", ">end", "<end", "close 0 endOfCapture"])
+    }
+
+    @Test("out-of-order segments are held and delivered when the hole fills", arguments: [
+        ([0, 1, 2], ">abcdefghi"),
+        ([2, 1, 0], ">abcdefghi"),
+        ([1, 0, 2], ">abcdefghi"),
+        ([2, 0, 1], ">abcdefghi"),
+    ])
+    func reorder(order: [Int], expected: String) {
+        let pieces = [seg(true, 101, "abc"), seg(true, 104, "def"), seg(true, 107, "ghi")]
+        let out = run([seg(true, 100, "", [.syn])] + order.map { pieces[$0] })
+        let data = out.filter { $0.hasPrefix(">") && !$0.hasPrefix(">end") }.map { String($0.dropFirst()) }.joined()
+        #expect(">" + data == expected)
+        #expect(!out.contains { $0.contains("gap") })
+    }
+
+    @Test("retransmissions and overlaps are delivered once")
+    func retransmission() {
+        let out = run([seg(true, 100, "", [.syn]), seg(true, 101, "abcd"), seg(true, 101, "abcd"), seg(true, 103, "cdef"), seg(true, 107, "g")])
+        #expect(out.filter { $0.hasPrefix(">") && $0 != ">end" } == [">abcd", ">ef", ">g"])
+    }
+
+    @Test("an overlap whose bytes differ is reported, first copy wins")
+    func overlapConflict() {
+        let out = run([seg(true, 100, "", [.syn]), seg(true, 101, "abcd"), seg(true, 103, "XYef")])
+        #expect(out.contains(">conflict 2"))
+        #expect(out.contains(">ef"))
+    }
+
+    @Test("a hole never filled becomes a gap of the right size at the end")
+    func lostSegment() {
+        let out = run([seg(true, 100, "", [.syn]), seg(true, 101, "abc"), seg(true, 110, "xyz")])
+        #expect(out == ["open 0 client=50000", ">abc", ">gap 6 lostSegment", ">xyz", ">end", "<end", "close 0 endOfCapture"])
+    }
+
+    @Test("sequence numbers wrap around 2^32")
+    func wrap() {
+        let isn: UInt32 = 0xFFFF_FFFD
+        let out = run([seg(true, isn, "", [.syn]), seg(true, isn &+ 4, "def"), seg(true, isn &+ 1, "abc")])
+        #expect(out.filter { $0.hasPrefix(">") && $0 != ">end" } == [">abc", ">def"])
+    }
+
+    @Test("a jump of 2^31 is held, then given up as a gap, not delivered as data")
+    func hugeJump() {
+        let limits = ReassemblyLimits(maxBufferedBytesPerDirection: 4)
+        let out = run([seg(true, 100, "", [.syn]), seg(true, 101, "ab"), seg(true, 101 &+ 0x8000_0000, "zzzzzz")], limits: limits)
+        #expect(out.contains { $0.hasPrefix(">gap") })
+        #expect(out.contains(">ab"))
+    }
+
+    @Test("a capture that starts mid-connection is followed from its first segment")
+    func midStream() {
+        let out = run([seg(false, 7000, "tail"), seg(true, 3000, "req"), seg(false, 7004, "more")])
+        #expect(out.prefix(4) == ["open 0 client=50000 mid", "<tail", ">req", "<more"])
+    }
+
+    @Test("a truncated packet's missing bytes are a gap, then data resumes")
+    func truncated() {
+        let out = run([seg(true, 100, "", [.syn]), seg(true, 101, "ab", missing: 5), seg(true, 108, "cd")])
+        #expect(out.prefix(4) == ["open 0 client=50000", ">ab", ">gap 5 truncatedPacket", ">cd"])
+    }
+
+    @Test("out-of-order bytes over the per-direction limit are given up as a gap")
+    func bufferLimit() {
+        let limits = ReassemblyLimits(maxBufferedBytesPerDirection: 5)
+        var r = TCPReassembler(limits: limits)
+        var events: [ReassemblyEvent] = []
+        r.process(seg(true, 100, "", [.syn]), time: 0, into: &events)
+        r.process(seg(true, 111, "abc"), time: 0, into: &events)
+        #expect(r.bufferedBytes == 3)
+        r.process(seg(true, 114, "def"), time: 0, into: &events)
+        #expect(r.bufferedBytes == 0)
+        #expect(r.droppedByLimits == 10)
+    }
+
+    @Test("FIN both ways closes; a new SYN on the same pair starts a new stream")
+    func reuse() {
+        let out = run([
+            seg(true, 100, "", [.syn]), seg(false, 500, "", [.syn, .ack]), seg(true, 101, "one"),
+            seg(true, 104, "", [.fin, .ack]), seg(false, 501, "", [.fin, .ack]), seg(true, 105, "", [.ack]),
+            seg(true, 9000, "", [.syn]), seg(true, 9001, "two"),
+        ])
+        #expect(out.contains("close 0 fin"))
+        #expect(out.contains("open 1 client=50000"))
+        #expect(out.contains(">two"))
+        #expect(out.filter { $0.hasPrefix("open") }.count == 2)
+    }
+
+    @Test("RST closes at once")
+    func reset() {
+        let out = run([seg(true, 100, "", [.syn]), seg(true, 101, "x"), seg(false, 0, "", [.rst])], flush: false)
+        #expect(out.last == "close 0 reset")
+    }
+
+    @Test("idle connections are flushed by capture time")
+    func idle() {
+        var r = TCPReassembler(limits: ReassemblyLimits(idleTimeout: 10))
+        var events: [ReassemblyEvent] = []
+        r.process(seg(true, 100, "", [.syn]), time: 0, into: &events)
+        r.process(seg(true, 101, "a"), time: 1, into: &events)
+        let other = TCPSegment(source: Endpoint(address: .v4(1), port: 1), destination: server, sequence: 1, acknowledgement: 0, flags: [.syn], payload: [])
+        r.process(other, time: 20, into: &events)
+        #expect(events.contains { if case .closed(0, .idle) = $0 { return true } else { return false } })
+        #expect(r.activeConnections == 1)
+    }
+
+    @Test("the connection limit flushes the least recently active")
+    func connectionLimit() {
+        var r = TCPReassembler(limits: ReassemblyLimits(maxConnections: 10))
+        var events: [ReassemblyEvent] = []
+        for i in 0..<1000 {
+            let s = TCPSegment(source: Endpoint(address: .v4(UInt32(i)), port: 40_000), destination: server, sequence: 1, acknowledgement: 0, flags: [.syn], payload: [])
+            r.process(s, time: Double(i) / 1000, into: &events)
+            #expect(r.activeConnections <= 10)
+        }
+        #expect(r.flushedConnections >= 990)
+    }
+}
