@@ -33,6 +33,7 @@ let package = Package(
             "Pipeline", "Render", "MQTT", "AMQP", "Capture", "Dissection",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture"]),
         .testTarget(name: "PacketsTests", dependencies: ["Packets"]),
         .testTarget(name: "ReassemblyTests", dependencies: ["Reassembly", "Packets"]),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Dissection"]),
