@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs what building proto-dissect needs on Debian: libpcap's headers (libpcap-dev).
+# With --test it also installs what the test suite uses: tshark (the outside judge) and tcpdump.
+set -euo pipefail
+packages=(libpcap-dev pkg-config)
+if [ "${1:-}" = "--test" ]; then packages+=(tshark tcpdump); fi
+missing=()
+for p in "${packages[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing: ${missing[*]}" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
