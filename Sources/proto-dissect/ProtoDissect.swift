@@ -99,6 +99,28 @@ struct ProtoDissect: ParsableCommand {
     @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds of capture time after which a silent connection is flushed.", valueName: "SECONDS"))
     var idleTimeout: Double = 300
 
+    /// Parses, runs, and maps failures onto the documented exit statuses (ArgumentParser's own
+    /// usage status is 64; ours is 2, as with tcpdump and grep).
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                print(fullMessage(for: error))
+                exit(withError: nil)
+            }
+            if code == .validationFailure {
+                warn(fullMessage(for: error))
+                Glibc.exit(ExitStatus.usage)
+            }
+            if let e = error as? ExitCode { Glibc.exit(e.rawValue) }
+            warn(fullMessage(for: error))
+            Glibc.exit(code.rawValue)
+        }
+    }
+
     func validate() throws {
         if let count, count <= 0 { throw ValidationError("-c/--count takes a positive number") }
         if let v = mqttVersion, MQTTVersion(name: v) == nil { throw ValidationError("--mqtt-version takes 3.1, 3.1.1 or 5, not '\(v)'") }

@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+
+/// A short MQTT conversation: CONNECT (with a password), CONNACK, three PUBLISHes, DISCONNECT.
+private func conversation(password: String = "s3cr3t-pass") -> SyntheticCapture {
+    var c = SyntheticCapture()
+    c.handshake()
+    c.send(toServer: true, MQTTBytes.connect(clientID: "dev-1", user: "alice", password: password))
+    c.send(toServer: false, MQTTBytes.connack)
+    // Two PUBLISHes in one segment, then one alone.
+    c.send(toServer: true, MQTTBytes.publish(topic: "a/b", payload: Array("one".utf8)) + MQTTBytes.publish(topic: "a/c", payload: Array("two".utf8), qos: 1, id: 7))
+    c.send(toServer: true, MQTTBytes.publish(topic: "a/b", payload: Array("three".utf8)))
+    c.send(toServer: true, MQTTBytes.disconnect)
+    c.close()
+    return c
+}
+
+@Suite("Command line")
+struct CommandLineTests {
+    @Test("JSON lines carry the keys the oracle reads, one object per PDU")
+    func jsonKeys() throws {
+        let path = try conversation().write(name: "json-keys")
+        let r = try dissect(["--format", "json", path])
+        #expect(r.status == 0)
+        let pdus = jsonLines(r.stdout).filter { $0["protocol"] as? String == "mqtt" }
+        #expect(pdus.compactMap { ($0["mqtt"] as? [String: Any])?["type"] as? String } == ["CONNECT", "CONNACK", "PUBLISH", "PUBLISH", "PUBLISH", "DISCONNECT"])
+        let second = try #require(pdus.dropFirst(3).first)
+        let mqtt = try #require(second["mqtt"] as? [String: Any])
+        #expect(mqtt["topic"] as? String == "a/c")
+        #expect(mqtt["qos"] as? Int == 1)
+        #expect(mqtt["packet_id"] as? Int == 7)
+        #expect(mqtt["remaining_length"] as? Int == 10)
+        #expect(second["src"] as? String == "127.0.0.1:50000")
+        #expect(second["dst"] as? String == "127.0.0.1:1883")
+        #expect(second["stream"] as? Int == 0)
+        // Both PUBLISHes of one segment are completed by the same frame.
+        #expect(second["frame"] as? Int == pdus[2]["frame"] as? Int)
+        #expect((second["time"] as? String)?.hasSuffix("Z") == true)
+        #expect(second["problems"] is [Any])
+    }
+
+    @Test("passwords are hidden in every format unless --show-secrets", arguments: ["text", "json", "table"])
+    func secrets(format: String) throws {
+        let path = try conversation(password: "hunter2-secret").write(name: "secrets-\(format)")
+        let hidden = try dissect(["--format", format, path])
+        #expect(!hidden.stdout.contains("hunter2-secret"))
+        if format != "table" {
+            #expect(hidden.stdout.contains("<hidden>"))
+            let shown = try dissect(["--format", format, "--show-secrets", path])
+            #expect(shown.stdout.contains("hunter2-secret"))
+        }
+    }
+
+    @Test("-c stops after N PDUs")
+    func count() throws {
+        let path = try conversation().write(name: "count")
+        let r = try dissect(["--format", "json", "-c", "3", path])
+        #expect(jsonLines(r.stdout).filter { $0["protocol"] != nil }.count == 3)
+        #expect(r.status == 0)
+    }
+
+    @Test("- reads the capture from standard input")
+    func standardInput() throws {
+        let c = conversation()
+        let r = try dissect(["--format", "json", "-"], stdin: Data(c.bytes))
+        #expect(r.status == 0)
+        #expect(jsonLines(r.stdout).filter { $0["protocol"] as? String == "mqtt" }.count == 6)
+    }
+
+    @Test("-f applies a BPF filter to files")
+    func filter() throws {
+        let path = try conversation().write(name: "filter")
+        let none = try dissect(["--format", "json", "-f", "tcp port 9999", path])
+        #expect(jsonLines(none.stdout).filter { $0["protocol"] != nil }.isEmpty)
+        let all = try dissect(["--format", "json", "-f", "tcp port 1883", path])
+        #expect(jsonLines(all.stdout).filter { $0["protocol"] != nil }.count == 6)
+        let bad = try dissect(["-f", "tcp port port", path])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("filter"))
+    }
+
+    @Test("--decode-as decodes another port")
+    func decodeAs() throws {
+        var c = SyntheticCapture(serverPort: 8883)
+        c.handshake()
+        c.send(toServer: true, MQTTBytes.connect(clientID: "x"))
+        c.close()
+        let path = try c.write(name: "decode-as")
+        #expect(jsonLines(try dissect(["--format", "json", path]).stdout).filter { $0["protocol"] != nil }.isEmpty)
+        let r = try dissect(["--format", "json", "--decode-as", "8883=mqtt", path])
+        #expect(jsonLines(r.stdout).filter { $0["protocol"] as? String == "mqtt" }.count == 1)
+    }
+
+    @Test("a file cut inside a record: what came before is printed, the file is named, exit 1")
+    func cutFile() throws {
+        let c = conversation()
+        let path = try c.write(name: "cut")
+        try Data(c.bytes.dropLast(5)).write(to: URL(fileURLWithPath: path))
+        let r = try dissect(["--format", "json", path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains(path))
+        #expect(r.stderr.contains("cut off"))
+        #expect(jsonLines(r.stdout).filter { $0["protocol"] as? String == "mqtt" }.count >= 5)
+    }
+
+    @Test("unreadable input and usage errors have their own exit statuses")
+    func exitStatuses() throws {
+        let missing = try dissect(["/nonexistent/capture.pcap"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("/nonexistent/capture.pcap"))
+        let notCapture = try dissect([Repo.root.appendingPathComponent("Package.swift").path])
+        #expect(notCapture.status == 1)
+        #expect(notCapture.stderr.contains("not a pcap"))
+        #expect(try dissect([]).status == 2)
+        #expect(try dissect(["--format", "xml", "x.pcap"]).status == 2)
+        #expect(try dissect(["--mqtt-version", "4", "x.pcap"]).status == 2)
+        let help = try dissect(["--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("EXAMPLES"))
+    }
+
+    @Test("snapshot-length truncation is a gap, never zeros")
+    func snaplen() throws {
+        var c = SyntheticCapture()
+        c.handshake()
+        c.send(toServer: true, MQTTBytes.connect(clientID: "dev"))
+        // A PUBLISH whose payload the capture cut: the PDU is reported truncated, the next one still decodes.
+        c.packet(toServer: true, flags: 0x18, payload: MQTTBytes.publish(topic: "t", payload: [UInt8](repeating: 0x41, count: 200)), capture: 60)
+        c.send(toServer: true, MQTTBytes.publish(topic: "after", payload: Array("ok".utf8)))
+        c.close()
+        let r = try dissect(["--format", "json", try c.write(name: "snaplen")])
+        let lines = jsonLines(r.stdout)
+        #expect(lines.contains { ($0["event"] as? String) == "gap" })
+        let topics = lines.compactMap { ($0["mqtt"] as? [String: Any])?["topic"] as? String }
+        #expect(topics == ["t", "after"])
+        #expect(!r.stdout.contains("\"payload\":\"" + String(repeating: "A", count: 100)))
+    }
+
+    @Test("the table format summarises connections and topics within 80 columns")
+    func table() throws {
+        let r = try dissect(["--format", "table", try conversation().write(name: "table")])
+        #expect(r.stdout.contains("dev-1"))
+        #expect(r.stdout.contains("a/b"))
+        for line in r.stdout.split(separator: "\n") { #expect(line.count <= 80, "\(line)") }
+    }
+}
