@@ -27,17 +27,25 @@ extension ProtoDissect {
             return ExitStatus.inputProblem
         }
         activeCapture = capture
+        // Like tcpdump: say when the capture is armed (scripts and tests wait for this line).
+        warn("listening on \(interface), filter '\(liveFilter(registry))'")
         let stop: @convention(c) (Int32) -> Void = { _ in activeCapture?.breakLoop() }
         signal(SIGINT, stop)
         signal(SIGTERM, stop)
-        var source = capture
         let pipeline = Pipeline(registry: registry, options: options)
         var status = ExitStatus.success
+        func emit(_ event: OutputEvent) -> Bool {
+            renderer.render(event, into: &writer.buffer)
+            writer.eventDone()
+            return true
+        }
         do {
-            try pipeline.run(&source) { event in
-                renderer.render(event, into: &writer.buffer)
-                writer.eventDone()
-                return true
+            if let writeFile {
+                var source = RecordingSource(capture, writer: try PcapWriter(path: writeFile, linkType: capture.captureLinkType))
+                try pipeline.run(&source, emit: emit)
+            } else {
+                var source = capture
+                try pipeline.run(&source, emit: emit)
             }
         } catch {
             warn("\(error)")

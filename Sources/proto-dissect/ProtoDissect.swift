@@ -54,6 +54,9 @@ struct ProtoDissect: ParsableCommand {
     @Option(name: [.short, .long], help: ArgumentHelp("Capture live from this interface (e.g. lo, any).", valueName: "IFACE"))
     var interface: String?
 
+    @Option(name: .customShort("w"), help: ArgumentHelp("Live capture: also write the raw packets to this pcap file.", valueName: "FILE"))
+    var writeFile: String?
+
     @Flag(name: [.customShort("D"), .customLong("list-interfaces")], help: "List the interfaces available for live capture.")
     var listInterfaces = false
 
@@ -132,6 +135,9 @@ struct ProtoDissect: ParsableCommand {
         }
         if !listInterfaces && interface == nil && files.isEmpty && readFiles.isEmpty {
             throw ValidationError("name a capture file (or - for standard input), or -i IFACE for live capture")
+        }
+        if writeFile != nil && interface == nil {
+            throw ValidationError("-w writes what a live capture (-i) sees")
         }
         if interface != nil && !(files.isEmpty && readFiles.isEmpty) {
             throw ValidationError("-i reads live traffic; it cannot be combined with capture files")

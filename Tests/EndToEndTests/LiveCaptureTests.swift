@@ -1,0 +1,180 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real mosquitto on 127.0.0.1 for the duration of a test.
+final class Mosquitto {
+    let port: UInt16
+    let process = Process()
+    let dir: URL
+
+    init() throws {
+        port = UInt16.random(in: 21_000...29_000)
+        dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("mosq-\(port)-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let conf = dir.appendingPathComponent("mosquitto.conf")
+        try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\nuser root\n".write(to: conf, atomically: true, encoding: .utf8)
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
+        process.arguments = ["-c", conf.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        guard waitForPort(port, seconds: 10) else {
+            process.terminate()
+            throw LiveTestError("mosquitto did not start listening on 127.0.0.1:\(port)")
+        }
+    }
+
+    func stop() {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: dir)
+    }
+}
+
+struct LiveTestError: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+/// Polls until a TCP connect to 127.0.0.1:port succeeds.
+func waitForPort(_ port: UInt16, seconds: Double) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = port.bigEndian
+        addr.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let ok = withUnsafePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        close(fd)
+        if ok { return true }
+        usleep(100_000)
+    }
+    return false
+}
+
+/// proto-dissect running live in the background.
+final class LiveDissect {
+    let process = Process()
+    let out = Pipe()
+    let err = Pipe()
+    private var outData = Data()
+    private var errData = Data()
+    private let group = DispatchGroup()
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = Repo.binary
+        process.arguments = arguments
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let o = out.fileHandleForReading, e = err.fileHandleForReading
+        group.enter()
+        DispatchQueue.global().async { self.outData = o.readDataToEndOfFile(); self.group.leave() }
+        // Wait for the "listening on" line on stderr, then keep reading it in the background.
+        var first = Data()
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, !String(decoding: first, as: UTF8.self).contains("listening on"), process.isRunning {
+            let chunk = e.availableData
+            if chunk.isEmpty { break }
+            first.append(chunk)
+        }
+        errData = first
+        group.enter()
+        DispatchQueue.global().async { self.errData.append(e.readDataToEndOfFile()); self.group.leave() }
+        guard String(decoding: first, as: UTF8.self).contains("listening on") else {
+            process.terminate()
+            throw LiveTestError("proto-dissect did not start capturing: \(String(decoding: first, as: UTF8.self))")
+        }
+    }
+
+    /// Waits for exit (sending SIGINT first when `interrupt`), bounded.
+    func finish(interrupt: Bool, timeout: Double = 15) -> (status: Int32, stdout: String, stderr: String) {
+        if interrupt { kill(process.processIdentifier, SIGINT) }
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(50_000) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        group.wait()
+        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    }
+}
+
+/// Publishes with mosquitto_pub (bounded by a timeout).
+func mosquittoPub(port: UInt16, topic: String, message: String, qos: Int, version: String = "mqttv311") throws {
+    let r = try runProgram(URL(fileURLWithPath: "/usr/bin/timeout"),
+                           ["10", "mosquitto_pub", "-h", "127.0.0.1", "-p", String(port), "-V", version, "-q", String(qos), "-t", topic, "-m", message], timeout: 15)
+    if r.status != 0 { throw LiveTestError("mosquitto_pub failed: \(r.stderr)") }
+}
+
+@Suite("Live capture on lo against a real mosquitto", .serialized)
+struct LiveCaptureTests {
+    let messages: [(topic: String, body: String, qos: Int)] = [
+        ("live/zero", "hello-0", 0), ("live/one", "hello-one-1", 1), ("live/two", "hello-two-two-2", 2),
+    ]
+
+    @Test("every message sent is dissected live with its topic, QoS and size; SIGINT stops cleanly; -w replays")
+    func publishAndInterrupt() throws {
+        let broker = try Mosquitto()
+        defer { broker.stop() }
+        let recording = NSTemporaryDirectory() + "live-\(broker.port).pcap"
+        let live = try LiveDissect(["-i", "lo", "--decode-as", "\(broker.port)=mqtt", "--format", "json", "-w", recording])
+        for m in messages { try mosquittoPub(port: broker.port, topic: m.topic, message: m.body, qos: m.qos) }
+        usleep(500_000)
+        let (status, stdout, stderr) = live.finish(interrupt: true)
+        #expect(status == 0, "\(stderr)")
+        #expect(stderr.contains("packets captured"))
+        #expect(stderr.contains("dropped by the kernel"))
+        func publishes(_ text: String) -> [[String: Any]] {
+            jsonLines(text).compactMap { $0["mqtt"] as? [String: Any] }.filter { $0["type"] as? String == "PUBLISH" }
+        }
+        let seen = publishes(stdout)
+        for m in messages {
+            let match = seen.first { $0["topic"] as? String == m.topic }
+            #expect(match != nil, "no PUBLISH for \(m.topic) in: \(stdout.prefix(2000))")
+            #expect(match?["qos"] as? Int == m.qos)
+            #expect(match?["payload_length"] as? Int == m.body.utf8.count)
+        }
+        // The -w file replays to the same PUBLISHes.
+        let replay = try dissect(["--format", "json", "--decode-as", "\(broker.port)=mqtt", recording])
+        #expect(replay.status == 0)
+        #expect(publishes(replay.stdout).compactMap { $0["topic"] as? String } == seen.compactMap { $0["topic"] as? String })
+    }
+
+    @Test("-c N stops by itself after N PDUs")
+    func countStops() throws {
+        let broker = try Mosquitto()
+        defer { broker.stop() }
+        let live = try LiveDissect(["-i", "lo", "--decode-as", "\(broker.port)=mqtt", "--format", "json", "-c", "2"])
+        try mosquittoPub(port: broker.port, topic: "live/count", message: "x", qos: 0)
+        let (status, stdout, _) = live.finish(interrupt: false)
+        #expect(status == 0)
+        let types = jsonLines(stdout).compactMap { ($0["mqtt"] as? [String: Any])?["type"] as? String }
+        #expect(types == ["CONNECT", "CONNACK"])
+    }
+
+    @Test("the table format prints its summary on SIGINT")
+    func tableOnInterrupt() throws {
+        let broker = try Mosquitto()
+        defer { broker.stop() }
+        let live = try LiveDissect(["-i", "lo", "--decode-as", "\(broker.port)=mqtt", "--format", "table"])
+        try mosquittoPub(port: broker.port, topic: "live/table", message: "abc", qos: 1)
+        usleep(300_000)
+        let (status, stdout, _) = live.finish(interrupt: true)
+        #expect(status == 0)
+        #expect(stdout.contains("Connections"))
+        #expect(stdout.contains("live/table"))
+    }
+
+    @Test("an unknown interface gets a message listing the available ones")
+    func unknownInterface() throws {
+        let r = try dissect(["-i", "nosuchif0"])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("lo"))
+    }
+}
