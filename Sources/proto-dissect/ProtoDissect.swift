@@ -18,6 +18,16 @@ enum ExitStatus {
     static let usage: Int32 = 2
 }
 
+/// `--mqtt-version`: 3.1, 3.1.1 or 5 (5.0 accepted too).
+func parseMQTTVersion(_ text: String) -> MQTTVersion? {
+    switch text {
+    case "3.1": return .v3_1
+    case "3.1.1": return .v3_1_1
+    case "5", "5.0": return .v5
+    default: return nil
+    }
+}
+
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     case text, json, table
 }
@@ -126,7 +136,7 @@ struct ProtoDissect: ParsableCommand {
 
     func validate() throws {
         if let count, count <= 0 { throw ValidationError("-c/--count takes a positive number") }
-        if let v = mqttVersion, MQTTVersion(name: v) == nil { throw ValidationError("--mqtt-version takes 3.1, 3.1.1 or 5, not '\(v)'") }
+        if let v = mqttVersion, parseMQTTVersion(v) == nil { throw ValidationError("--mqtt-version takes 3.1, 3.1.1 or 5, not '\(v)'") }
         for d in decodeAs {
             let parts = d.split(separator: "=")
             guard parts.count == 2, UInt16(parts[0]) != nil, ["mqtt", "amqp"].contains(parts[1].lowercased()) else {
@@ -150,7 +160,7 @@ struct ProtoDissect: ParsableCommand {
 
     func makeRegistry() -> ProtocolRegistry {
         var mqtt = MQTTOptions()
-        mqtt.assumedVersion = mqttVersion.flatMap { MQTTVersion(name: $0) }
+        mqtt.assumedVersion = mqttVersion.flatMap(parseMQTTVersion)
         mqtt.payloadPreviewBytes = payloadPreview
         mqtt.maxHeldPDUBytes = maxPDUBytes
         var amqp = AMQPOptions()
