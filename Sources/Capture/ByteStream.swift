@@ -23,6 +23,15 @@ struct ByteStream {
         self.buffer = [UInt8](repeating: 0, count: chunk)
     }
 
+    /// Reads from bytes held in memory (tests, fuzzing).
+    init(bytes: [UInt8]) {
+        fd = -1
+        ownsDescriptor = false
+        buffer = bytes
+        end = bytes.count
+        eof = true
+    }
+
     func close() {
         if ownsDescriptor { _ = Glibc.close(fd) }
     }

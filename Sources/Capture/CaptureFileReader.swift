@@ -52,6 +52,13 @@ public struct CaptureFileReader: PacketSource {
         try readFileHeader()
     }
 
+    /// Reads a capture held in memory; `name` is used in messages.
+    public init(bytes: [UInt8], name: String) throws {
+        self.name = name
+        stream = ByteStream(bytes: bytes)
+        try readFileHeader()
+    }
+
     public func close() { stream.close() }
 
     private func fail(_ kind: CaptureError.Kind, _ message: String) -> CaptureError {
