@@ -1,0 +1,176 @@
+import Dissection
+
+/// Decodes both directions of one MQTT connection: frames each direction, learns the
+/// version from CONNECT, keeps each direction's topic aliases, and turns lost or skipped
+/// bytes into problems on the next packet (or on a final "not decoded" entry at `finish`).
+///
+/// Version without a CONNECT: `MQTTOptions.assumedVersion` if set. Otherwise each packet is
+/// decoded as 3.1.1 and as 5.0; the first packet that parses cleanly (no error-level
+/// problem) in exactly one of the two fixes the connection's version. Until then packets are
+/// shown as 3.1.1, the older and, in captures without a CONNECT, more common version. (A 5.0
+/// PUBACK with a reason code, a CONNACK or SUBACK with properties parse cleanly only as 5.0;
+/// most 3.1.1 PUBLISH payloads fail as 5.0 properties.)
+public struct MQTTConnectionDissector: StreamDissector {
+    public let info: ConnectionInfo
+    public let options: MQTTOptions
+    /// The version and per-direction state learned so far.
+    public private(set) var session: MQTTSession
+
+    private var toServerFramer: MQTTFramer
+    private var toClientFramer: MQTTFramer
+    private var pendingToServer = Pending()
+    private var pendingToClient = Pending()
+    private var guessNoted = false
+
+    /// Problems waiting for the next PDU of a direction.
+    private struct Pending {
+        var problems: [Problem] = []
+        var skippedBytes = 0
+    }
+
+    public init(info: ConnectionInfo, options: MQTTOptions = MQTTOptions()) {
+        self.info = info
+        self.options = options
+        self.session = MQTTSession(version: options.assumedVersion, source: .assumed)
+        self.toServerFramer = MQTTFramer(options: options, startsMidStream: info.startedMidStream)
+        self.toClientFramer = MQTTFramer(options: options, startsMidStream: info.startedMidStream)
+    }
+
+    public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout [DissectedPDU]) {
+        if direction == .toServer { toServerFramer.append(bytes) } else { toClientFramer.append(bytes) }
+        drain(direction, into: &output)
+    }
+
+    public mutating func gap(_ count: Int, in direction: Direction, into output: inout [DissectedPDU]) {
+        if direction == .toServer { toServerFramer.gap(count) } else { toClientFramer.gap(count) }
+        drain(direction, into: &output)
+    }
+
+    public mutating func finish(_ direction: Direction, into output: inout [DissectedPDU]) {
+        if direction == .toServer { toServerFramer.finish() } else { toClientFramer.finish() }
+        drain(direction, into: &output)
+        let pending = direction == .toServer ? pendingToServer : pendingToClient
+        guard !pending.problems.isEmpty else { return }
+        output.append(DissectedPDU(protocolName: "mqtt", summary: "(\(pending.skippedBytes) bytes not decoded)",
+                                   fields: [Field("skipped_bytes", "Skipped Bytes", .int(pending.skippedBytes))],
+                                   problems: pending.problems, wireLength: pending.skippedBytes))
+        if direction == .toServer { pendingToServer = Pending() } else { pendingToClient = Pending() }
+    }
+
+    private mutating func nextStep(_ direction: Direction) -> MQTTFramer.Step {
+        direction == .toServer ? toServerFramer.next() : toClientFramer.next()
+    }
+
+    private mutating func drain(_ direction: Direction, into output: inout [DissectedPDU]) {
+        while true {
+            switch nextStep(direction) {
+            case .needMore:
+                return
+            case .frame(let frame):
+                var pdu = decode(frame, from: direction)
+                attachPending(direction, to: &pdu)
+                output.append(pdu)
+            case .malformedHeader(let bytes):
+                var state = session[direction]
+                var pdu = MQTTDecoder.decodePacket(bytes[...], wireLength: bytes.count,
+                                                   version: session.version ?? .v3_1_1, state: &state, options: options).pdu
+                pdu.problems.append(Problem(.note, "resynchronising", "Decoding resumes at the next plausible packet boundary"))
+                attachPending(direction, to: &pdu)
+                output.append(pdu)
+            case .skipped(let count, let reason):
+                let problem: Problem
+                var seen = count
+                switch reason {
+                case .resynchronising:
+                    let why = info.startedMidStream ? "the capture starts inside the connection; " : ""
+                    problem = Problem(.warning, "skipped-bytes",
+                                      "\(count) bytes skipped before this point to find a packet boundary (\(why)they do not start a plausible packet)")
+                case .lostInGap:
+                    seen = 0
+                    problem = Problem(.warning, "gap",
+                                      "\(count) bytes missing from the capture between packets; decoding resynchronises on the next plausible packet boundary")
+                case .incompleteAtEnd:
+                    problem = Problem(.warning, "incomplete-at-end",
+                                      "The stream ended with \(count) bytes that do not make a complete packet")
+                }
+                if direction == .toServer {
+                    pendingToServer.problems.append(problem)
+                    pendingToServer.skippedBytes += seen
+                } else {
+                    pendingToClient.problems.append(problem)
+                    pendingToClient.skippedBytes += seen
+                }
+            }
+        }
+    }
+
+    private mutating func attachPending(_ direction: Direction, to pdu: inout DissectedPDU) {
+        let pending = direction == .toServer ? pendingToServer : pendingToClient
+        guard !pending.problems.isEmpty else { return }
+        pdu.problems.insert(contentsOf: pending.problems, at: 0)
+        if direction == .toServer { pendingToServer = Pending() } else { pendingToClient = Pending() }
+    }
+
+    private mutating func decode(_ frame: MQTTFrame, from direction: Direction) -> DissectedPDU {
+        let type = frame.bytes.first.map { MQTTPacketType(rawValue: $0 >> 4) }
+        var state = session[direction]
+        if type == .connect {
+            var (pdu, facts) = MQTTDecoder.decodeFrame(frame, version: session.version ?? .v3_1_1, state: &state, options: options)
+            session[direction] = state
+            if session.sawConnect {
+                // MQTT 3.1.1 §3.1.0 [MQTT-3.1.0-2], 5.0 §3.1: a second CONNECT is a protocol violation.
+                pdu.problems.append(Problem(.error, "second-connect", "A second CONNECT on this connection",
+                                            reference: Spec(version: facts.connectVersion ?? .v3_1_1).ref("3.1.0", "3.1")))
+            } else {
+                if let v = facts.connectVersion {
+                    session.version = v
+                    session.versionSource = .connect
+                }
+                if let maximum = facts.topicAliasMaximum { session.toClient.topicAliasMaximum = maximum }
+            }
+            if direction == .toClient {
+                pdu.problems.append(Problem(.warning, "connect-from-server", "CONNECT sent by the server side of the connection"))
+            }
+            session.sawConnect = true
+            return pdu
+        }
+
+        if let version = session.version {
+            let (pdu, facts) = MQTTDecoder.decodeFrame(frame, version: version, state: &state, options: options)
+            session[direction] = state
+            if type == .connack, let maximum = facts.topicAliasMaximum, direction == .toClient {
+                session.toServer.topicAliasMaximum = maximum
+            }
+            return pdu
+        }
+
+        var state311 = state
+        var state5 = state
+        var (pdu311, facts311) = MQTTDecoder.decodeFrame(frame, version: .v3_1_1, state: &state311, options: options)
+        let (pdu5, facts5) = MQTTDecoder.decodeFrame(frame, version: .v5, state: &state5, options: options)
+        if facts311.hasErrors, !facts5.hasErrors {
+            session.version = .v5
+            session.versionSource = .guessed
+            session[direction] = state5
+            var pdu = pdu5
+            pdu.problems.insert(Problem(.note, "version-guessed",
+                                        "No CONNECT seen: this packet parses cleanly only as MQTT 5.0, so the connection is decoded as 5.0"), at: 0)
+            guessNoted = true
+            if type == .connack, let maximum = facts5.topicAliasMaximum, direction == .toClient {
+                session.toServer.topicAliasMaximum = maximum
+            }
+            return pdu
+        }
+        if !facts311.hasErrors, facts5.hasErrors {
+            session.version = .v3_1_1
+            session.versionSource = .guessed
+        }
+        session[direction] = state311
+        if !guessNoted {
+            guessNoted = true
+            pdu311.problems.insert(Problem(.note, "version-guessed",
+                                           "No CONNECT seen and no version given: decoded as MQTT 3.1.1"), at: 0)
+        }
+        return pdu311
+    }
+}

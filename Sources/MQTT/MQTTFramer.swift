@@ -1,0 +1,374 @@
+/// Finds MQTT PDU boundaries in one direction of a connection (the first stage of decoding;
+/// `MQTTDecoder` is the second).
+///
+/// Feed it with `append`, `gap` and `finish` in stream order, then call `next()` until it
+/// says `.needMore`. It copies at most `maxHeldPDUBytes` of each PDU; the rest of a larger
+/// PDU is only counted. Nothing is allocated from a length read off the wire.
+///
+/// When it does not know where a packet starts (a capture that began mid-stream, bytes lost
+/// between packets, a malformed remaining length) it resynchronises: it takes the first
+/// offset where a plausible fixed header (a defined type with its required flags, a minimal
+/// remaining length of at most 4 bytes, a length the type allows) describes a packet that is
+/// followed by another plausible header, or that ends exactly where the data ends at a gap or
+/// at `finish`. Decisions wait for enough bytes, so any split of the same bytes gives the
+/// same result.
+public struct MQTTFramer {
+    /// What `next()` found.
+    public enum Step: Equatable, Sendable {
+        /// A PDU, complete or truncated.
+        case frame(MQTTFrame)
+        /// Everything fed so far is consumed or waiting for more bytes.
+        case needMore
+        /// Bytes that are not part of any PDU the framer could find.
+        case skipped(Int, SkipReason)
+        /// A fixed header whose remaining length has a fifth byte (MQTT 5.0 §1.5.5, a Malformed
+        /// Packet): its bytes; the framer resynchronises after it.
+        case malformedHeader([UInt8])
+    }
+
+    public enum SkipReason: Equatable, Sendable {
+        /// Bytes passed over while looking for a packet boundary.
+        case resynchronising
+        /// A gap in the capture between packets (the count is the gap's); the framer resynchronises.
+        case lostInGap
+        /// The stream finished inside a fixed header or before a boundary was found.
+        case incompleteAtEnd
+    }
+
+    private enum Input {
+        case bytes(ArraySlice<UInt8>)
+        case gap(Int)
+        case end
+    }
+
+    private enum Mode {
+        case header
+        case body
+        case hunting
+    }
+
+    private struct Partial {
+        var held: [UInt8] = []
+        var wireLength = 0
+        /// Bytes of the PDU accounted for: held, unheld or missing.
+        var seen = 0
+        var missing = 0
+        var unheld = 0
+        var contiguous = true
+    }
+
+    /// At most this many bytes of one PDU are held (at least 16, so a fixed header always fits).
+    public let maxHeldPDUBytes: Int
+    /// A resynchronisation candidate must end, and the next header begin, within this many bytes.
+    public let resyncWindowBytes: Int
+
+    private var queue: [Input] = []
+    private var queueHead = 0
+    private var mode: Mode
+    private var header: [UInt8] = []
+    private var partial = Partial()
+    private var huntBuffer: [UInt8] = []
+    private var huntScan = 0
+    /// Bytes dropped from the hunt buffer's front, not yet reported.
+    private var huntDiscarded = 0
+
+    /// - Parameter startsMidStream: the first byte may be inside a packet; resynchronise first.
+    public init(maxHeldPDUBytes: Int = 1 << 20, resyncWindowBytes: Int = 1 << 16, startsMidStream: Bool = false) {
+        self.maxHeldPDUBytes = max(16, maxHeldPDUBytes)
+        self.resyncWindowBytes = max(16, resyncWindowBytes)
+        self.mode = startsMidStream ? .hunting : .header
+    }
+
+    public init(options: MQTTOptions, startsMidStream: Bool) {
+        self.init(maxHeldPDUBytes: options.maxHeldPDUBytes, resyncWindowBytes: options.resyncWindowBytes,
+                  startsMidStream: startsMidStream)
+    }
+
+    /// The next bytes of the stream.
+    public mutating func append(_ bytes: ArraySlice<UInt8>) {
+        if !bytes.isEmpty { queue.append(.bytes(bytes)) }
+    }
+
+    public mutating func append(_ bytes: [UInt8]) { append(bytes[...]) }
+
+    /// `count` bytes of the stream are missing at this point.
+    public mutating func gap(_ count: Int) {
+        if count > 0 { queue.append(.gap(count)) }
+    }
+
+    /// The stream ended: an incomplete PDU is handed out truncated.
+    public mutating func finish() {
+        queue.append(.end)
+    }
+
+    /// Whether a PDU or unmatched bytes are held.
+    public var isIdle: Bool {
+        switch mode {
+        case .header: return header.isEmpty
+        case .body: return false
+        case .hunting: return huntBuffer.count == huntScan && huntDiscarded == 0
+        }
+    }
+
+    // MARK: - Input queue
+
+    private var queueFront: Input? { queueHead < queue.count ? queue[queueHead] : nil }
+
+    private mutating func popFront() {
+        queueHead += 1
+        if queueHead == queue.count {
+            queue.removeAll(keepingCapacity: true)
+            queueHead = 0
+        } else if queueHead > 32, queueHead * 2 > queue.count {
+            queue.removeFirst(queueHead)
+            queueHead = 0
+        }
+    }
+
+    private mutating func replaceFront(_ input: Input) { queue[queueHead] = input }
+
+    private mutating func pushFront(_ input: Input) {
+        if queueHead > 0 {
+            queueHead -= 1
+            queue[queueHead] = input
+        } else {
+            queue.insert(input, at: 0)
+        }
+    }
+
+    /// Up to `limit` bytes from the front of the queue, or nil when the front is not bytes.
+    private mutating func takeBytes(upTo limit: Int) -> ArraySlice<UInt8>? {
+        guard case .bytes(let slice)? = queueFront else { return nil }
+        if slice.count <= limit {
+            popFront()
+            return slice
+        }
+        let cut = slice.startIndex + limit
+        replaceFront(.bytes(slice[cut...]))
+        return slice[..<cut]
+    }
+
+    // MARK: - Stepping
+
+    /// The next PDU or event; `.needMore` when all input is consumed.
+    public mutating func next() -> Step {
+        while true {
+            switch mode {
+            case .header:
+                if let step = stepHeader() { return step }
+            case .body:
+                if let step = stepBody() { return step }
+            case .hunting:
+                if let step = stepHunting() { return step }
+            }
+        }
+    }
+
+    /// Nil: keep stepping (the mode changed).
+    private mutating func stepHeader() -> Step? {
+        switch queueFront {
+        case nil:
+            return .needMore
+        case .gap(let count)?:
+            popFront()
+            mode = .hunting
+            if !header.isEmpty {
+                // The gap splits a fixed header: its bytes start the search for a boundary.
+                huntBuffer = header
+                huntScan = 0
+                header = []
+                pushFront(.gap(count))
+                return nil
+            }
+            return .skipped(count, .lostInGap)
+        case .end?:
+            popFront()
+            if !header.isEmpty {
+                let n = header.count
+                header = []
+                return .skipped(n, .incompleteAtEnd)
+            }
+            return .needMore
+        case .bytes?:
+            guard let one = takeBytes(upTo: 1), let b = one.first else { return .needMore }
+            header.append(b)
+            guard header.count >= 2 else { return nil }
+            switch VariableByteInteger.decode(header[1...]) {
+            case .needMore:
+                return nil
+            case .tooLong:
+                let bad = header
+                header = []
+                mode = .hunting
+                huntBuffer = []
+                huntScan = 0
+                return .malformedHeader(bad)
+            case .value(let length, let n, _):
+                partial = Partial(held: header, wireLength: 1 + n + length, seen: header.count)
+                header = []
+                mode = .body
+                return nil
+            }
+        }
+    }
+
+    private mutating func stepBody() -> Step? {
+        let need = partial.wireLength - partial.seen
+        if need <= 0 { return emitPartial(unseen: 0) }
+        switch queueFront {
+        case nil:
+            return .needMore
+        case .bytes?:
+            guard let chunk = takeBytes(upTo: need) else { return .needMore }
+            let room = partial.contiguous ? max(0, maxHeldPDUBytes - partial.held.count) : 0
+            let kept = min(room, chunk.count)
+            if kept > 0 { partial.held.append(contentsOf: chunk.prefix(kept)) }
+            partial.unheld += chunk.count - kept
+            partial.seen += chunk.count
+            return nil
+        case .gap(let count)?:
+            // A gap inside a PDU whose length is known: the PDU is truncated; if the gap ends
+            // inside it or at its end, the framer stays in sync.
+            let lost = min(count, need)
+            partial.missing += lost
+            partial.seen += lost
+            partial.contiguous = false
+            if count > lost { replaceFront(.gap(count - lost)) } else { popFront() }
+            return nil
+        case .end?:
+            popFront()
+            return emitPartial(unseen: need)
+        }
+    }
+
+    private mutating func emitPartial(unseen: Int) -> Step {
+        let frame = MQTTFrame(bytes: partial.held, wireLength: partial.wireLength, missingBytes: partial.missing,
+                              unheldBytes: partial.unheld, unseenBytes: unseen)
+        partial = Partial()
+        mode = .header
+        return .frame(frame)
+    }
+}
+
+// MARK: - Resynchronisation
+
+extension MQTTFramer {
+    private enum Plausible {
+        case header(length: Int, headerLength: Int)
+        case no
+        case needMore
+    }
+
+    private enum Decision {
+        case accept, reject, undecided
+    }
+
+    private mutating func stepHunting() -> Step? {
+        if huntScan > resyncWindowBytes {
+            huntDiscarded += huntScan
+            huntBuffer.removeFirst(huntScan)
+            huntScan = 0
+        }
+        // Keep a window's worth of lookahead beyond the scan position, so every decision
+        // can be made from the bytes held (or waits for more).
+        let want = resyncWindowBytes + 6
+        while huntBuffer.count - huntScan < want,
+              let chunk = takeBytes(upTo: want - (huntBuffer.count - huntScan)) {
+            huntBuffer.append(contentsOf: chunk)
+        }
+        let atEnd: Bool
+        switch queueFront {
+        case .gap?, .end?: atEnd = true
+        default: atEnd = false
+        }
+        var budget = resyncWindowBytes
+        while huntScan < huntBuffer.count, budget > 0 {
+            budget -= 1
+            switch evaluate(at: huntScan, atEnd: atEnd) {
+            case .accept:
+                let skipped = huntDiscarded + huntScan
+                pushFront(.bytes(huntBuffer[huntScan...]))
+                huntBuffer = []
+                huntScan = 0
+                huntDiscarded = 0
+                mode = .header
+                return skipped > 0 ? .skipped(skipped, .resynchronising) : nil
+            case .reject:
+                huntScan += 1
+            case .undecided:
+                if case .bytes? = queueFront { return nil }  // refill first
+                return .needMore
+            }
+        }
+        if huntScan < huntBuffer.count { return nil }  // budget spent: compact and refill
+        guard atEnd else { return queueFront == nil ? .needMore : nil }
+        let skipped = huntDiscarded + huntBuffer.count
+        huntBuffer = []
+        huntScan = 0
+        huntDiscarded = 0
+        switch queueFront {
+        case .gap(let count)?:
+            if skipped > 0 { return .skipped(skipped, .resynchronising) }
+            popFront()
+            return .skipped(count, .lostInGap)
+        case .end?:
+            popFront()
+            return skipped > 0 ? .skipped(skipped, .incompleteAtEnd) : .needMore
+        default:
+            return nil
+        }
+    }
+
+    private func evaluate(at i: Int, atEnd: Bool) -> Decision {
+        switch plausibleHeader(at: i) {
+        case .needMore:
+            return atEnd ? .reject : .undecided
+        case .no:
+            return .reject
+        case .header(let length, let headerLength):
+            guard headerLength + length <= resyncWindowBytes else { return .reject }
+            let end = i + headerLength + length
+            if end == huntBuffer.count { return atEnd ? .accept : .undecided }
+            if end > huntBuffer.count { return atEnd ? .reject : .undecided }
+            switch plausibleHeader(at: end) {
+            case .header: return .accept
+            case .no: return .reject
+            case .needMore: return atEnd ? .accept : .undecided
+            }
+        }
+    }
+
+    private func plausibleHeader(at i: Int) -> Plausible {
+        guard i >= 0, i < huntBuffer.count else { return .needMore }
+        let first = huntBuffer[i]
+        let type = MQTTPacketType(rawValue: first >> 4)
+        let flags = first & 0x0F
+        if type == .reserved { return .no }
+        if let required = type.requiredFlags {
+            if flags != required { return .no }
+        } else if (flags >> 1) & 0b11 == 3 {
+            return .no
+        }
+        switch VariableByteInteger.decode(huntBuffer[...], at: i + 1) {
+        case .needMore: return .needMore
+        case .tooLong: return .no
+        case .value(let length, let n, let minimal):
+            guard minimal, Self.lengthIsPlausible(type, flags: flags, length) else { return .no }
+            return .header(length: length, headerLength: 1 + n)
+        }
+    }
+
+    /// The smallest well-formed body of each type, in any version.
+    private static func lengthIsPlausible(_ type: MQTTPacketType, flags: UInt8, _ length: Int) -> Bool {
+        switch type {
+        case .pingreq, .pingresp: return length == 0
+        case .puback, .pubrec, .pubrel, .pubcomp, .connack, .unsuback: return length >= 2
+        case .suback: return length >= 3
+        case .subscribe: return length >= 6
+        case .unsubscribe: return length >= 5
+        case .publish: return length >= ((flags >> 1) & 0b11 == 0 ? 3 : 5)
+        case .connect: return length >= 12
+        default: return true
+        }
+    }
+}

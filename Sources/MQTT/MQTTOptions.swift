@@ -1,0 +1,22 @@
+/// Settings of the MQTT dissector. Every limit is a setting; defaults are documented here.
+public struct MQTTOptions: Sendable {
+    /// The version to decode with when a connection's CONNECT is not in the capture
+    /// (`--mqtt-version`). Nil: guess from the packets (see `MQTTConnectionDissector`).
+    public var assumedVersion: MQTTVersion?
+    /// Bytes of a PUBLISH payload (or will payload) shown in the field tree. Default 256.
+    public var payloadPreviewBytes: Int
+    /// The framer holds at most this many bytes of one PDU (header included); the rest is
+    /// counted and skipped. A PUBLISH is still decoded from its prefix. Default 1 MiB.
+    public var maxHeldPDUBytes: Int
+    /// When looking for a packet boundary (mid-stream start, after a lost gap), a candidate
+    /// packet must end, and the next header begin, within this many bytes. Default 64 KiB.
+    public var resyncWindowBytes: Int
+
+    public init(assumedVersion: MQTTVersion? = nil, payloadPreviewBytes: Int = 256,
+                maxHeldPDUBytes: Int = 1 << 20, resyncWindowBytes: Int = 1 << 16) {
+        self.assumedVersion = assumedVersion
+        self.payloadPreviewBytes = payloadPreviewBytes
+        self.maxHeldPDUBytes = maxHeldPDUBytes
+        self.resyncWindowBytes = resyncWindowBytes
+    }
+}

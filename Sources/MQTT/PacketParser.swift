@@ -1,0 +1,226 @@
+import Dissection
+
+/// The second stage's cursor over one PDU: reads MQTT's wire types, builds fields with byte
+/// ranges (offsets from the PDU start) and records problems.
+///
+/// Reads stop at the end of the current region: the packet (its remaining length) or a
+/// property list (its property length). A read that runs past a region's declared end is a
+/// problem in the bytes; one that runs past the held bytes only (a truncated or over-limit
+/// PDU) is noted once, and the packet's parser stops there.
+struct PacketParser {
+    enum Region {
+        case packet
+        case properties(String)
+    }
+
+    let bytes: ArraySlice<UInt8>
+    let wireLength: Int
+    let version: MQTTVersion
+    let spec: Spec
+    let type: MQTTPacketType
+    let flags: UInt8
+    let options: MQTTOptions
+    /// Offset of the variable header: the fixed header's length.
+    let bodyStart: Int
+    var offset: Int
+    /// Declared end of the current region.
+    var regionEnd: Int
+    var region: Region = .packet
+    var problems: [Problem] = []
+    var fields: [Field] = []
+    /// A read ran past the held bytes: the rest of the packet is not decoded.
+    private(set) var ranOutOfHeldBytes = false
+    /// A read ran past the remaining length.
+    private(set) var ranPastContent = false
+
+    init(bytes: ArraySlice<UInt8>, wireLength: Int, bodyStart: Int, version: MQTTVersion,
+         type: MQTTPacketType, flags: UInt8, options: MQTTOptions) {
+        self.bytes = bytes
+        self.wireLength = wireLength
+        self.version = version
+        self.spec = Spec(version: version)
+        self.type = type
+        self.flags = flags
+        self.options = options
+        self.bodyStart = bodyStart
+        self.offset = bodyStart
+        self.regionEnd = wireLength
+    }
+
+    /// End of the held bytes of the packet.
+    var heldEnd: Int { min(bytes.count, wireLength) }
+    /// Reads may go up to here.
+    var limit: Int { min(regionEnd, heldEnd) }
+    /// Bytes left in the region, held or not.
+    var remainingInRegion: Int { max(0, regionEnd - offset) }
+    var isAtRegionEnd: Bool { offset >= regionEnd }
+    var stopped: Bool { ranOutOfHeldBytes || ranPastContent }
+
+    func byte(at i: Int) -> UInt8 { bytes[bytes.startIndex + i] }
+
+    func slice(_ range: Range<Int>) -> ArraySlice<UInt8> {
+        bytes[(bytes.startIndex + range.lowerBound)..<(bytes.startIndex + range.upperBound)]
+    }
+
+    // MARK: Problems
+
+    mutating func problem(_ severity: Problem.Severity, _ code: String, _ message: String,
+                          _ reference: String? = nil, range: Range<Int>? = nil) {
+        problems.append(Problem(severity, code, message, reference: reference, range: range))
+    }
+
+    mutating func error(_ code: String, _ message: String, _ reference: String? = nil, range: Range<Int>? = nil) {
+        problem(.error, code, message, reference, range: range)
+    }
+
+    /// Whether `n` more bytes can be read; reports why not.
+    mutating func need(_ n: Int, _ what: String) -> Bool {
+        if n >= 0, offset <= limit, n <= limit - offset { return true }
+        if offset &+ n > regionEnd {
+            switch region {
+            case .packet:
+                if !ranPastContent {
+                    ranPastContent = true
+                    error("remaining-length-short",
+                          "The \(what) runs past the end of the packet: the remaining length (\(wireLength - bodyStart) bytes) is too short for the content",
+                          spec.remainingLength, range: offset..<max(offset, min(heldEnd, wireLength)))
+                }
+            case .properties(let name):
+                error("property-length-short",
+                      "The \(what) runs past the end of the \(name) (property length too short)",
+                      "MQTT 5.0 §2.2.2.1", range: offset..<max(offset, limit))
+            }
+        } else if !ranOutOfHeldBytes {
+            ranOutOfHeldBytes = true
+            problem(.note, "not-held",
+                    "The \(what) and what follows are not decoded: the packet's bytes were not all captured or kept",
+                    range: offset..<max(offset, limit))
+        }
+        return false
+    }
+
+    // MARK: Integers
+
+    mutating func readUInt8(_ what: String) -> UInt8? {
+        guard need(1, what) else { return nil }
+        defer { offset += 1 }
+        return byte(at: offset)
+    }
+
+    mutating func readUInt16(_ what: String) -> UInt16? {
+        guard need(2, what) else { return nil }
+        defer { offset += 2 }
+        return UInt16(byte(at: offset)) << 8 | UInt16(byte(at: offset + 1))
+    }
+
+    mutating func readUInt32(_ what: String) -> UInt32? {
+        guard need(4, what) else { return nil }
+        defer { offset += 4 }
+        var v: UInt32 = 0
+        for i in 0..<4 { v = v << 8 | UInt32(byte(at: offset + i)) }
+        return v
+    }
+
+    /// A Variable Byte Integer inside the body (property length, subscription identifier).
+    mutating func readVariableByteInteger(_ what: String) -> Int? {
+        let start = offset
+        let available = slice(offset..<max(offset, limit))
+        switch VariableByteInteger.decode(available) {
+        case .needMore:
+            _ = need(available.count + 1, what)
+            return nil
+        case .tooLong:
+            error("malformed-variable-byte-integer",
+                  "The \(what) is a Variable Byte Integer longer than 4 bytes: a Malformed Packet",
+                  "MQTT 5.0 §1.5.5", range: start..<(start + 4))
+            offset = limit
+            ranPastContent = true
+            return nil
+        case .value(let v, let n, let minimal):
+            offset += n
+            if !minimal {
+                error("non-minimal-variable-byte-integer",
+                      "The \(what) is encoded in more bytes than needed",
+                      "MQTT 5.0 §1.5.5", range: start..<offset)
+            }
+            return v
+        }
+    }
+
+    // MARK: Strings and binary data
+
+    /// A UTF-8 Encoded String: 2-byte length, then UTF-8 without U+0000 (MQTT 5.0 §1.5.4, 3.1.1 §1.5.3).
+    mutating func readString(_ what: String) -> (value: String, range: Range<Int>)? {
+        let start = offset
+        guard let length = readUInt16("length of the \(what)") else { return nil }
+        guard need(Int(length), what) else { return nil }
+        let body = slice(offset..<(offset + Int(length)))
+        offset += Int(length)
+        let range = start..<offset
+        if let text = String(validating: body, as: UTF8.self) {
+            if body.contains(0) {
+                error("utf8-null", "The \(what) contains the null character U+0000", spec.utf8String, range: range)
+            }
+            return (text, range)
+        }
+        error("invalid-utf8", "The \(what) is not well-formed UTF-8", spec.utf8String, range: range)
+        return (String(decoding: body, as: UTF8.self), range)
+    }
+
+    /// Binary Data: 2-byte length, then bytes (MQTT 5.0 §1.5.6).
+    mutating func readBinary(_ what: String) -> (value: ArraySlice<UInt8>, range: Range<Int>)? {
+        let start = offset
+        guard let length = readUInt16("length of the \(what)") else { return nil }
+        guard need(Int(length), what) else { return nil }
+        let body = slice(offset..<(offset + Int(length)))
+        offset += Int(length)
+        return (body, start..<offset)
+    }
+
+    /// A string field, read and appended in one step.
+    @discardableResult
+    mutating func stringField(_ key: String, _ label: String, into list: inout [Field]) -> String? {
+        guard let s = readString(label.lowercased()) else { return nil }
+        list.append(Field(key, label, .string(s.value), range: s.range))
+        return s.value
+    }
+
+    // MARK: Packet identifier
+
+    /// MQTT 5.0 §2.2.1 / 3.1.1 §2.3.1: a non-zero 16-bit identifier.
+    mutating func packetIdentifier() -> Int? {
+        let start = offset
+        guard let id = readUInt16("packet identifier") else { return nil }
+        fields.append(Field("packet_id", "Message Identifier", .int(Int(id)), range: start..<offset))
+        if id == 0 {
+            error("zero-packet-id", "The packet identifier is 0; it must be non-zero", spec.packetIdentifier, range: start..<offset)
+        }
+        return Int(id)
+    }
+
+    // MARK: Payload
+
+    /// The rest of the region: the held bytes and the full length.
+    mutating func readRest() -> (held: ArraySlice<UInt8>, length: Int, start: Int) {
+        let start = offset
+        let length = remainingInRegion
+        let held = slice(offset..<max(offset, limit))
+        offset = regionEnd
+        return (held, length, start)
+    }
+
+    /// A payload value: text or hex preview, bounded.
+    func preview(_ held: ArraySlice<UInt8>, length: Int) -> FieldValue {
+        Preview.value(of: held, length: length, limit: max(0, options.payloadPreviewBytes))
+    }
+}
+
+/// The text of a credential for `.secret`: the text when UTF-8, else hex.
+func secretText(_ bytes: ArraySlice<UInt8>) -> String {
+    String(validating: bytes, as: UTF8.self) ?? Preview.hex(bytes)
+}
+
+/// `'text'`-free rendering of topic names in summaries: empty names read `""`.
+func summaryTopic(_ topic: String) -> String {
+    topic.isEmpty ? "\"\"" : topic
+}
