@@ -1,0 +1,161 @@
+import Dissection
+
+/// A decoded argument or property value, kept for summaries and connection state.
+enum AMQPArgumentValue: Equatable {
+    case int(Int)
+    case bool(Bool)
+    case string(String)
+    /// A long string: its bytes (held, possibly cut) and declared length.
+    case longString(ArraySlice<UInt8>, length: Int)
+    /// A field table, as decoded.
+    case table(Field)
+}
+
+/// Decoded values by spec name, in wire order.
+struct AMQPArgumentValues {
+    private(set) var entries: [(spec: AMQPArgumentSpec, value: AMQPArgumentValue)] = []
+
+    mutating func append(_ spec: AMQPArgumentSpec, _ value: AMQPArgumentValue) {
+        entries.append((spec, value))
+    }
+
+    subscript(name: String) -> AMQPArgumentValue? {
+        entries.first { $0.spec.name == name }?.value
+    }
+
+    func int(_ name: String) -> Int? {
+        if case .int(let v)? = self[name] { return v }
+        return nil
+    }
+
+    func bool(_ name: String) -> Bool? {
+        if case .bool(let v)? = self[name] { return v }
+        return nil
+    }
+
+    func string(_ name: String) -> String? {
+        switch self[name] {
+        case .string(let s)?: return s
+        case .longString(let bytes, _)?: return AMQPText.shortString(bytes)
+        default: return nil
+        }
+    }
+}
+
+/// Reads arguments or properties in their spec types (AMQP 0-9-1 §4.2.5), packing
+/// consecutive bits into octets as §4.2.5.2 says.
+struct AMQPArgumentReader {
+    var reader: ByteReader
+    /// PDU offset of the reader's first byte.
+    let base: Int
+    let options: AMQPOptions
+    var problems: [Problem] = []
+    var values = AMQPArgumentValues()
+
+    private var tables: AMQPFieldTableDecoder
+    private var bitOctet: UInt8 = 0
+    private var bitsUsed = 8
+    private var bitOffset = 0
+
+    /// Arguments that carry credentials; shown as secrets.
+    static let secretArguments: Set<String> = ["response", "new-secret"]
+
+    init(_ bytes: ArraySlice<UInt8>, base: Int, options: AMQPOptions) {
+        self.reader = ByteReader(bytes)
+        self.base = base
+        self.options = options
+        self.tables = AMQPFieldTableDecoder(options: options)
+    }
+
+    /// Reads one argument; nil when the bytes ran out (the caller reports that).
+    mutating func read(_ arg: AMQPArgumentSpec) -> Field? {
+        if arg.type != .bit { finishBits() }
+        let start = reader.offset
+        var field = Field(arg.key, arg.label)
+        let value: AMQPArgumentValue
+        switch arg.type {
+        case .bit:
+            if bitsUsed == 8 {
+                finishBits()
+                bitOffset = reader.offset
+                guard let octet = reader.readUInt8() else { return nil }
+                bitOctet = octet
+                bitsUsed = 0
+            }
+            let set = bitOctet >> UInt8(bitsUsed) & 1 == 1
+            let mask = String(repeating: ".", count: 7 - bitsUsed) + (set ? "1" : "0") + String(repeating: ".", count: bitsUsed)
+            bitsUsed += 1
+            field.value = .bool(set)
+            field.line = "\(mask) = \(arg.label): \(set ? "true" : "false")"
+            field.range = (base + bitOffset)..<(base + bitOffset + 1)
+            values.append(arg, .bool(set))
+            return field
+        case .octet:
+            guard let v = reader.readUInt8() else { return nil }
+            value = .int(Int(v))
+            field.value = .int(Int(v))
+        case .short:
+            guard let v = reader.readUInt16() else { return nil }
+            value = .int(Int(v))
+            field.value = .int(Int(v))
+        case .long:
+            guard let v = reader.readUInt32() else { return nil }
+            value = .int(Int(v))
+            field.value = .int(Int(v))
+        case .longlong:
+            guard let v = reader.readUInt64() else { return nil }
+            value = .int(Int(clamping: v))
+            field.value = v <= UInt64(Int.max) ? .int(Int(v)) : .string(String(v))
+        case .timestamp:
+            guard let v = reader.readUInt64() else { return nil }
+            value = .int(Int(clamping: v))
+            field.value = .int(Int(clamping: v))
+            field.line = "\(arg.label): \(v) (\(AMQPText.utcTime(v)))"
+        case .shortstr:
+            guard let length = reader.readUInt8(), let bytes = reader.readBytes(Int(length)) else { return nil }
+            let text = AMQPText.shortString(bytes)
+            value = .string(text)
+            field.value = .string(text)
+        case .longstr:
+            guard let length32 = reader.readUInt32() else { return nil }
+            let length = Int(length32)
+            let bytes: ArraySlice<UInt8>
+            if length > reader.remaining {
+                problems.append(Problem(.error, "length-past-end",
+                                        "\(arg.name) claims \(length) bytes but only \(reader.remaining) remain",
+                                        reference: "AMQP 0-9-1 §4.2.5.3", range: (base + start)..<(base + start + 4)))
+                bytes = reader.readRest()
+            } else {
+                bytes = reader.readBytes(length) ?? []
+            }
+            value = .longString(bytes, length: length)
+            if AMQPArgumentReader.secretArguments.contains(arg.name) {
+                field.value = .secret(AMQPText.escaped(bytes.prefix(AMQPOptions.longStringPreviewBytes)))
+            } else {
+                field.value = Preview.value(of: bytes, length: length, limit: AMQPOptions.longStringPreviewBytes)
+            }
+        case .table:
+            guard let table = tables.readTable(&reader, base: base, key: arg.key, label: arg.label) else { return nil }
+            problems += tables.problems
+            tables.problems = []
+            value = .table(table)
+            field = table
+        }
+        field.range = (base + start)..<(base + reader.offset)
+        values.append(arg, value)
+        return field
+    }
+
+    /// Closes the current bit octet: bits past the last bit argument are reserved.
+    mutating func finishBits() {
+        if bitsUsed < 8 {
+            let unused = bitOctet >> UInt8(bitsUsed)
+            if unused != 0 {
+                problems.append(Problem(.warning, "reserved-bits",
+                                        "reserved bits set in the flags octet (\(AMQPHex.string(UInt64(bitOctet), digits: 2)))",
+                                        reference: "AMQP 0-9-1 §4.2.5.2", range: (base + bitOffset)..<(base + bitOffset + 1)))
+            }
+        }
+        bitsUsed = 8
+    }
+}

@@ -1,0 +1,262 @@
+import Dissection
+
+/// Decodes both directions of one AMQP 0-9-1 connection.
+///
+/// Each direction has its own `AMQPFramer`; the connection keeps what spans frames: the
+/// negotiated frame-max and channel-max (connection.tune / tune-ok), messages being assembled
+/// per channel and direction, and each channel's last requests, which explain a close.
+public struct AMQPConnectionDissector: StreamDissector {
+    private struct ChannelKey: Hashable {
+        var direction: Direction
+        var channel: UInt16
+    }
+
+    private let options: AMQPOptions
+    private let info: ConnectionInfo
+    private let decoder: AMQPFrameDecoder
+    private var toServer: AMQPFramer
+    private var toClient: AMQPFramer
+    /// Whether a client stream without a protocol header is worth a problem.
+    private let expectsProtocolHeader: Bool
+    private var sawFirstUnit: Set<Direction> = []
+
+    private var proposedFrameMax: Int?
+    private var frameMax: Int?
+    private var channelMax = 0
+    private var messages: [ChannelKey: AMQPMessageAssembly] = [:]
+    /// The last request of each method per channel and direction, for close explanations.
+    private var requests: [ChannelKey: [AMQPMethodID: AMQPArgumentValues]] = [:]
+    /// Directions that lost frame sync at some point: content out of context is expected there.
+    private var lostSync: Set<Direction> = []
+
+    public init(info: ConnectionInfo, options: AMQPOptions = AMQPOptions()) {
+        self.init(info: info, options: options, expectsProtocolHeader: true)
+    }
+
+    init(info: ConnectionInfo, options: AMQPOptions, expectsProtocolHeader: Bool) {
+        self.info = info
+        self.options = options
+        self.decoder = AMQPFrameDecoder(options: options)
+        self.toServer = AMQPFramer(options: options, atStreamStart: !info.startedMidStream)
+        self.toClient = AMQPFramer(options: options, atStreamStart: !info.startedMidStream)
+        self.expectsProtocolHeader = expectsProtocolHeader && !info.startedMidStream
+    }
+
+    public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout [DissectedPDU]) {
+        guard !bytes.isEmpty else { return }
+        var units: [AMQPFramedUnit] = []
+        withFramer(direction) { framer in
+            framer.append(bytes)
+            while case .unit(let unit) = framer.next() { units.append(unit) }
+        }
+        for unit in units { output.append(process(unit, from: direction)) }
+    }
+
+    public mutating func gap(_ count: Int, in direction: Direction, into output: inout [DissectedPDU]) {
+        var units: [AMQPFramedUnit] = []
+        var inSync = true
+        withFramer(direction) { framer in
+            units = framer.gap(count)
+            inSync = framer.isInSync
+        }
+        for unit in units { output.append(process(unit, from: direction)) }
+        if !inSync {
+            // Whole frames may have been lost: messages in flight in this direction cannot be completed.
+            for key in messages.keys where key.direction == direction { messages[key] = nil }
+        }
+    }
+
+    public mutating func finish(_ direction: Direction, into output: inout [DissectedPDU]) {
+        var units: [AMQPFramedUnit] = []
+        withFramer(direction) { framer in units = framer.finish() }
+        for unit in units { output.append(process(unit, from: direction)) }
+        for (key, message) in messages where key.direction == direction {
+            messages[key] = nil
+            let problem = Problem(.warning, "message-incomplete",
+                                  "the stream ended before the \(message.method.fullName) on channel \(key.channel) was complete: \(message.progress)",
+                                  reference: "AMQP 0-9-1 §4.2.6")
+            if output.isEmpty || units.isEmpty {
+                output.append(DissectedPDU(protocolName: "amqp", summary: "incomplete message at end of stream",
+                                           fields: [Field("frame_type", "Type", .string("unframed")), message.field()],
+                                           problems: [problem], wireLength: 0))
+            } else {
+                output[output.count - 1].problems.append(problem)
+            }
+        }
+    }
+
+    private mutating func withFramer(_ direction: Direction, _ body: (inout AMQPFramer) -> Void) {
+        switch direction {
+        case .toServer: body(&toServer)
+        case .toClient: body(&toClient)
+        }
+    }
+
+    // MARK: - Connection state
+
+    private mutating func process(_ unit: AMQPFramedUnit, from direction: Direction) -> DissectedPDU {
+        var channelRequests: [AMQPMethodID: AMQPArgumentValues] = [:]
+        if case .frame(let frame, _) = unit {
+            channelRequests = requests[ChannelKey(direction: direction.reversed, channel: frame.channel)] ?? [:]
+        }
+        var decoded = decoder.decode(unit, requests: channelRequests)
+        let first = sawFirstUnit.insert(direction).inserted
+
+        switch unit {
+        case .protocolHeader:
+            if direction == .toClient, !info.startedMidStream {
+                // AMQP 0-9-1 §4.2.2: a server that rejects the client's header answers with the
+                // header of a version it does support, then closes the connection.
+                decoded.pdu.summary += " (server refuses the client's protocol version)"
+                decoded.pdu.problems.append(Problem(.warning, "version-refused",
+                                                    "the server answered with its own protocol header: it does not support the version the client asked for, and closes the connection",
+                                                    reference: "AMQP 0-9-1 §4.2.2"))
+            }
+        case .frame(let frame, _):
+            if first, direction == .toServer, expectsProtocolHeader, !toServer.sawProtocolHeader {
+                decoded.pdu.problems.append(Problem(.warning, "no-protocol-header",
+                                                    "the client's stream starts with a frame, not the protocol header",
+                                                    reference: "AMQP 0-9-1 §4.2.2"))
+            }
+            checkLimits(frame, &decoded.pdu)
+            track(frame, &decoded, from: direction)
+        case .unframed:
+            break
+        }
+        return decoded.pdu
+    }
+
+    private func checkLimits(_ frame: AMQPRawFrame, _ pdu: inout DissectedPDU) {
+        if let frameMax, frameMax > 0, frame.wireLength > frameMax {
+            pdu.problems.append(Problem(.error, "frame-max-exceeded",
+                                        "frame of \(frame.wireLength) bytes is larger than the negotiated frame-max of \(frameMax)",
+                                        reference: "AMQP 0-9-1 connection.tune-ok frame-max", range: 3..<7))
+        } else if frameMax == nil, !info.startedMidStream, frame.wireLength > AMQPSpec.frameMinSize {
+            pdu.problems.append(Problem(.warning, "frame-min-size-exceeded",
+                                        "frame of \(frame.wireLength) bytes before frame-max was negotiated; peers need accept only \(AMQPSpec.frameMinSize)",
+                                        reference: "AMQP 0-9-1 connection.tune frame-max (frame-min-size)", range: 3..<7))
+        }
+        if channelMax > 0, Int(frame.channel) > channelMax {
+            pdu.problems.append(Problem(.error, "channel-max-exceeded",
+                                        "channel \(frame.channel) is above the negotiated channel-max of \(channelMax)",
+                                        reference: "AMQP 0-9-1 connection.tune-ok channel-max", range: 1..<3))
+        }
+    }
+
+    /// Methods whose requests are remembered per channel: the ones a close most often blames.
+    private static let remembered: Set<AMQPMethodID> = [
+        AMQPMethodID(classID: 40, methodID: 10), AMQPMethodID(classID: 40, methodID: 20),
+        AMQPMethodID(classID: 40, methodID: 30), AMQPMethodID(classID: 40, methodID: 40),
+        .queueDeclare, AMQPMethodID(classID: 50, methodID: 20), AMQPMethodID(classID: 50, methodID: 30),
+        AMQPMethodID(classID: 50, methodID: 40), AMQPMethodID(classID: 50, methodID: 50),
+        AMQPMethodID(classID: 60, methodID: 20), .basicPublish, AMQPMethodID(classID: 60, methodID: 70),
+    ]
+
+    private mutating func track(_ frame: AMQPRawFrame, _ decoded: inout AMQPFrameDecoder.Decoded, from direction: Direction) {
+        let key = ChannelKey(direction: direction, channel: frame.channel)
+        if decoded.pdu.problems.contains(where: { $0.code == "resync-skipped" || $0.code == "capture-gap" }) {
+            lostSync.insert(direction)
+        }
+        // Content seen without its start is expected right after a capture starts mid-stream or loses bytes.
+        let severity: Problem.Severity = info.startedMidStream || lostSync.contains(direction) ? .note : .error
+        switch frame.type {
+        case .method:
+            guard let method = decoded.method, let spec = method.spec else { return }
+            let id = AMQPMethodID(classID: spec.classID, methodID: spec.methodID)
+            if let pending = messages[key] {
+                messages[key] = nil
+                decoded.pdu.problems.append(Problem(.error, "message-interrupted",
+                                                    "\(spec.fullName) arrived on channel \(frame.channel) before the \(pending.method.fullName) ahead of it was complete: \(pending.progress)",
+                                                    reference: "AMQP 0-9-1 §4.2.6"))
+            }
+            if spec.carriesContent {
+                messages[key] = AMQPMessageAssembly(method: spec, values: method.values, previewLimit: options.bodyPreviewBytes)
+            }
+            if AMQPConnectionDissector.remembered.contains(id) {
+                requests[key, default: [:]][id] = method.values
+            }
+            if spec.classID == 20, spec.methodName == "close-ok" || spec.methodName == "open" {
+                for d in [Direction.toServer, .toClient] {
+                    requests[ChannelKey(direction: d, channel: frame.channel)] = nil
+                }
+            }
+            negotiate(spec, method.values, &decoded.pdu)
+        case .header:
+            guard let header = decoded.header else { return }
+            guard var message = messages[key], message.stage == .awaitingHeader else {
+                let what = messages[key].map { "while the \($0.method.fullName) before it still expects body frames" }
+                    ?? "with no content-bearing method (basic.publish, basic.deliver, basic.get-ok, basic.return) before it"
+                messages[key] = nil
+                decoded.pdu.problems.append(Problem(severity, "unexpected-header", "content header on channel \(frame.channel) \(what)",
+                                                    reference: "AMQP 0-9-1 §4.2.6"))
+                return
+            }
+            if let classID = header.classID, classID != message.method.classID {
+                decoded.pdu.problems.append(Problem(.error, "header-class-mismatch",
+                                                    "content header of class \(classID) follows \(message.method.fullName) of class \(message.method.classID)",
+                                                    reference: "AMQP 0-9-1 §4.2.6.1", range: 7..<9))
+            }
+            message.bodySize = header.bodySize ?? 0
+            message.propertySummary = header.propertySummary
+            message.stage = .awaitingBody
+            if message.isComplete {
+                decoded.pdu.fields.append(message.field())
+                messages[key] = nil
+            } else {
+                messages[key] = message
+            }
+        case .body:
+            guard var message = messages[key], message.stage == .awaitingBody else {
+                let what = messages[key] != nil ? "before the content header" : "with no message in progress"
+                messages[key] = nil
+                decoded.pdu.problems.append(Problem(severity, "unexpected-body", "body frame on channel \(frame.channel) \(what)",
+                                                    reference: "AMQP 0-9-1 §4.2.6.2"))
+                return
+            }
+            message.add(body: frame)
+            if message.received > message.bodySize {
+                decoded.pdu.problems.append(Problem(.error, "body-overrun",
+                                                    "body frames carry \(message.received) bytes, more than the body-size of \(message.bodySize) in the content header",
+                                                    reference: "AMQP 0-9-1 §4.2.6.2"))
+            }
+            if message.isComplete {
+                decoded.pdu.fields.append(message.field())
+                messages[key] = nil
+            } else {
+                messages[key] = message
+            }
+        default:
+            return
+        }
+    }
+
+    /// connection.tune proposes limits, connection.tune-ok settles them for both directions.
+    private mutating func negotiate(_ spec: AMQPMethodSpec, _ values: AMQPArgumentValues, _ pdu: inout DissectedPDU) {
+        guard spec.classID == 10 else { return }
+        switch spec.methodName {
+        case "tune":
+            proposedFrameMax = values.int("frame-max")
+        case "tune-ok":
+            guard let agreed = values.int("frame-max") else { return }
+            if let proposed = proposedFrameMax, proposed > 0, agreed == 0 || agreed > proposed {
+                pdu.problems.append(Problem(.error, "frame-max-above-proposal",
+                                            "tune-ok asks for frame-max \(agreed == 0 ? "unlimited" : String(agreed)), above the server's \(proposed)",
+                                            reference: "AMQP 0-9-1 connection.tune-ok frame-max"))
+            }
+            if agreed > 0, agreed < AMQPSpec.frameMinSize {
+                pdu.problems.append(Problem(.error, "frame-max-too-small",
+                                            "frame-max \(agreed) is below frame-min-size (\(AMQPSpec.frameMinSize))",
+                                            reference: "AMQP 0-9-1 connection.tune-ok frame-max"))
+            }
+            frameMax = agreed
+            let agreedChannels = values.int("channel-max") ?? 0
+            channelMax = agreedChannels
+            toServer.frameMax = agreed
+            toServer.channelMax = agreedChannels
+            toClient.frameMax = agreed
+            toClient.channelMax = agreedChannels
+        default:
+            return
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import Dissection
+
+/// Decodes a content header frame's payload (AMQP 0-9-1 §4.2.6.1): class id, weight, body
+/// size, property flags (continued while bit 0 of a flags word is set) and the properties
+/// those flags say are present, in the class's property order.
+struct AMQPContentHeaderDecoder {
+    struct Result {
+        var classID: UInt16?
+        var bodySize: UInt64?
+        var fields: [Field] = []
+        var properties = AMQPArgumentValues()
+        var problems: [Problem] = []
+        /// `content-type=text/plain delivery-mode=2`.
+        var propertySummary = ""
+    }
+
+    let options: AMQPOptions
+
+    func decode(_ payload: ArraySlice<UInt8>, isWhole: Bool) -> Result {
+        var result = Result()
+        var r = ByteReader(payload)
+        guard let classID = r.readUInt16(), let weight = r.readUInt16(), let bodySize = r.readUInt64() else {
+            result.problems.append(short(isWhole, "content header too short for class id, weight and body size",
+                                         range: 7..<(7 + payload.count)))
+            return result
+        }
+        result.classID = classID
+        result.bodySize = bodySize
+        let cls = AMQPSpec.class(id: classID)
+        result.fields.append(Field("class_id", "Class", .int(Int(classID)),
+                                   line: "Class: \(cls.map { "\($0.name) (\(classID))" } ?? AMQPFrameType.unknown(UInt64(classID), digits: 4))",
+                                   range: 7..<9))
+        result.fields.append(Field("weight", "Weight", .int(Int(weight)), range: 9..<11))
+        if weight != 0 {
+            result.problems.append(Problem(.warning, "weight-not-zero", "the weight field is unused and must be zero",
+                                           reference: "AMQP 0-9-1 §4.2.6.1", range: 9..<11))
+        }
+        result.fields.append(Field("body_size", "Body-Size",
+                                   bodySize <= UInt64(Int.max) ? .int(Int(bodySize)) : .string(String(bodySize)),
+                                   range: 11..<19))
+
+        // Property flags: 15 presence bits per word, most significant first; bit 0 continues.
+        var flags: [Bool] = []
+        var words: [UInt16] = []
+        let flagsStart = r.offset
+        while true {
+            guard let word = r.readUInt16() else {
+                result.problems.append(short(isWhole, "content header ends inside its property flags",
+                                             range: (7 + flagsStart)..<(7 + payload.count)))
+                return result
+            }
+            words.append(word)
+            for bit in stride(from: 15, through: 1, by: -1) { flags.append(word >> UInt16(bit) & 1 == 1) }
+            if word & 1 == 0 { break }
+            // No class defines more than 15 properties; a run of continuation words is noise.
+            if words.count >= 4 {
+                result.problems.append(Problem(.error, "property-flags-run",
+                                               "property flags continue for more than 4 words",
+                                               reference: "AMQP 0-9-1 §4.2.6.1", range: (7 + flagsStart)..<(7 + r.offset)))
+                return result
+            }
+        }
+        let properties = cls?.properties ?? []
+        var flagField = Field("property_flags", "Property flags", .int(Int(words[0])),
+                              line: "Property flags: \(AMQPHex.string(UInt64(words[0]), digits: 4))",
+                              range: (7 + flagsStart)..<(7 + r.offset))
+        for (i, prop) in properties.enumerated() where i < flags.count {
+            let bit = 15 - i % 15
+            var mask = Array(repeating: Character("."), count: 16)
+            mask[15 - bit] = flags[i] ? "1" : "0"
+            let text = String(mask[0..<4]) + " " + String(mask[4..<8]) + " " + String(mask[8..<12]) + " " + String(mask[12..<16])
+            flagField.children.append(Field("flag_" + prop.key, prop.label, .bool(flags[i]),
+                                            line: "\(text) = \(prop.label): \(flags[i] ? "present" : "absent")",
+                                            textOnly: true))
+        }
+        if words.count > 1 {
+            flagField.children.append(Field("property_flags_more", "More property flags",
+                                            .string(words.dropFirst().map { AMQPHex.string(UInt64($0), digits: 4) }.joined(separator: " "))))
+        }
+        result.fields.append(flagField)
+
+        if let undefined = flags.indices.first(where: { flags[$0] && $0 >= properties.count }) {
+            result.problems.append(Problem(.error, "undefined-property",
+                                           "property flag \(undefined + 1) is set, but \(cls?.name ?? "class \(classID)") defines only \(properties.count) properties; the properties cannot be decoded past it",
+                                           reference: "AMQP 0-9-1 §4.2.6.1", range: flagField.range))
+        }
+
+        var reader = AMQPArgumentReader(r.readRest(), base: 7 + r.offset, options: options)
+        var propertyFields: [Field] = []
+        var complete = true
+        for (i, prop) in properties.enumerated() where i < flags.count && flags[i] {
+            guard var field = reader.read(prop) else {
+                reader.problems.append(short(isWhole, "content header ends before its \(prop.name) property",
+                                             range: (reader.base + reader.reader.offset)..<(7 + payload.count)))
+                complete = false
+                break
+            }
+            if prop.name == "delivery-mode", let mode = reader.values.int("delivery-mode") {
+                let meaning = mode == 1 ? " (non-persistent)" : mode == 2 ? " (persistent)" : ""
+                field.line = "\(prop.label): \(mode)\(meaning)"
+            }
+            propertyFields.append(field)
+        }
+        let undefinedSet = flags.indices.contains { flags[$0] && $0 >= properties.count }
+        if complete, isWhole, !undefinedSet, reader.reader.remaining > 0 {
+            let left = reader.reader.remaining
+            let at = reader.base + reader.reader.offset
+            reader.problems.append(Problem(.error, "trailing-bytes", "\(left) bytes left over after the last property",
+                                           reference: "AMQP 0-9-1 §4.2.6.1", range: at..<(at + left)))
+        }
+        if !propertyFields.isEmpty {
+            result.fields.append(Field("properties", "Properties",
+                                       range: reader.base..<(reader.base + reader.reader.offset), children: propertyFields))
+        }
+        result.properties = reader.values
+        result.problems += reader.problems
+        result.propertySummary = AMQPContentHeaderDecoder.summary(reader.values)
+        return result
+    }
+
+    /// The properties people look for first, as `name=value` pairs.
+    static func summary(_ values: AMQPArgumentValues) -> String {
+        var parts: [String] = []
+        for (prop, value) in values.entries {
+            switch value {
+            case .string(let s): parts.append("\(prop.name)=\(AMQPText.summaryValue(s, limit: 40))")
+            case .int(let v) where prop.type == .timestamp: parts.append("\(prop.name)=\(AMQPText.utcTime(UInt64(max(v, 0))))")
+            case .int(let v): parts.append("\(prop.name)=\(v)")
+            case .table(let table): parts.append("\(prop.name)=\(table.children.count)")
+            default: continue
+            }
+        }
+        return parts.joined(separator: " ")
+    }
+
+    private func short(_ isWhole: Bool, _ what: String, range: Range<Int>) -> Problem {
+        if isWhole {
+            return Problem(.error, "header-truncated", what, reference: "AMQP 0-9-1 §4.2.6.1", range: range)
+        }
+        return Problem(.warning, "not-captured", "\(what): the rest of the frame was not captured or not held", range: range)
+    }
+}

@@ -1,0 +1,45 @@
+import Dissection
+
+/// Decoding AMQP 0-9-1 bytes you hold, without a capture: one frame, or a whole stream.
+public enum AMQPDecoder {
+    /// Decodes one unit from an `AMQPFramer` on its own: no connection state, so no frame-max
+    /// check, no message assembly and no request context for close explanations.
+    public static func decode(_ unit: AMQPFramedUnit, options: AMQPOptions = AMQPOptions()) -> DissectedPDU {
+        AMQPFrameDecoder(options: options).decode(unit).pdu
+    }
+
+    /// Decodes the bytes of exactly one frame, header through frame-end. Missing bytes are
+    /// reported as a truncated frame; bytes after the frame-end as a problem.
+    public static func decode(frame bytes: ArraySlice<UInt8>, options: AMQPOptions = AMQPOptions()) -> DissectedPDU {
+        var framer = AMQPFramer(options: options, atStreamStart: true)
+        framer.append(bytes)
+        var units: [AMQPFramedUnit] = []
+        while case .unit(let unit) = framer.next() { units.append(unit) }
+        let consumed = units.isEmpty
+        units += framer.finish()
+        guard var pdu = units.first.map({ decode($0, options: options) }) else {
+            return DissectedPDU(protocolName: "amqp", summary: "empty", fields: [], wireLength: 0)
+        }
+        if units.count > 1, !consumed {
+            pdu.problems.append(Problem(.error, "trailing-bytes", "bytes follow the frame's frame-end",
+                                        reference: "AMQP 0-9-1 §4.2.3"))
+        }
+        return pdu
+    }
+
+    /// Decodes a byte stream of one direction: an optional protocol header, then frames.
+    /// Messages are assembled as on a connection; the end of the bytes ends the stream.
+    public static func decodeAll(_ bytes: [UInt8]) -> [DissectedPDU] {
+        decodeAll(bytes, options: AMQPOptions())
+    }
+
+    /// `decodeAll` with options.
+    public static func decodeAll(_ bytes: [UInt8], options: AMQPOptions) -> [DissectedPDU] {
+        var dissector = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: false, serverPort: AMQPSpec.defaultPort),
+                                                options: options, expectsProtocolHeader: false)
+        var out: [DissectedPDU] = []
+        dissector.receive(bytes[...], from: .toServer, into: &out)
+        dissector.finish(.toServer, into: &out)
+        return out
+    }
+}

@@ -1,0 +1,190 @@
+import Dissection
+
+/// Decodes field tables and field arrays (AMQP 0-9-1 §4.2.5.5, with the type letters RabbitMQ
+/// uses: see its "AMQP 0-9-1 errata", where `s` is a signed 16-bit integer, not a short string).
+///
+/// Nesting is capped by `AMQPOptions.maxFieldTableDepth`: a table or array deeper than that is
+/// skipped by its length and reported, so recursion stays bounded whatever the input. A length
+/// that runs past the bytes present is reported and clamped; nothing is allocated from it.
+struct AMQPFieldTableDecoder {
+    let options: AMQPOptions
+    var problems: [Problem] = []
+    /// Set once a nesting breach was reported, so a wide table of deep values reports it once.
+    private var reportedDepth = false
+
+    init(options: AMQPOptions) {
+        self.options = options
+    }
+
+    /// Reads a `long-uint` length and the table after it. `base` is the PDU offset of the
+    /// reader's first byte. Returns nil when not even the length is there.
+    mutating func readTable(_ r: inout ByteReader, base: Int, key: String, label: String, depth: Int = 0) -> Field? {
+        let start = r.offset
+        guard let length32 = r.readUInt32() else { return nil }
+        let content = readClamped(&r, Int(length32), base: base, what: "field table \"\(label)\"")
+        let contentBase = base + start + 4
+        var field = Field(key, label, range: (base + start)..<(base + r.offset))
+        if depth >= options.effectiveTableDepth {
+            reportDepth(at: field.range)
+            field.value = .string("(nested deeper than \(options.effectiveTableDepth) levels: \(content.count) bytes not decoded)")
+            return field
+        }
+        field.children = decodeEntries(content, base: contentBase, depth: depth + 1)
+        if field.children.isEmpty {
+            field.line = "\(label): (empty table)"
+        }
+        return field
+    }
+
+    /// The entries of a table whose bytes are `content` (without the length).
+    mutating func decodeEntries(_ content: ArraySlice<UInt8>, base: Int, depth: Int) -> [Field] {
+        var r = ByteReader(content)
+        var fields: [Field] = []
+        while !r.isAtEnd {
+            let entryStart = r.offset
+            guard let nameLength = r.readUInt8(), let nameBytes = r.readBytes(Int(nameLength)) else {
+                problems.append(Problem(.error, "table-truncated",
+                                        "field table entry name runs past the end of the table",
+                                        reference: "AMQP 0-9-1 §4.2.5.5", range: (base + entryStart)..<(base + content.count)))
+                break
+            }
+            let name = AMQPText.shortString(nameBytes)
+            guard let value = readValue(&r, base: base, key: name, name: name, depth: depth) else {
+                fields.append(Field(name, name, .string("(undecoded)"), range: (base + entryStart)..<(base + content.count)))
+                break
+            }
+            var entry = value
+            entry.range = (base + entryStart)..<(base + r.offset)
+            fields.append(entry)
+        }
+        return fields
+    }
+
+    /// One typed value: a type octet and what follows. Nil (after reporting) when the type is
+    /// unknown or the value is cut, since the rest of the table cannot be found then.
+    mutating func readValue(_ r: inout ByteReader, base: Int, key: String, name: String, depth: Int) -> Field? {
+        let start = r.offset
+        guard let tag = r.readUInt8() else {
+            truncated(name, at: base + start, base: base, r)
+            return nil
+        }
+        let letter = Character(Unicode.Scalar(tag))
+        func make(_ type: String, _ value: FieldValue, line: String? = nil) -> Field {
+            Field(key, "\(name) (\(type))", value, line: line, range: (base + start)..<(base + r.offset))
+        }
+        switch letter {
+        case "t":
+            guard let v = r.readUInt8() else { break }
+            return make("boolean", .bool(v != 0))
+        case "b":
+            guard let v = r.readUInt8() else { break }
+            return make("int8", .int(Int(Int8(bitPattern: v))))
+        case "B":
+            guard let v = r.readUInt8() else { break }
+            return make("uint8", .int(Int(v)))
+        case "s", "U":
+            guard let v = r.readUInt16() else { break }
+            return make("int16", .int(Int(Int16(bitPattern: v))))
+        case "u":
+            guard let v = r.readUInt16() else { break }
+            return make("uint16", .int(Int(v)))
+        case "I":
+            guard let v = r.readUInt32() else { break }
+            return make("int32", .int(Int(Int32(bitPattern: v))))
+        case "i":
+            guard let v = r.readUInt32() else { break }
+            return make("uint32", .int(Int(v)))
+        case "l":
+            guard let v = r.readUInt64() else { break }
+            return make("int64", .int(Int(Int64(bitPattern: v))))
+        case "L":
+            guard let v = r.readUInt64() else { break }
+            return make("uint64", v <= UInt64(Int.max) ? .int(Int(v)) : .string(String(v)))
+        case "f":
+            guard let v = r.readUInt32() else { break }
+            return make("float", .string(String(describing: Float(bitPattern: v))))
+        case "d":
+            guard let v = r.readUInt64() else { break }
+            return make("double", .string(String(describing: Double(bitPattern: v))))
+        case "D":
+            guard let scale = r.readUInt8(), let v = r.readUInt32() else { break }
+            return make("decimal", .string(AMQPText.decimal(UInt64(v), scale: Int(scale))))
+        case "S":
+            guard let length = r.readUInt32() else { break }
+            let bytes = readClamped(&r, Int(length), base: base, what: "long string \"\(name)\"")
+            return make("string", Preview.value(of: bytes, length: Int(length), limit: AMQPOptions.longStringPreviewBytes))
+        case "x":
+            guard let length = r.readUInt32() else { break }
+            let bytes = readClamped(&r, Int(length), base: base, what: "byte array \"\(name)\"")
+            return make("bytes", .bytes(preview: Array(bytes.prefix(AMQPOptions.longStringPreviewBytes)), length: Int(length)))
+        case "T":
+            guard let v = r.readUInt64() else { break }
+            let seconds = Int(clamping: v)
+            return make("timestamp", .int(seconds), line: "\(name) (timestamp): \(seconds) (\(AMQPText.utcTime(v)))")
+        case "V":
+            return make("void", .none, line: "\(name) (void)")
+        case "F":
+            guard var table = readTable(&r, base: base, key: key, label: "\(name) (table)", depth: depth) else { break }
+            table.range = (base + start)..<(base + r.offset)
+            return table
+        case "A":
+            guard let length = r.readUInt32() else { break }
+            let contentStart = r.offset
+            let content = readClamped(&r, Int(length), base: base, what: "field array \"\(name)\"")
+            var field = make("array", .none)
+            if depth >= options.effectiveTableDepth {
+                reportDepth(at: field.range)
+                field.value = .string("(nested deeper than \(options.effectiveTableDepth) levels: \(content.count) bytes not decoded)")
+                return field
+            }
+            field.isList = true
+            field.children = decodeArray(content, base: base + contentStart, depth: depth + 1)
+            if field.children.isEmpty { field.line = "\(name) (array): (empty)" }
+            return field
+        default:
+            problems.append(Problem(.error, "unknown-field-type",
+                                    "field \"\(name)\" has type \(AMQPText.typeLetter(tag)), which no AMQP 0-9-1 peer defines; the rest of the table cannot be decoded",
+                                    reference: "AMQP 0-9-1 §4.2.5.5", range: (base + start)..<(base + start + 1)))
+            return nil
+        }
+        truncated(name, at: base + start, base: base, r)
+        return nil
+    }
+
+    private mutating func decodeArray(_ content: ArraySlice<UInt8>, base: Int, depth: Int) -> [Field] {
+        var r = ByteReader(content)
+        var items: [Field] = []
+        var index = 0
+        while !r.isAtEnd {
+            guard let item = readValue(&r, base: base, key: String(index), name: "[\(index)]", depth: depth) else { break }
+            items.append(item)
+            index += 1
+        }
+        return items
+    }
+
+    /// Reads `length` bytes, or what is left when the length runs past the end (reported).
+    private mutating func readClamped(_ r: inout ByteReader, _ length: Int, base: Int, what: String) -> ArraySlice<UInt8> {
+        if length > r.remaining {
+            problems.append(Problem(.error, "length-past-end",
+                                    "\(what) claims \(length) bytes but only \(r.remaining) remain",
+                                    reference: "AMQP 0-9-1 §4.2.5.5", range: (base + r.offset - 4)..<(base + r.offset)))
+            return r.readRest()
+        }
+        return r.readBytes(length) ?? []
+    }
+
+    private mutating func truncated(_ name: String, at offset: Int, base: Int, _ r: ByteReader) {
+        problems.append(Problem(.error, "table-truncated",
+                                "field \"\(name)\" runs past the end of its table",
+                                reference: "AMQP 0-9-1 §4.2.5.5", range: offset..<(base + r.bytes.count)))
+    }
+
+    private mutating func reportDepth(at range: Range<Int>?) {
+        guard !reportedDepth else { return }
+        reportedDepth = true
+        problems.append(Problem(.error, "table-too-deep",
+                                "field tables nest deeper than \(options.effectiveTableDepth) levels; the deeper levels were skipped, not decoded",
+                                reference: "AMQP 0-9-1 §4.2.5.5", range: range))
+    }
+}

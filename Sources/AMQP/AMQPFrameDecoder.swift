@@ -1,0 +1,191 @@
+import Dissection
+
+/// Turns one framed unit into a `DissectedPDU`, without connection state. The connection
+/// dissector adds what needs state (frame-max, message assembly, request context).
+struct AMQPFrameDecoder {
+    /// A decoded frame with what the connection state needs from it.
+    struct Decoded {
+        var pdu: DissectedPDU
+        var frame: AMQPRawFrame?
+        var method: AMQPMethodDecoder.Result?
+        var header: AMQPContentHeaderDecoder.Result?
+    }
+
+    let options: AMQPOptions
+
+    func decode(_ unit: AMQPFramedUnit, requests: [AMQPMethodID: AMQPArgumentValues] = [:]) -> Decoded {
+        switch unit {
+        case .protocolHeader(let bytes, let problems):
+            return Decoded(pdu: decodeProtocolHeader(bytes, problems: problems))
+        case .unframed(let count, let problems):
+            let fields = [Field("frame_type", "Type", .string("unframed")),
+                          Field("length", "Length", .int(count))]
+            let summary = problems.last?.message ?? "\(count) bytes not framed"
+            return Decoded(pdu: DissectedPDU(protocolName: "amqp", summary: summary, fields: fields,
+                                             problems: problems, wireLength: count))
+        case .frame(let frame, let problems):
+            return decode(frame, problems: problems, requests: requests)
+        }
+    }
+
+    func decodeProtocolHeader(_ bytes: ArraySlice<UInt8>, problems: [Problem]) -> DissectedPDU {
+        var problems = problems
+        var fields = [Field("frame_type", "Type", .string("protocol_header"), range: 0..<bytes.count)]
+        fields.append(Field("protocol", "Protocol", .string(AMQPText.shortString(bytes.prefix(4))), range: 0..<4))
+        guard let header = AMQPProtocolHeader(bytes) else {
+            problems.append(Problem(.error, "bad-protocol-header", "not an AMQP protocol header", reference: "AMQP 0-9-1 §4.2.2"))
+            return DissectedPDU(protocolName: "amqp", summary: "protocol header (malformed)", fields: fields,
+                                problems: problems, wireLength: bytes.count)
+        }
+        let o = header.octets
+        fields.append(Field("version", "Version", .string(String(header.versionName.dropFirst(5))),
+                            line: "Version: \(header.versionName) (\(o.0) \(o.1) \(o.2) \(o.3))", range: 4..<8))
+        var summary = "protocol header \(header.versionName)"
+        switch header.family {
+        case .amqp091:
+            break
+        case .amqp0x:
+            problems.append(Problem(.note, "other-version",
+                                    "\(header.versionName) is not 0-9-1; the frames are decoded as 0-9-1, which older versions resemble but do not match",
+                                    reference: "AMQP 0-9-1 §4.2.2", range: 4..<8))
+        case .amqp10:
+            summary += " (AMQP 1.0, not dissected)"
+            problems.append(Problem(.note, "amqp-1.0",
+                                    "\(header.versionName) is a different protocol from 0-9-1; the rest of this direction is not dissected",
+                                    reference: "AMQP 1.0 §2.2", range: 0..<8))
+        case .unknown:
+            problems.append(Problem(.warning, "unknown-version", "unknown AMQP protocol version",
+                                    reference: "AMQP 0-9-1 §4.2.2", range: 4..<8))
+        }
+        return DissectedPDU(protocolName: "amqp", summary: summary, fields: fields, problems: problems, wireLength: bytes.count)
+    }
+
+    func decode(_ frame: AMQPRawFrame, problems framing: [Problem], requests: [AMQPMethodID: AMQPArgumentValues] = [:]) -> Decoded {
+        var problems = framing
+        let size = Int(frame.size)
+        var fields: [Field] = [
+            Field("frame_type", "Type", .string(frame.type.name ?? "unknown"), line: "Type: \(frame.type)", range: 0..<1),
+            Field("channel", "Channel", .int(Int(frame.channel)), range: 1..<3),
+            Field("size", "Length", .int(size), range: 3..<7),
+        ]
+        var summary: String
+        var decoded = Decoded(pdu: DissectedPDU(protocolName: "amqp", summary: "", fields: [], wireLength: frame.wireLength), frame: frame)
+
+        switch frame.type {
+        case .method:
+            let result = AMQPMethodDecoder(options: options).decode(frame.payload, isWhole: frame.isWhole)
+            fields += result.fields
+            problems += result.problems
+            if let spec = result.spec {
+                summary = AMQPMethodDecoder.summary(spec, result.values)
+                if spec.classID == 10, spec.methodID == 11 || spec.methodID == 21,
+                   let user = AMQPSASL.user(mechanism: result.values.string("mechanism") ?? requests[.connectionStartOK]?.string("mechanism"),
+                                            response: result.values["response"]) {
+                    fields.append(Field("sasl_user", "SASL user", .string(user)))
+                }
+                if let explanation = explain(spec, result.values, requests: requests) {
+                    fields.append(Field("explanation", "Explanation", .string(explanation)))
+                }
+                // AMQP 0-9-1 §4.2.3 / §2.3.5: channel 0 is the connection's; connection methods use no other.
+                if (spec.classID == 10) != (frame.channel == 0) {
+                    problems.append(Problem(.error, "wrong-channel",
+                                            spec.classID == 10
+                                                ? "\(spec.fullName) must be sent on channel 0, not \(frame.channel)"
+                                                : "\(spec.fullName) cannot be sent on channel 0, which belongs to the connection",
+                                            reference: "AMQP 0-9-1 §4.2.3", range: 1..<3))
+                }
+            } else if let id = result.id {
+                summary = id.description
+            } else {
+                summary = "method (truncated)"
+            }
+            decoded.method = result
+        case .header:
+            let result = AMQPContentHeaderDecoder(options: options).decode(frame.payload, isWhole: frame.isWhole)
+            fields += result.fields
+            problems += result.problems
+            let className = result.classID.map { AMQPSpec.class(id: $0)?.name ?? AMQPFrameType.unknown(UInt64($0), digits: 4) } ?? "?"
+            summary = "content header \(className)"
+            if let bodySize = result.bodySize { summary += " body-size=\(bodySize)" }
+            if !result.propertySummary.isEmpty { summary += " " + result.propertySummary }
+            if frame.channel == 0 {
+                problems.append(Problem(.error, "wrong-channel", "content header on channel 0, which carries no content",
+                                        reference: "AMQP 0-9-1 §4.2.3", range: 1..<3))
+            }
+            decoded.header = result
+        case .body:
+            let body = Preview.value(of: frame.payload, length: size, limit: options.bodyPreviewBytes)
+            fields.append(Field("body", "Body", body, range: 7..<(7 + frame.payload.count)))
+            fields.append(Field("length", "Body length", .int(size), range: 3..<7))
+            summary = "body \(size) bytes"
+            if let shown = AMQPFrameDecoder.summaryPreview(frame.payload) { summary += " " + shown }
+            if frame.channel == 0 {
+                problems.append(Problem(.error, "wrong-channel", "content body on channel 0, which carries no content",
+                                        reference: "AMQP 0-9-1 §4.2.3", range: 1..<3))
+            }
+        case .heartbeat:
+            summary = "heartbeat"
+            // AMQP 0-9-1 §4.2.7: heartbeat frames have channel 0 and no payload.
+            if frame.channel != 0 {
+                problems.append(Problem(.error, "heartbeat-channel", "heartbeat on channel \(frame.channel); heartbeats must use channel 0",
+                                        reference: "AMQP 0-9-1 §4.2.7", range: 1..<3))
+            }
+            if size != 0 {
+                problems.append(Problem(.error, "heartbeat-payload", "heartbeat carries \(size) payload bytes; it must carry none",
+                                        reference: "AMQP 0-9-1 §4.2.7", range: 3..<7))
+            }
+        default:
+            summary = "frame type \(frame.type)"
+            problems.append(Problem(.error, "unknown-frame-type", "frame type \(frame.type) is not defined by AMQP 0-9-1",
+                                    reference: "AMQP 0-9-1 §4.2.3", range: 0..<1))
+            if !frame.payload.isEmpty {
+                fields.append(Field("payload", "Payload", Preview.value(of: frame.payload, length: size, limit: options.bodyPreviewBytes),
+                                    range: 7..<(7 + frame.payload.count)))
+            }
+        }
+
+        if let end = frame.frameEnd {
+            fields.append(Field("frame_end", "Frame-End", .int(Int(end)),
+                                line: "Frame-End: \(AMQPHex.string(UInt64(end), digits: 2))",
+                                range: (7 + size)..<(8 + size), textOnly: true))
+            // AMQP 0-9-1 §4.2.3: frame-end must be 0xCE, else the frame is malformed.
+            if end != AMQPSpec.frameEnd {
+                problems.append(Problem(.error, "bad-frame-end",
+                                        "frame-end is \(AMQPHex.string(UInt64(end), digits: 2)), not 0xCE: the frame's size or bytes are wrong; looking for the next frame boundary",
+                                        reference: "AMQP 0-9-1 §4.2.3", range: (7 + size)..<(8 + size)))
+                summary += " [bad frame-end]"
+            }
+        }
+        if !frame.isWhole {
+            summary += " [truncated]"
+        }
+        decoded.pdu = DissectedPDU(protocolName: "amqp", summary: summary, fields: fields, problems: problems,
+                                   wireLength: frame.wireLength)
+        return decoded
+    }
+
+    private func explain(_ spec: AMQPMethodSpec, _ values: AMQPArgumentValues,
+                         requests: [AMQPMethodID: AMQPArgumentValues]) -> String? {
+        guard spec.methodName == "close" || (spec.classID == 60 && spec.methodName == "return"),
+              let code = values.int("reply-code") else { return nil }
+        var failed: AMQPMethodID?
+        if let classID = values.int("class-id"), let methodID = values.int("method-id"), classID != 0 {
+            failed = AMQPMethodID(classID: UInt16(truncatingIfNeeded: classID), methodID: UInt16(truncatingIfNeeded: methodID))
+        }
+        let context = AMQPCloseExplanation.Context(replyCode: code, replyText: values.string("reply-text") ?? "",
+                                                   failedMethod: failed, request: failed.flatMap { requests[$0] })
+        return AMQPCloseExplanation.explain(context)
+    }
+
+    /// A short quoted text preview, or the first bytes in hex, for a summary line.
+    static func summaryPreview(_ bytes: ArraySlice<UInt8>) -> String? {
+        guard !bytes.isEmpty else { return nil }
+        let head = bytes.prefix(40)
+        if let text = Preview.utf8Text(head, allowCutTail: head.count < bytes.count) {
+            let flat = String(text.map { $0 == "\n" || $0 == "\r" || $0 == "\t" ? " " : $0 })
+            return "\"" + flat + (head.count < bytes.count ? "...\"" : "\"")
+        }
+        let hexHead = bytes.prefix(16)
+        return Preview.hex(hexHead) + (hexHead.count < bytes.count ? "..." : "")
+    }
+}

@@ -1,0 +1,74 @@
+import Dissection
+
+/// One message in flight on a channel in one direction: the content-bearing method, its
+/// content header, and its body frames counted against the header's body size
+/// (AMQP 0-9-1 §4.2.6). Only a preview of the body is kept, never the body.
+struct AMQPMessageAssembly {
+    enum Stage: Equatable { case awaitingHeader, awaitingBody }
+
+    var method: AMQPMethodSpec
+    var methodValues: AMQPArgumentValues
+    var stage = Stage.awaitingHeader
+    var bodySize: UInt64 = 0
+    var received: UInt64 = 0
+    var propertySummary = ""
+    var preview: [UInt8] = []
+    var previewLimit: Int
+    /// Body bytes the capture or the hold limit kept from the preview.
+    var previewMissing = false
+    var bodyFrames = 0
+
+    init(method: AMQPMethodSpec, values: AMQPArgumentValues, previewLimit: Int) {
+        self.method = method
+        self.methodValues = values
+        self.previewLimit = max(previewLimit, 0)
+    }
+
+    /// Counts a body frame; keeps the part of it the preview still has room for.
+    mutating func add(body frame: AMQPRawFrame) {
+        bodyFrames += 1
+        received &+= UInt64(frame.size)
+        let room = previewLimit - preview.count
+        guard room > 0 else { return }
+        if previewMissing { return }
+        preview.append(contentsOf: frame.payload.prefix(room))
+        if !frame.isWhole, frame.payload.count < room { previewMissing = true }
+    }
+
+    var isComplete: Bool { stage == .awaitingBody && received >= bodySize }
+
+    /// What is missing, in words, for a message cut short.
+    var progress: String {
+        switch stage {
+        case .awaitingHeader: return "its content header never came"
+        case .awaitingBody: return "\(received) of \(bodySize) body bytes came"
+        }
+    }
+
+    /// The `message` field: the method's routing, the properties, and the body preview.
+    func field() -> Field {
+        var children: [Field] = [Field("method", "Method", .string(method.fullName))]
+        for name in ["exchange", "routing-key", "consumer-tag", "delivery-tag", "redelivered", "reply-code", "reply-text", "message-count"] {
+            guard let value = methodValues[name] else { continue }
+            let key = AMQPSpec.snakeCase(name)
+            let label = AMQPSpec.titleCase(name)
+            switch value {
+            case .string(let s): children.append(Field(key, label, .string(s)))
+            case .int(let v): children.append(Field(key, label, .int(v)))
+            case .bool(let b): children.append(Field(key, label, .bool(b)))
+            default: continue
+            }
+        }
+        if !propertySummary.isEmpty {
+            children.append(Field("properties", "Properties", .string(propertySummary)))
+        }
+        children.append(Field("body_size", "Body size", bodySize <= UInt64(Int.max) ? .int(Int(bodySize)) : .string(String(bodySize))))
+        let length = Int(clamping: bodySize)
+        children.append(Field("body", "Body", Preview.value(of: preview[...], length: length, limit: previewLimit)))
+        children.append(Field("body_frames", "Body frames", .int(bodyFrames)))
+        if previewMissing {
+            children.append(Field("body_preview_incomplete", "Body preview incomplete", .bool(true)))
+        }
+        return Field("message", "Message", children: children)
+    }
+}

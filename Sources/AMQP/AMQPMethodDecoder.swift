@@ -1,0 +1,169 @@
+import Dissection
+
+/// Decodes a method frame's payload (AMQP 0-9-1 §4.2.4): class id, method id, and the
+/// arguments the generated method table lists for that method.
+struct AMQPMethodDecoder {
+    struct Result {
+        var id: AMQPMethodID?
+        var spec: AMQPMethodSpec?
+        var fields: [Field] = []
+        var values = AMQPArgumentValues()
+        var problems: [Problem] = []
+    }
+
+    let options: AMQPOptions
+
+    /// `payload` starts at PDU offset 7. `isWhole` is false when the framer held only a prefix
+    /// (a limit or a gap), so running out of bytes is the capture's doing, not the peer's.
+    func decode(_ payload: ArraySlice<UInt8>, isWhole: Bool) -> Result {
+        var result = Result()
+        var r = ByteReader(payload)
+        guard let classID = r.readUInt16(), let methodID = r.readUInt16() else {
+            result.problems.append(shortProblem(isWhole, "method frame too short for its class and method ids",
+                                                range: 7..<(7 + payload.count)))
+            return result
+        }
+        let id = AMQPMethodID(classID: classID, methodID: methodID)
+        result.id = id
+        let cls = AMQPSpec.class(id: classID)
+        result.fields.append(Field("class_id", "Class", .int(Int(classID)),
+                                   line: "Class: \(cls.map { "\($0.name) (\(classID))" } ?? AMQPFrameType.unknown(UInt64(classID), digits: 4))",
+                                   range: 7..<9))
+        result.fields.append(Field("method_id", "Method-Id", .int(Int(methodID)),
+                                   line: "Method-Id: \(id.spec.map { "\($0.methodName) (\(methodID))" } ?? AMQPFrameType.unknown(UInt64(methodID), digits: 4))",
+                                   range: 9..<11))
+        result.fields.append(Field("method", "Method", .string(id.description), range: 7..<11))
+        guard let spec = id.spec else {
+            // AMQP 0-9-1 §4.2.4: an unknown method is a 503 command-invalid connection error.
+            result.problems.append(Problem(.error, "unknown-method",
+                                           "class \(classID) method \(methodID) is not an AMQP 0-9-1 method; its arguments cannot be decoded",
+                                           reference: "AMQP 0-9-1 §4.2.4", range: 7..<11))
+            if r.remaining > 0 {
+                let rest = r.readRest()
+                result.fields.append(Field("arguments_raw", "Undecoded arguments",
+                                           Preview.value(of: rest, length: rest.count, limit: options.bodyPreviewBytes),
+                                           range: 11..<(11 + rest.count)))
+            }
+            return result
+        }
+        result.spec = spec
+        var args = AMQPArgumentReader(r.readRest(), base: 11, options: options)
+        var argumentFields: [Field] = []
+        for arg in spec.arguments {
+            guard var field = args.read(arg) else {
+                args.problems.append(shortProblem(isWhole, "\(spec.fullName) ends before its \(arg.name) argument (\(arg.type.rawValue))",
+                                                  range: (11 + args.reader.offset)..<(7 + payload.count)))
+                break
+            }
+            annotate(&field, arg: arg, in: spec, values: args.values)
+            argumentFields.append(field)
+        }
+        args.finishBits()
+        if isWhole, args.reader.remaining > 0 {
+            let left = args.reader.remaining
+            args.problems.append(Problem(.error, "trailing-bytes",
+                                         "\(left) bytes left over after the last argument of \(spec.fullName)",
+                                         reference: "AMQP 0-9-1 §4.2.4", range: (11 + args.reader.offset)..<(11 + args.reader.offset + left)))
+        }
+        if !argumentFields.isEmpty {
+            result.fields.append(Field("arguments", "Arguments", range: 11..<(11 + args.reader.offset), children: argumentFields))
+        }
+        result.values = args.values
+        result.problems += args.problems
+        return result
+    }
+
+    /// Adds names to the numbers people look up: reply codes, the failed method of a close.
+    private func annotate(_ field: inout Field, arg: AMQPArgumentSpec, in spec: AMQPMethodSpec, values: AMQPArgumentValues) {
+        switch arg.name {
+        case "reply-code":
+            guard let code = values.int("reply-code") else { return }
+            let reply = AMQPReplyCode(rawValue: UInt16(truncatingIfNeeded: code))
+            field.line = "\(arg.label): \(reply)"
+            if let name = reply.name {
+                field.children = [Field("reply_code_name", "Reply-Code name", .string(name))]
+            }
+        case "method-id" where spec.methodName == "close":
+            guard let classID = values.int("class-id"), let methodID = values.int("method-id"), classID != 0 else { return }
+            let failed = AMQPMethodID(classID: UInt16(truncatingIfNeeded: classID), methodID: UInt16(truncatingIfNeeded: methodID))
+            field.line = "\(arg.label): \(methodID) (\(failed))"
+            field.children = [Field("failed_method", "Failed method", .string(failed.description))]
+        default:
+            return
+        }
+    }
+
+    private func shortProblem(_ isWhole: Bool, _ what: String, range: Range<Int>) -> Problem {
+        if isWhole {
+            return Problem(.error, "method-truncated", what, reference: "AMQP 0-9-1 §4.2.4", range: range)
+        }
+        return Problem(.warning, "not-captured", "\(what): the rest of the frame was not captured or not held", range: range)
+    }
+}
+
+extension AMQPMethodDecoder {
+    /// The summary line: `basic.publish exchange=x routing-key=y mandatory`.
+    static func summary(_ spec: AMQPMethodSpec, _ values: AMQPArgumentValues) -> String {
+        var parts = [spec.fullName]
+        switch (spec.classID, spec.methodID) {
+        case (10, 11), (10, 21):
+            if let mechanism = values.string("mechanism") { parts.append("mechanism=\(AMQPText.summaryValue(mechanism))") }
+            if let user = AMQPSASL.user(mechanism: values.string("mechanism"), response: values["response"]) {
+                parts.append("user=\(AMQPText.summaryValue(user))")
+            }
+            return parts.joined(separator: " ")
+        case (10, 50), (20, 40), (60, 50):
+            if let code = values.int("reply-code") {
+                let reply = AMQPReplyCode(rawValue: UInt16(truncatingIfNeeded: code))
+                let text = values.string("reply-text") ?? ""
+                if let name = reply.name, code != 200, !text.hasPrefix(name) {
+                    parts.append("\(code) \(name)")
+                } else {
+                    parts.append(String(code))
+                }
+                if !text.isEmpty { parts.append(AMQPText.summaryValue(text, limit: 100).trimmingQuotes) }
+            }
+            if spec.methodName == "close", let classID = values.int("class-id"), classID != 0,
+               let methodID = values.int("method-id") {
+                let failed = AMQPMethodID(classID: UInt16(truncatingIfNeeded: classID), methodID: UInt16(truncatingIfNeeded: methodID))
+                parts.append("(\(failed))")
+            }
+            if spec.methodName == "return" {
+                parts += summaryParts(values, skipping: ["reply-code", "reply-text"])
+            }
+            return parts.joined(separator: " ")
+        default:
+            return (parts + summaryParts(values, skipping: [])).joined(separator: " ")
+        }
+    }
+
+    private static func summaryParts(_ values: AMQPArgumentValues, skipping: Set<String>) -> [String] {
+        var parts: [String] = []
+        for (arg, value) in values.entries where !skipping.contains(arg.name) {
+            switch value {
+            case .bool(let set):
+                if set { parts.append(arg.name) }
+            case .int(let v):
+                // The ticket of access control is deprecated and always zero.
+                if arg.name == "ticket" && v == 0 { continue }
+                parts.append("\(arg.name)=\(v)")
+            case .string(let s):
+                if !s.isEmpty { parts.append("\(arg.name)=\(AMQPText.summaryValue(s))") }
+            case .longString(let bytes, let length):
+                if AMQPArgumentReader.secretArguments.contains(arg.name) || length == 0 || length > 60 { continue }
+                if let text = Preview.utf8Text(bytes) { parts.append("\(arg.name)=\(AMQPText.summaryValue(text))") }
+            case .table:
+                continue
+            }
+        }
+        return parts
+    }
+}
+
+extension String {
+    /// The string without the quotes `summaryValue` adds around spaced text.
+    fileprivate var trimmingQuotes: String {
+        guard count >= 2, hasPrefix("\""), hasSuffix("\"") else { return self }
+        return String(dropFirst().dropLast())
+    }
+}

@@ -1,0 +1,27 @@
+import Dissection
+
+/// Limits and preview sizes of the AMQP decoder. Every limit is a setting.
+public struct AMQPOptions: Sendable {
+    /// Bytes of a message body (and of a body frame) shown as a preview. Default 256.
+    public var bodyPreviewBytes = 256
+    /// The most bytes of one frame held in memory; the rest of a larger frame is counted and
+    /// skipped (a body frame still shows its preview). Default 1 MiB.
+    public var maxHeldFrameBytes = 1 << 20
+    /// How deep field tables and arrays may nest before the decoder stops descending and
+    /// reports a problem. Default 64; values above 128 act as 128, so the decoder's
+    /// recursion stays far from any thread's stack limit.
+    public var maxFieldTableDepth = 64
+
+    public init(bodyPreviewBytes: Int = 256, maxHeldFrameBytes: Int = 1 << 20, maxFieldTableDepth: Int = 64) {
+        self.bodyPreviewBytes = bodyPreviewBytes
+        self.maxHeldFrameBytes = maxHeldFrameBytes
+        self.maxFieldTableDepth = maxFieldTableDepth
+    }
+
+    /// The depth cap actually applied.
+    var effectiveTableDepth: Int { min(max(maxFieldTableDepth, 0), 128) }
+    /// Held bytes per frame: at least the 7-byte header's worth of payload so framing works.
+    var effectiveMaxHeld: Int { max(maxHeldFrameBytes, 64) }
+    /// Long strings inside arguments and tables are previewed to this many bytes.
+    static let longStringPreviewBytes = 1024
+}

@@ -1,0 +1,139 @@
+import Dissection
+
+/// The AMQP 0-9-1 method table: classes, methods, their arguments and the spec's constants.
+///
+/// The tables themselves (`classes`, `constants`) are generated from the machine-readable
+/// spec into `Generated/AMQPMethods+Generated.swift`; this file holds their types and lookups.
+public enum AMQPSpec {
+    /// The method with these ids, or nil when the spec has none.
+    public static func method(classID: UInt16, methodID: UInt16) -> AMQPMethodSpec? {
+        methodsByID[UInt32(classID) << 16 | UInt32(methodID)]
+    }
+
+    /// The class with this id, or nil when the spec has none.
+    public static func `class`(id: UInt16) -> AMQPClassSpec? {
+        classesByID[id]
+    }
+
+    /// Every method of every class, in spec order.
+    public static var allMethods: [AMQPMethodSpec] { classes.flatMap(\.methods) }
+
+    private static let methodsByID: [UInt32: AMQPMethodSpec] = {
+        var table: [UInt32: AMQPMethodSpec] = [:]
+        for cls in classes {
+            for m in cls.methods { table[UInt32(m.classID) << 16 | UInt32(m.methodID)] = m }
+        }
+        return table
+    }()
+
+    private static let classesByID: [UInt16: AMQPClassSpec] = {
+        var table: [UInt16: AMQPClassSpec] = [:]
+        for cls in classes { table[cls.id] = cls }
+        return table
+    }()
+}
+
+/// How an argument or property is encoded on the wire (AMQP 0-9-1 §4.2.5).
+public enum AMQPWireType: String, Sendable, CaseIterable {
+    case octet, short, long, longlong, bit, shortstr, longstr, timestamp, table
+}
+
+/// One method argument or content property.
+public struct AMQPArgumentSpec: Sendable, Equatable {
+    /// The spec's name, e.g. `routing-key`.
+    public let name: String
+    public let type: AMQPWireType
+    /// The spec's domain (`exchange-name`), when the argument is declared through one.
+    public let domain: String?
+
+    public init(name: String, type: AMQPWireType, domain: String?) {
+        self.name = name
+        self.type = type
+        self.domain = domain
+    }
+
+    /// The JSON key: the spec name in snake_case (`routing_key`).
+    public var key: String { AMQPSpec.snakeCase(name) }
+    /// The text-tree label: `Routing-Key`.
+    public var label: String { AMQPSpec.titleCase(name) }
+}
+
+/// One method of a class.
+public struct AMQPMethodSpec: Sendable, Equatable {
+    public let classID: UInt16
+    public let methodID: UInt16
+    public let className: String
+    public let methodName: String
+    /// Whether a content header and body frames follow the method (basic.publish, say).
+    public let carriesContent: Bool
+    public let isSynchronous: Bool
+    public let arguments: [AMQPArgumentSpec]
+
+    public init(classID: UInt16, methodID: UInt16, className: String, methodName: String,
+                carriesContent: Bool, isSynchronous: Bool, arguments: [AMQPArgumentSpec]) {
+        self.classID = classID
+        self.methodID = methodID
+        self.className = className
+        self.methodName = methodName
+        self.carriesContent = carriesContent
+        self.isSynchronous = isSynchronous
+        self.arguments = arguments
+    }
+
+    /// `basic.publish`.
+    public var fullName: String { className + "." + methodName }
+}
+
+/// One class: its methods, and the properties of content it carries (only `basic` has any).
+public struct AMQPClassSpec: Sendable, Equatable {
+    public let id: UInt16
+    public let name: String
+    public let methods: [AMQPMethodSpec]
+    public let properties: [AMQPArgumentSpec]
+
+    public init(id: UInt16, name: String, methods: [AMQPMethodSpec], properties: [AMQPArgumentSpec]) {
+        self.id = id
+        self.name = name
+        self.methods = methods
+        self.properties = properties
+    }
+}
+
+/// A named constant of the spec (frame types, sizes, reply codes).
+public struct AMQPConstant: Sendable, Equatable {
+    public enum ErrorClass: String, Sendable {
+        /// Closes the channel.
+        case softError = "soft-error"
+        /// Closes the connection.
+        case hardError = "hard-error"
+    }
+
+    public let name: String
+    public let value: Int
+    /// For reply codes: whether the error closes the channel or the connection.
+    public let errorClass: ErrorClass?
+
+    public init(name: String, value: Int, errorClass: ErrorClass?) {
+        self.name = name
+        self.value = value
+        self.errorClass = errorClass
+    }
+}
+
+extension AMQPSpec {
+    /// `routing-key` → `routing_key`.
+    static func snakeCase(_ name: String) -> String {
+        String(name.map { $0 == "-" ? "_" : $0 })
+    }
+
+    /// `routing-key` → `Routing-Key`.
+    static func titleCase(_ name: String) -> String {
+        var out = ""
+        var upper = true
+        for c in name {
+            out.append(upper ? Character(c.uppercased()) : c)
+            upper = c == "-"
+        }
+        return out
+    }
+}

@@ -1,0 +1,72 @@
+import Dissection
+
+/// Turning wire strings and numbers into display text, without Foundation.
+enum AMQPText {
+    /// A short string as text when it is valid, printable UTF-8, else as escaped bytes.
+    static func shortString(_ bytes: ArraySlice<UInt8>) -> String {
+        if let text = Preview.utf8Text(bytes) { return text }
+        return escaped(bytes)
+    }
+
+    /// Printable ASCII as is, anything else as `\0` or `\xNN`.
+    static func escaped(_ bytes: ArraySlice<UInt8>) -> String {
+        var s = ""
+        for b in bytes {
+            switch b {
+            case 0: s += "\\0"
+            case 0x5C: s += "\\\\"
+            case 0x20..<0x7F: s.append(Character(Unicode.Scalar(b)))
+            default: s += "\\x" + AMQPHex.string(UInt64(b), digits: 2).dropFirst(2)
+            }
+        }
+        return s
+    }
+
+    /// `'S'`, or `0x00` for a byte that is not a printable letter.
+    static func typeLetter(_ tag: UInt8) -> String {
+        if tag >= 0x21 && tag < 0x7F { return "'\(Character(Unicode.Scalar(tag)))'" }
+        return AMQPHex.string(UInt64(tag), digits: 2)
+    }
+
+    /// A decimal value (§4.2.5.5): `value` with `scale` digits after the point.
+    static func decimal(_ value: UInt64, scale: Int) -> String {
+        var digits = String(value)
+        guard scale > 0 else { return digits }
+        if digits.count <= scale {
+            digits = String(repeating: "0", count: scale - digits.count + 1) + digits
+        }
+        let point = digits.index(digits.endIndex, offsetBy: -scale)
+        return digits[..<point] + "." + digits[point...]
+    }
+
+    /// Seconds since 1970 as `2024-01-31T12:00:00Z` (proleptic Gregorian, UTC).
+    static func utcTime(_ seconds: UInt64) -> String {
+        // Beyond year 9999 a date says nothing useful.
+        guard seconds < 253_402_300_800 else { return "beyond year 9999" }
+        let s = Int(seconds)
+        let days = s / 86_400
+        let rest = s % 86_400
+        // Howard Hinnant's days-to-civil algorithm.
+        let z = days + 719_468
+        let era = z / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        let y = String(year)
+        let year4 = String(repeating: "0", count: max(0, 4 - y.count)) + y
+        return "\(year4)-\(two(month))-\(two(day))T\(two(rest / 3600)):\(two(rest % 3600 / 60)):\(two(rest % 60))Z"
+    }
+
+    /// A value for a summary line: bare when simple, quoted when empty or spaced, cut when long.
+    static func summaryValue(_ s: String, limit: Int = 60) -> String {
+        var v = s
+        if v.count > limit { v = String(v.prefix(limit)) + "..." }
+        if v.isEmpty || v.contains(" ") || v.contains("\"") { return "\"" + v + "\"" }
+        return v
+    }
+}
