@@ -55,20 +55,23 @@ public enum MQTTDecoder {
                             options: MQTTOptions) -> (pdu: DissectedPDU, facts: Facts) {
         var (pdu, facts) = decodePacket(frame.bytes[...], wireLength: frame.wireLength, version: version,
                                         state: &state, options: options)
+        // The range of the bytes not held (a frame built by hand may be inconsistent: clamp).
+        let heldEnd = min(frame.bytes.count, max(0, frame.wireLength))
+        let lost = heldEnd..<max(heldEnd, frame.wireLength)
         if frame.missingBytes > 0 {
             pdu.problems.append(Problem(.warning, "missing-bytes",
                                         "\(frame.missingBytes) bytes missing from the capture inside this packet",
-                                        range: frame.bytes.count..<frame.wireLength))
+                                        range: lost))
         }
         if frame.unseenBytes > 0 {
             pdu.problems.append(Problem(.warning, "incomplete",
                                         "The stream ended \(frame.unseenBytes) bytes before the end of this packet",
-                                        range: (frame.wireLength - frame.unseenBytes)..<frame.wireLength))
+                                        range: max(heldEnd, frame.wireLength - frame.unseenBytes)..<max(heldEnd, frame.wireLength)))
         }
         if frame.unheldBytes > 0, frame.missingBytes == 0 {
             pdu.problems.append(Problem(.note, "over-hold-limit",
                                         "Only the first \(frame.bytes.count) of this packet's \(frame.wireLength) bytes were kept (maximum held PDU size); lengths are still exact",
-                                        range: frame.bytes.count..<frame.wireLength))
+                                        range: lost))
         }
         if frame.isTruncated { pdu.summary += " [truncated]" }
         facts.hasErrors = pdu.problems.contains { $0.severity == .error }

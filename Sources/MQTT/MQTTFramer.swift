@@ -354,6 +354,22 @@ extension MQTTFramer {
         case .tooLong: return .no
         case .value(let length, let n, let minimal):
             guard minimal, Self.lengthIsPlausible(type, flags: flags, length) else { return .no }
+            let body = i + 1 + n
+            switch type {
+            case .publish:
+                // The topic name must fit in the packet (with the packet identifier for QoS > 0).
+                guard body + 1 < huntBuffer.count else { return .needMore }
+                let topicLength = Int(huntBuffer[body]) << 8 | Int(huntBuffer[body + 1])
+                let idLength = (flags >> 1) & 0b11 == 0 ? 0 : 2
+                guard 2 + topicLength + idLength <= length else { return .no }
+            case .connect:
+                // The protocol name is "MQTT" or "MQIsdp".
+                guard body + 1 < huntBuffer.count else { return .needMore }
+                let nameLength = Int(huntBuffer[body]) << 8 | Int(huntBuffer[body + 1])
+                guard nameLength == 4 || nameLength == 6 else { return .no }
+            default:
+                break
+            }
             return .header(length: length, headerLength: 1 + n)
         }
     }

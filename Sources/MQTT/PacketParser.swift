@@ -58,8 +58,11 @@ struct PacketParser {
 
     func byte(at i: Int) -> UInt8 { bytes[bytes.startIndex + i] }
 
+    /// The held bytes within `range` (clamped to what is held).
     func slice(_ range: Range<Int>) -> ArraySlice<UInt8> {
-        bytes[(bytes.startIndex + range.lowerBound)..<(bytes.startIndex + range.upperBound)]
+        let lower = min(max(0, range.lowerBound), bytes.count)
+        let upper = min(max(lower, range.upperBound), bytes.count)
+        return bytes[(bytes.startIndex + lower)..<(bytes.startIndex + upper)]
     }
 
     // MARK: Problems
