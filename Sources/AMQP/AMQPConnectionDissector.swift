@@ -75,7 +75,7 @@ public struct AMQPConnectionDissector: StreamDissector {
             let problem = Problem(.warning, "message-incomplete",
                                   "the stream ended before the \(message.method.fullName) on channel \(key.channel) was complete: \(message.progress)",
                                   reference: "AMQP 0-9-1 §4.2.6")
-            if output.isEmpty || units.isEmpty {
+            if output.isEmpty {
                 output.append(DissectedPDU(protocolName: "amqp", summary: "incomplete message at end of stream",
                                            fields: [Field("frame_type", "Type", .string("unframed")), message.field()],
                                            problems: [problem], wireLength: 0))

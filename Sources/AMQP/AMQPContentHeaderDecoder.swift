@@ -85,7 +85,8 @@ struct AMQPContentHeaderDecoder {
                                            reference: "AMQP 0-9-1 §4.2.6.1", range: flagField.range))
         }
 
-        var reader = AMQPArgumentReader(r.readRest(), base: 7 + r.offset, options: options)
+        let propertiesStart = 7 + r.offset
+        var reader = AMQPArgumentReader(r.readRest(), base: propertiesStart, options: options)
         var propertyFields: [Field] = []
         var complete = true
         for (i, prop) in properties.enumerated() where i < flags.count && flags[i] {

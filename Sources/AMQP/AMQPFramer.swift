@@ -319,14 +319,12 @@ public struct AMQPFramer {
         var problems = [Problem(.warning, "capture-gap",
                                 "the capture lost \(partial.lost) payload bytes of this frame and its frame-end")]
         let beyond = count - payloadLeft - 1
+        state = beyond > 0 ? .hunting : .inSync
+        let unit = emitUnit(partial, extra: &problems)
         if beyond > 0 {
             pending.append(Problem(.warning, "capture-gap",
                                    "the capture lost \(beyond) bytes after the previous frame; resynchronised here"))
-            state = .hunting
-        } else {
-            state = .inSync
         }
-        let unit = emitUnit(partial, extra: &problems)
         return unit
     }
 

@@ -1,0 +1,185 @@
+@testable import AMQP
+import Dissection
+import Testing
+
+/// connection.start-ok with PLAIN credentials guest/guest.
+private let startOK: [UInt8] = Wire.method(10, 11, channel: 0,
+    Wire.table([("product", [0x53] + Wire.longstr("pika"))])    // client-properties
+    + Wire.shortstr("PLAIN")                                     // mechanism
+    + Wire.longstr([0] + Array("guest".utf8) + [0] + Array("guest".utf8)) // response: \0guest\0guest
+    + Wire.shortstr("en_US"))                                    // locale
+
+private let durableText = "PRECONDITION_FAILED - inequivalent arg 'durable' for queue 'orders' in vhost '/': received 'false' but current is 'true'"
+
+@Suite("AMQP connection")
+struct AMQPConnectionTests {
+    @Test("summary lines read like the tool people know", arguments: [
+        (Wire.publish(channel: 1, exchange: "Mobile_Alarm", routingKey: "5", mandatory: true),
+         "basic.publish exchange=Mobile_Alarm routing-key=5 mandatory"),
+        (Wire.method(50, 10, channel: 1, Wire.u16(0) + Wire.shortstr("orders") + [0b0000_0010] + Wire.table([])),
+         "queue.declare queue=orders durable"),
+        (Wire.body(channel: 1, "hello world!"), "body 12 bytes \"hello world!\""),
+        (Wire.heartbeat, "heartbeat"),
+        (Wire.protocolHeader, "protocol header AMQP 0-9-1"),
+        (startOK, "connection.start-ok mechanism=PLAIN user=guest"),
+        (Wire.tune(30, channelMax: 2047, frameMax: 131_072, heartbeat: 60), "connection.tune channel-max=2047 frame-max=131072 heartbeat=60"),
+        (Wire.method(60, 120, channel: 1, Wire.u64(9) + [0b11]), "basic.nack delivery-tag=9 multiple requeue"),
+        (Wire.close(channel: 1, code: 406, text: durableText, failedClass: 50, failedMethod: 10),
+         "channel.close 406 PRECONDITION_FAILED - inequivalent arg 'durable' for queue 'orders' in vhost '/': received 'false' b... (queue.declare)"),
+        (Wire.close(classID: 10, methodID: 50, channel: 0, code: 320, text: "shutdown", failedClass: 0, failedMethod: 0),
+         "connection.close 320 CONNECTION_FORCED shutdown"),
+    ])
+    func summaries(bytes: [UInt8], summary: String) {
+        let pdus = AMQPDecoder.decodeAll(bytes)
+        #expect(pdus.count == 1)
+        #expect(pdus.first?.summary == summary)
+        #expect(pdus.first?.fields.first?.key == "frame_type")
+    }
+
+    @Test("the SASL response is a secret; the PLAIN user is shown apart")
+    func secrets() {
+        let pdu = dissect(Wire.protocolHeader + startOK)[1]
+        #expect(pdu.value("arguments.response") == .secret("\\0guest\\0guest"))
+        #expect(pdu.value("sasl_user") == .string("guest"))
+        #expect(pdu.value("arguments.mechanism") == .string("PLAIN"))
+        #expect(pdu.value("arguments.client_properties.product") == .text(preview: "pika", length: 4))
+        #expect(!pdu.summary.contains("\\0guest"))
+        // update-secret's new secret is hidden as well.
+        let update = AMQPDecoder.decode(frame: Wire.method(10, 70, channel: 0, Wire.longstr("token") + Wire.shortstr("refresh"))[...])
+        #expect(update.value("arguments.new_secret") == .secret("token"))
+        #expect(!update.summary.contains("token"))
+    }
+
+    @Test("channel.close names the reply code and the failed method, and explains an inequivalent durable flag")
+    func closeDurable() {
+        let declare = Wire.method(50, 10, channel: 1, Wire.u16(0) + Wire.shortstr("orders") + [0] + Wire.table([]))
+        let close = Wire.close(channel: 1, code: 406, text: durableText, failedClass: 50, failedMethod: 10)
+        var d = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: true, serverPort: 5672), options: AMQPOptions())
+        var out: [DissectedPDU] = []
+        d.receive(declare[...], from: .toServer, into: &out)
+        d.receive(close[...], from: .toClient, into: &out)
+        let pdu = out[1]
+        #expect(pdu.value("arguments.reply_code") == .int(406))
+        #expect(pdu.value("arguments.reply_code.reply_code_name") == .string("PRECONDITION_FAILED"))
+        #expect(pdu.value("arguments.method_id.failed_method") == .string("queue.declare"))
+        let explanation = pdu.value("explanation")?.stringValue ?? ""
+        #expect(explanation.contains("The queue 'orders' already exists in vhost '/' with durable=true"))
+        #expect(explanation.contains("this declare asked for durable=false"))
+        #expect(explanation.contains("same durable, exclusive and auto-delete flags and the same arguments"))
+        #expect(explanation.contains("delete the queue first"))
+    }
+
+    @Test("404 no queue after a passive declare or a consume explains the queue does not exist", arguments: [
+        (UInt16(10), Wire.u16(0) + Wire.shortstr("jobs") + [0b0000_0001] + Wire.table([]), "A passive queue.declare only checks"),
+        (UInt16(20), Wire.u16(0) + Wire.shortstr("jobs") + Wire.shortstr("") + [0] + Wire.table([]), "basic.consume needs an existing queue"),
+    ])
+    func closeNoQueue(methodID: UInt16, arguments: [UInt8], phrase: String) {
+        let classID: UInt16 = methodID == 10 ? 50 : 60
+        let request = Wire.method(classID, methodID, channel: 1, arguments)
+        let close = Wire.close(channel: 1, code: 404, text: "NOT_FOUND - no queue 'jobs' in vhost '/'",
+                               failedClass: classID, failedMethod: methodID)
+        var d = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: true, serverPort: 5672), options: AMQPOptions())
+        var out: [DissectedPDU] = []
+        d.receive(request[...], from: .toServer, into: &out)
+        d.receive(close[...], from: .toClient, into: &out)
+        let explanation = out[1].value("explanation")?.stringValue ?? ""
+        #expect(explanation.hasPrefix("The queue 'jobs' does not exist in vhost '/'."))
+        #expect(explanation.contains(phrase))
+        #expect(explanation.contains("exclusive or auto-delete"))
+        #expect(explanation.contains("server-named"))
+    }
+
+    @Test("403 ACCESS_REFUSED explains permissions or login")
+    func accessRefused() {
+        let close = Wire.close(classID: 10, methodID: 50, channel: 0, code: 403,
+                               text: "ACCESS_REFUSED - Login was refused using authentication mechanism PLAIN. For details see the broker logfile.",
+                               failedClass: 0, failedMethod: 0)
+        let pdu = AMQPDecoder.decode(frame: close[...])
+        #expect(pdu.value("explanation")?.stringValue?.hasPrefix("The broker refused the login") == true)
+        #expect(AMQPCloseExplanation.explain(.init(replyCode: 403, replyText: "ACCESS_REFUSED - access to queue 'q' refused", failedMethod: nil))?
+            .contains("permission") == true)
+        #expect(AMQPCloseExplanation.explain(.init(replyCode: 999, replyText: "", failedMethod: nil)) == nil)
+    }
+
+    @Test("a frame larger than the negotiated frame-max is a problem")
+    func frameMaxExceeded() {
+        var d = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: false, serverPort: 5672), options: AMQPOptions())
+        var out: [DissectedPDU] = []
+        d.receive(Wire.protocolHeader[...], from: .toServer, into: &out)
+        d.receive(Wire.tune(30, channelMax: 2047, frameMax: 8192, heartbeat: 60)[...], from: .toClient, into: &out)
+        d.receive(Wire.tune(31, channelMax: 2047, frameMax: 4096, heartbeat: 60)[...], from: .toServer, into: &out)
+        let small = Wire.body(channel: 1, String(repeating: "a", count: 4088))    // exactly 4096 on the wire
+        let large = Wire.body(channel: 1, String(repeating: "a", count: 4089))
+        d.receive(small[...], from: .toServer, into: &out)
+        d.receive(large[...], from: .toServer, into: &out)
+        d.receive(Wire.method(60, 80, channel: 3000, Wire.u64(1) + [0])[...], from: .toServer, into: &out)
+        #expect(out.count == 6)
+        #expect(!out[3].has("frame-max-exceeded"))
+        #expect(out[4].has("frame-max-exceeded"))
+        #expect(out[5].has("channel-max-exceeded"))
+    }
+
+    @Test("tune-ok asking for more than the server offered is a problem")
+    func tuneAboveProposal() {
+        var d = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: true, serverPort: 5672), options: AMQPOptions())
+        var out: [DissectedPDU] = []
+        d.receive(Wire.tune(30, channelMax: 0, frameMax: 131_072, heartbeat: 60)[...], from: .toClient, into: &out)
+        d.receive(Wire.tune(31, channelMax: 0, frameMax: 262_144, heartbeat: 60)[...], from: .toServer, into: &out)
+        #expect(out[1].has("frame-max-above-proposal"))
+    }
+
+    @Test("a client stream that starts with a frame instead of the protocol header is a problem")
+    func missingProtocolHeader() {
+        #expect(dissect(Wire.heartbeat).first?.has("no-protocol-header") == true)
+        #expect(dissect(Wire.protocolHeader + Wire.heartbeat).allSatisfy { !$0.has("no-protocol-header") })
+    }
+
+    @Test("frames on the wrong channel are problems", arguments: [
+        (Wire.frame(8, channel: 1, []), "heartbeat-channel"),
+        (Wire.frame(8, channel: 0, [1]), "heartbeat-payload"),
+        (Wire.method(10, 61, channel: 1, []), "wrong-channel"),
+        (Wire.publish(channel: 0, exchange: "", routingKey: "q"), "wrong-channel"),
+    ])
+    func wrongChannel(bytes: [UInt8], code: String) {
+        #expect(AMQPDecoder.decode(frame: bytes[...]).has(code))
+    }
+
+    @Test("random bytes never trap, whatever the start and chunking", arguments: [UInt64(1), 2, 3, 4, 5, 6, 7, 8])
+    func randomBytes(seed: UInt64) {
+        var rng = SplitMix64(seed: seed)
+        let options = AMQPOptions(bodyPreviewBytes: 16, maxHeldFrameBytes: 512, maxFieldTableDepth: 8)
+        for round in 0..<40 {
+            let count = Int.random(in: 0..<2000, using: &rng)
+            var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            // Half the rounds start from a valid stream with random bytes changed, to reach deeper paths.
+            if round % 2 == 0 {
+                bytes = Wire.protocolHeader + startOK + Wire.publish(channel: 1, exchange: "e", routingKey: "k")
+                    + Wire.contentHeader(channel: 1, bodySize: 5, flags: 0xFFFC, properties: fullHeader) + Wire.body(channel: 1, "hello")
+                for _ in 0..<Int.random(in: 1...6, using: &rng) {
+                    bytes[Int.random(in: 0..<bytes.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
+                }
+            }
+            var d = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: round % 3 == 0, serverPort: 5672), options: options)
+            var out: [DissectedPDU] = []
+            var i = 0
+            while i < bytes.count {
+                let n = Int.random(in: 1...64, using: &rng)
+                d.receive(bytes[i..<min(i + n, bytes.count)], from: round % 4 < 2 ? .toServer : .toClient, into: &out)
+                if Int.random(in: 0..<10, using: &rng) == 0 {
+                    d.gap(Int.random(in: 1...100, using: &rng), in: .toServer, into: &out)
+                }
+                i += n
+            }
+            d.finish(.toServer, into: &out)
+            d.finish(.toClient, into: &out)
+            let total = out.reduce(0) { $0 + $1.wireLength }
+            #expect(total >= 0)
+            _ = AMQPDecoder.decodeAll(bytes, options: options)
+        }
+    }
+}
+
+private let fullHeader: [UInt8] =
+    Wire.shortstr("text/plain") + Wire.shortstr("utf-8") + Wire.table([("h", [0x46] + Wire.table([("n", [0x56])]))])
+    + [2, 0] + Wire.shortstr("c") + Wire.shortstr("r") + Wire.shortstr("1") + Wire.shortstr("m") + Wire.u64(0)
+    + Wire.shortstr("t") + Wire.shortstr("u") + Wire.shortstr("a") + Wire.shortstr("")

@@ -1,0 +1,137 @@
+@testable import AMQP
+import Dissection
+import Testing
+
+/// A content header with all 14 basic properties (flags 0xFFFC: bits 15..2 set).
+private let fullHeaderProperties: [UInt8] =
+    Wire.shortstr("text/plain")                                  // content-type
+    + Wire.shortstr("gzip")                                      // content-encoding
+    + Wire.table([("x-retries", [0x49] + Wire.u32(3))])          // headers
+    + [0x02]                                                     // delivery-mode 2 (persistent)
+    + [0x05]                                                     // priority 5
+    + Wire.shortstr("corr-1")                                    // correlation-id
+    + Wire.shortstr("amq.rabbitmq.reply-to")                     // reply-to
+    + Wire.shortstr("60000")                                     // expiration
+    + Wire.shortstr("msg-1")                                     // message-id
+    + Wire.u64(1_700_000_000)                                    // timestamp
+    + Wire.shortstr("order.created")                             // type
+    + Wire.shortstr("guest")                                     // user-id
+    + Wire.shortstr("shop")                                      // app-id
+    + Wire.shortstr("")                                          // cluster-id
+
+@Suite("AMQP content")
+struct AMQPContentTests {
+    @Test("a content header with all 14 basic properties decodes each of them")
+    func allProperties() {
+        let bytes = Wire.contentHeader(channel: 1, bodySize: 12, flags: 0xFFFC, properties: fullHeaderProperties)
+        let pdu = AMQPDecoder.decode(frame: bytes[...])
+        #expect(pdu.problems.isEmpty, "\(pdu.problems.map(\.description))")
+        #expect(pdu.value("frame_type") == .string("header"))
+        #expect(pdu.value("class_id") == .int(60))
+        #expect(pdu.value("body_size") == .int(12))
+        #expect(pdu.value("property_flags") == .int(0xFFFC))
+        let properties = pdu.fields.first { $0.key == "properties" }?.children ?? []
+        #expect(properties.map(\.key) == ["content_type", "content_encoding", "headers", "delivery_mode", "priority",
+                                          "correlation_id", "reply_to", "expiration", "message_id", "timestamp",
+                                          "type", "user_id", "app_id", "cluster_id"])
+        #expect(pdu.value("properties.content_type") == .string("text/plain"))
+        #expect(pdu.value("properties.headers.x-retries") == .int(3))
+        #expect(pdu.value("properties.delivery_mode") == .int(2))
+        #expect(pdu.value("properties.timestamp") == .int(1_700_000_000))
+        #expect(pdu.value("properties.app_id") == .string("shop"))
+        #expect(pdu.summary.hasPrefix("content header basic body-size=12 content-type=text/plain content-encoding=gzip headers=1 delivery-mode=2"))
+    }
+
+    @Test("the summary shows the common properties")
+    func headerSummary() {
+        let props = Wire.shortstr("text/plain") + [0x02]
+        let bytes = Wire.contentHeader(channel: 1, bodySize: 12, flags: 0x9000, properties: props)
+        #expect(AMQPDecoder.decode(frame: bytes[...]).summary == "content header basic body-size=12 content-type=text/plain delivery-mode=2")
+    }
+
+    @Test("property flags continued into a second word for properties basic lacks are a problem")
+    func continuationFlags() {
+        // 0x8001: content-type present, continuation; 0x8000: a 16th property basic does not define.
+        let payload = Wire.u16(60) + Wire.u16(0) + Wire.u64(0) + Wire.u16(0x8001) + Wire.u16(0x8000) + Wire.shortstr("a/b")
+        let pdu = AMQPDecoder.decode(frame: Wire.frame(2, channel: 1, payload)[...])
+        #expect(pdu.value("properties.content_type") == .string("a/b"))
+        #expect(pdu.has("undefined-property"))
+    }
+
+    @Test("a message over several body frames is joined and checked against body-size")
+    func messageAssembly() {
+        let stream = Wire.publish(channel: 1, exchange: "Mobile_Alarm", routingKey: "5", mandatory: true)
+            + Wire.contentHeader(channel: 1, bodySize: 12, flags: 0x8000, properties: Wire.shortstr("text/plain"))
+            + Wire.body(channel: 1, "hello ")
+            + Wire.body(channel: 1, "world!")
+        let pdus = AMQPDecoder.decodeAll(stream)
+        #expect(pdus.map(\.summary) == ["basic.publish exchange=Mobile_Alarm routing-key=5 mandatory",
+                                        "content header basic body-size=12 content-type=text/plain",
+                                        "body 6 bytes \"hello \"",
+                                        "body 6 bytes \"world!\""])
+        #expect(pdus.allSatisfy { $0.problems.isEmpty })
+        #expect(pdus[2].field("message") == nil)
+        let message = pdus[3]
+        #expect(message.value("message.method") == .string("basic.publish"))
+        #expect(message.value("message.exchange") == .string("Mobile_Alarm"))
+        #expect(message.value("message.routing_key") == .string("5"))
+        #expect(message.value("message.properties") == .string("content-type=text/plain"))
+        #expect(message.value("message.body_size") == .int(12))
+        #expect(message.value("message.body") == .text(preview: "hello world!", length: 12))
+        #expect(message.value("message.body_frames") == .int(2))
+    }
+
+    @Test("a message with an empty body completes on its content header")
+    func emptyBody() {
+        let stream = Wire.method(60, 60, channel: 2, Wire.shortstr("ctag") + Wire.u64(7) + [1] + Wire.shortstr("ex") + Wire.shortstr("rk"))
+            + Wire.contentHeader(channel: 2, bodySize: 0)
+        let pdus = AMQPDecoder.decodeAll(stream)
+        #expect(pdus.count == 2)
+        #expect(pdus[0].summary == "basic.deliver consumer-tag=ctag delivery-tag=7 redelivered exchange=ex routing-key=rk")
+        #expect(pdus[1].value("message.method") == .string("basic.deliver"))
+        #expect(pdus[1].value("message.delivery_tag") == .int(7))
+        #expect(pdus[1].value("message.body") == .text(preview: "", length: 0))
+    }
+
+    @Test("messages on two channels interleave without mixing")
+    func interleavedChannels() {
+        let stream = Wire.publish(channel: 1, exchange: "a", routingKey: "1")
+            + Wire.publish(channel: 2, exchange: "b", routingKey: "2")
+            + Wire.contentHeader(channel: 2, bodySize: 3) + Wire.contentHeader(channel: 1, bodySize: 3)
+            + Wire.body(channel: 1, "one") + Wire.body(channel: 2, "two")
+        let pdus = AMQPDecoder.decodeAll(stream)
+        #expect(pdus[4].value("message.exchange") == .string("a"))
+        #expect(pdus[4].value("message.body") == .text(preview: "one", length: 3))
+        #expect(pdus[5].value("message.exchange") == .string("b"))
+        #expect(pdus[5].value("message.body") == .text(preview: "two", length: 3))
+    }
+
+    @Test("the body preview is bounded; the body size is the full size")
+    func boundedPreview() {
+        let big = String(repeating: "ab", count: 1000)
+        let stream = Wire.publish(channel: 1, exchange: "", routingKey: "q")
+            + Wire.contentHeader(channel: 1, bodySize: 2000) + Wire.body(channel: 1, big)
+        let pdus = AMQPDecoder.decodeAll(stream, options: AMQPOptions(bodyPreviewBytes: 10))
+        #expect(pdus[2].value("message.body") == .text(preview: "ababababab", length: 2000))
+        #expect(pdus[2].value("body") == .text(preview: "ababababab", length: 2000))
+    }
+
+    @Test("content out of order is a problem", arguments: [
+        (Wire.body(channel: 1, "x"), "unexpected-body"),
+        (Wire.contentHeader(channel: 1, bodySize: 1), "unexpected-header"),
+        (Wire.publish(channel: 1, exchange: "", routingKey: "q") + Wire.contentHeader(channel: 1, bodySize: 1)
+            + Wire.body(channel: 1, "xy"), "body-overrun"),
+        (Wire.publish(channel: 1, exchange: "", routingKey: "q") + Wire.publish(channel: 1, exchange: "", routingKey: "q"),
+         "message-interrupted"),
+    ])
+    func outOfOrder(stream: [UInt8], code: String) {
+        let pdus = AMQPDecoder.decodeAll(stream)
+        #expect(pdus.contains { $0.has(code) })
+    }
+
+    @Test("a message left incomplete at the end of the stream is reported")
+    func incompleteAtEnd() {
+        let pdus = AMQPDecoder.decodeAll(Wire.publish(channel: 1, exchange: "", routingKey: "q") + Wire.contentHeader(channel: 1, bodySize: 10))
+        #expect(pdus.contains { $0.has("message-incomplete") })
+    }
+}
