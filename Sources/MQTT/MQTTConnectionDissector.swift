@@ -50,11 +50,12 @@ public struct MQTTConnectionDissector: StreamDissector {
         if direction == .toServer { toServerFramer.finish() } else { toClientFramer.finish() }
         drain(direction, into: &output)
         let pending = direction == .toServer ? pendingToServer : pendingToClient
-        guard !pending.problems.isEmpty else { return }
+        if direction == .toServer { pendingToServer = Pending() } else { pendingToClient = Pending() }
+        // Only bytes that were seen get an entry; a gap alone is the reassembler's to report.
+        guard pending.skippedBytes > 0 else { return }
         output.append(DissectedPDU(protocolName: "mqtt", summary: "(\(pending.skippedBytes) bytes not decoded)",
                                    fields: [Field("skipped_bytes", "Skipped Bytes", .int(pending.skippedBytes))],
                                    problems: pending.problems, wireLength: pending.skippedBytes))
-        if direction == .toServer { pendingToServer = Pending() } else { pendingToClient = Pending() }
     }
 
     private mutating func nextStep(_ direction: Direction) -> MQTTFramer.Step {

@@ -134,6 +134,22 @@ struct ConnectionTests {
         #expect(out[1].wireLength == Fixture.publish311QoS1.count)
     }
 
+    @Test("bytes that never make a packet are reported at finish; a trailing gap alone is left to the reassembler")
+    func trailingSkipped() {
+        var d = MQTTConnectionDissector(info: ConnectionInfo(startedMidStream: true, serverPort: 1883),
+                                        options: MQTTOptions(assumedVersion: .v3_1_1))
+        var out: [DissectedPDU] = []
+        d.receive(Fixture.pingreq[...], from: .toServer, into: &out)
+        d.gap(10, in: .toServer, into: &out)
+        d.finish(.toServer, into: &out)
+        #expect(out.map(\.summary) == ["PINGREQ"])
+        d.receive([0xFF, 0xFE, 0xFD][...], from: .toClient, into: &out)
+        d.finish(.toClient, into: &out)
+        #expect(out.count == 2)
+        #expect(out[1].int("skipped_bytes") == 3)
+        #expect(out[1].problemCodes == ["incomplete-at-end"])
+    }
+
     @Test("a 1.5 MB PUBLISH in 1460-byte chunks gives one PUBLISH with the full payload length and bounded held bytes")
     func largePublish() {
         let payloadLength = 1_500_000
