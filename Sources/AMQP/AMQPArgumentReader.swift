@@ -33,6 +33,18 @@ struct AMQPArgumentValues {
         return nil
     }
 
+    /// The values without tables and long strings: what is worth keeping across frames.
+    var withoutBulk: AMQPArgumentValues {
+        var kept = AMQPArgumentValues()
+        for (spec, value) in entries {
+            switch value {
+            case .table, .longString: continue
+            default: kept.append(spec, value)
+            }
+        }
+        return kept
+    }
+
     func string(_ name: String) -> String? {
         switch self[name] {
         case .string(let s)?: return s

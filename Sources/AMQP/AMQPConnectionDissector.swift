@@ -28,6 +28,9 @@ public struct AMQPConnectionDissector: StreamDissector {
     private var requests: [ChannelKey: [AMQPMethodID: AMQPArgumentValues]] = [:]
     /// Directions that lost frame sync at some point: content out of context is expected there.
     private var lostSync: Set<Direction> = []
+    /// Channels opened (channel.open) and not yet closed (channel.close-ok), when the capture
+    /// showed the connection's start.
+    private var openChannels: Set<UInt16> = []
 
     public init(info: ConnectionInfo, options: AMQPOptions = AMQPOptions()) {
         self.init(info: info, options: options, expectsProtocolHeader: true)
@@ -131,7 +134,7 @@ public struct AMQPConnectionDissector: StreamDissector {
             pdu.problems.append(Problem(.error, "frame-max-exceeded",
                                         "frame of \(frame.wireLength) bytes is larger than the negotiated frame-max of \(frameMax)",
                                         reference: "AMQP 0-9-1 connection.tune-ok frame-max", range: 3..<7))
-        } else if frameMax == nil, !info.startedMidStream, frame.wireLength > AMQPSpec.frameMinSize {
+        } else if frameMax == nil, expectsProtocolHeader, frame.wireLength > AMQPSpec.frameMinSize {
             pdu.problems.append(Problem(.warning, "frame-min-size-exceeded",
                                         "frame of \(frame.wireLength) bytes before frame-max was negotiated; peers need accept only \(AMQPSpec.frameMinSize)",
                                         reference: "AMQP 0-9-1 connection.tune frame-max (frame-min-size)", range: 3..<7))
@@ -157,6 +160,14 @@ public struct AMQPConnectionDissector: StreamDissector {
         if decoded.pdu.problems.contains(where: { $0.code == "resync-skipped" || $0.code == "capture-gap" }) {
             lostSync.insert(direction)
         }
+        // AMQP 0-9-1 channel.open: a channel is used only once opened; RabbitMQ answers
+        // anything else with 504 CHANNEL_ERROR. Only judged when the capture saw the whole connection.
+        if expectsProtocolHeader, lostSync.isEmpty, frame.channel != 0, frame.type != .heartbeat,
+           !openChannels.contains(frame.channel), decoded.method?.id != AMQPMethodID(classID: 20, methodID: 10) {
+            decoded.pdu.problems.append(Problem(.warning, "channel-not-open",
+                                                "channel \(frame.channel) is used without a channel.open seen on this connection",
+                                                reference: "AMQP 0-9-1 channel.open", range: 1..<3))
+        }
         // Content seen without its start is expected right after a capture starts mid-stream or loses bytes.
         let severity: Problem.Severity = info.startedMidStream || lostSync.contains(direction) ? .note : .error
         switch frame.type {
@@ -173,12 +184,13 @@ public struct AMQPConnectionDissector: StreamDissector {
                 messages[key] = AMQPMessageAssembly(method: spec, values: method.values, previewLimit: options.bodyPreviewBytes)
             }
             if AMQPConnectionDissector.remembered.contains(id) {
-                requests[key, default: [:]][id] = method.values
+                requests[key, default: [:]][id] = method.values.withoutBulk
             }
             if spec.classID == 20, spec.methodName == "close-ok" || spec.methodName == "open" {
                 for d in [Direction.toServer, .toClient] {
                     requests[ChannelKey(direction: d, channel: frame.channel)] = nil
                 }
+                if spec.methodName == "open" { openChannels.insert(frame.channel) } else { openChannels.remove(frame.channel) }
             }
             negotiate(spec, method.values, &decoded.pdu)
         case .header:

@@ -15,13 +15,13 @@ public enum AMQPDecoder {
         framer.append(bytes)
         var units: [AMQPFramedUnit] = []
         while case .unit(let unit) = framer.next() { units.append(unit) }
-        let consumed = units.isEmpty
         units += framer.finish()
-        guard var pdu = units.first.map({ decode($0, options: options) }) else {
-            return DissectedPDU(protocolName: "amqp", summary: "empty", fields: [], wireLength: 0)
+        guard let first = units.first else {
+            return DissectedPDU(protocolName: "amqp", summary: "no bytes", fields: [], wireLength: 0)
         }
-        if units.count > 1, !consumed {
-            pdu.problems.append(Problem(.error, "trailing-bytes", "bytes follow the frame's frame-end",
+        var pdu = decode(first, options: options)
+        if units.count > 1 {
+            pdu.problems.append(Problem(.error, "trailing-bytes", "\(bytes.count - pdu.wireLength) bytes follow the frame",
                                         reference: "AMQP 0-9-1 §4.2.3"))
         }
         return pdu

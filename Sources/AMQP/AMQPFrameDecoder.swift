@@ -83,7 +83,11 @@ struct AMQPFrameDecoder {
                                             response: result.values["response"]) {
                     fields.append(Field("sasl_user", "SASL user", .string(user)))
                 }
-                if let explanation = explain(spec, result.values, requests: requests) {
+                if spec.classID == 10, spec.methodName == "blocked" {
+                    let reason = result.values.string("reason").map { " (\($0))" } ?? ""
+                    fields.append(Field("explanation", "Explanation",
+                                        .string("The broker stopped reading from this connection's publishers because a resource alarm is in effect\(reason), such as low memory or disk space; publishes wait until connection.unblocked.")))
+                } else if let explanation = explain(spec, result.values, requests: requests) {
                     fields.append(Field("explanation", "Explanation", .string(explanation)))
                 }
                 // AMQP 0-9-1 §4.2.3 / §2.3.5: channel 0 is the connection's; connection methods use no other.

@@ -65,6 +65,9 @@ public struct AMQPFramer {
     private var pending: [Problem] = []
     private var skipped = 0
     private var undissectedBytes = 0
+    /// Set while no more bytes will come before a gap or the end: a candidate frame that
+    /// needs bytes beyond those held cannot be confirmed, so hunting looks past it.
+    private var finalHunt = false
 
     /// `atStreamStart`: the first bytes are the stream's first (a protocol header may come);
     /// otherwise the framer starts by hunting for a frame boundary.
@@ -182,8 +185,7 @@ public struct AMQPFramer {
     /// (it is handed over truncated when its last byte passes); otherwise the framer hunts.
     /// Returns the units completed before or by the gap.
     public mutating func gap(_ count: Int) -> [AMQPFramedUnit] {
-        var out: [AMQPFramedUnit] = []
-        while case .unit(let unit) = next() { out.append(unit) }
+        var out = drainBeforeBreak()
         guard count > 0 else { return out }
         let lostNote = Problem(.warning, "capture-gap", "the capture lost \(count) bytes of this direction here")
         switch state {
@@ -218,8 +220,7 @@ public struct AMQPFramer {
     /// The direction ended: units still complete are returned, then a frame left incomplete
     /// (truncated) or the bytes that could not be framed.
     public mutating func finish() -> [AMQPFramedUnit] {
-        var out: [AMQPFramedUnit] = []
-        while case .unit(let unit) = next() { out.append(unit) }
+        var out = drainBeforeBreak()
         let ended = Problem(.warning, "truncated", "the stream ended inside this frame", reference: "AMQP 0-9-1 §4.2.3")
         switch state {
         case .undissected(let version):
@@ -264,6 +265,18 @@ public struct AMQPFramer {
     }
 
     // MARK: - Internals
+
+    /// The units still to be had from the bytes held, before a gap or the end of the stream.
+    private mutating func drainBeforeBreak() -> [AMQPFramedUnit] {
+        var out: [AMQPFramedUnit] = []
+        while case .unit(let unit) = next() { out.append(unit) }
+        if case .hunting = state, !window.isEmpty {
+            finalHunt = true
+            while case .unit(let unit) = next() { out.append(unit) }
+            finalHunt = false
+        }
+        return out
+    }
 
     private mutating func consume(_ n: Int) {
         window = window.dropFirst(n)
@@ -405,8 +418,9 @@ public struct AMQPFramer {
         let available = window.count - p
         let type = window[s]
         guard type == 1 || type == 2 || type == 3 || type == 8 else { return .no }
+        let needMore: Plausibility = finalHunt ? .no : .needMore
         guard available >= 7, let channel = readUInt16(at: p + 1), let size32 = readUInt32(at: p + 3) else {
-            return .needMore
+            return needMore
         }
         let size = Int(size32)
         guard size <= huntSizeLimit else { return .no }
@@ -417,7 +431,7 @@ public struct AMQPFramer {
         case 2: guard size >= 14, channel != 0 else { return .no }
         default: guard size >= 1, channel != 0 else { return .no }
         }
-        guard available >= size + 8 else { return .needMore }
+        guard available >= size + 8 else { return needMore }
         guard window[s + 7 + size] == AMQPSpec.frameEnd else { return .no }
         if type == 1 {
             guard let classID = readUInt16(at: p + 7), let methodID = readUInt16(at: p + 9),
