@@ -26,9 +26,8 @@ struct AMQPContentHeaderDecoder {
         }
         result.classID = classID
         result.bodySize = bodySize
-        let cls = AMQPSpec.class(id: classID)
         result.fields.append(Field("class_id", "Class", .int(Int(classID)),
-                                   line: "Class: \(cls.map { "\($0.name) (\(classID))" } ?? AMQPFrameType.unknown(UInt64(classID), digits: 4))",
+                                   line: "Class: \(AMQPClassID(rawValue: classID))",
                                    range: 7..<9))
         result.fields.append(Field("weight", "Weight", .int(Int(weight)), range: 9..<11))
         if weight != 0 {
@@ -60,6 +59,7 @@ struct AMQPContentHeaderDecoder {
                 return result
             }
         }
+        let cls = AMQPSpec.class(id: classID)
         let properties = cls?.properties ?? []
         var flagField = Field("property_flags", "Property flags", .int(Int(words[0])),
                               line: "Property flags: \(AMQPHex.string(UInt64(words[0]), digits: 4))",

@@ -25,9 +25,8 @@ struct AMQPMethodDecoder {
         }
         let id = AMQPMethodID(classID: classID, methodID: methodID)
         result.id = id
-        let cls = AMQPSpec.class(id: classID)
         result.fields.append(Field("class_id", "Class", .int(Int(classID)),
-                                   line: "Class: \(cls.map { "\($0.name) (\(classID))" } ?? AMQPFrameType.unknown(UInt64(classID), digits: 4))",
+                                   line: "Class: \(AMQPClassID(rawValue: classID))",
                                    range: 7..<9))
         result.fields.append(Field("method_id", "Method-Id", .int(Int(methodID)),
                                    line: "Method-Id: \(id.spec.map { "\($0.methodName) (\(methodID))" } ?? AMQPFrameType.unknown(UInt64(methodID), digits: 4))",

@@ -2,7 +2,7 @@ import Dissection
 
 /// A method's identity on the wire: class id and method id (AMQP 0-9-1 §4.2.4). Open: ids the
 /// spec does not define are kept and printed as `0x003C.0x009F (unknown)`.
-public struct AMQPMethodID: Hashable, Sendable, CustomStringConvertible {
+public struct AMQPMethodID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public var classID: UInt16
     public var methodID: UInt16
 
@@ -10,6 +10,16 @@ public struct AMQPMethodID: Hashable, Sendable, CustomStringConvertible {
         self.classID = classID
         self.methodID = methodID
     }
+
+    /// Class id in the high 16 bits, method id in the low 16: the 4 bytes as on the wire.
+    public init(rawValue: UInt32) {
+        self.init(classID: UInt16(truncatingIfNeeded: rawValue >> 16), methodID: UInt16(truncatingIfNeeded: rawValue))
+    }
+
+    public var rawValue: UInt32 { UInt32(classID) << 16 | UInt32(methodID) }
+
+    /// The class part.
+    public var classPart: AMQPClassID { AMQPClassID(rawValue: classID) }
 
     public static let connectionStart = AMQPMethodID(classID: 10, methodID: 10)
     public static let connectionStartOK = AMQPMethodID(classID: 10, methodID: 11)
@@ -35,8 +45,7 @@ public struct AMQPMethodID: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         if let name { return name }
         let method = AMQPFrameType.unknown(UInt64(methodID), digits: 4)
-        if let cls = AMQPSpec.class(id: classID) { return "\(cls.name).\(method)" }
-        let hex = AMQPFrameType.unknown(UInt64(classID), digits: 4)
-        return "\(hex.prefix(6)).\(method)"
+        if let cls = classPart.name { return "\(cls).\(method)" }
+        return "\(AMQPHex.string(UInt64(classID), digits: 4)).\(method)"
     }
 }
