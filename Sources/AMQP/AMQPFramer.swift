@@ -257,8 +257,10 @@ public struct AMQPFramer {
                             reference: "AMQP 0-9-1 §4.2.3")]))
             }
         }
-        if !pending.isEmpty {
-            out.append(.unframed(count: 0, problems: takePending()))
+        // A gap with nothing after it is the reassembler's to report; anything else needs a unit.
+        let leftover = takePending()
+        if leftover.contains(where: { $0.code != "capture-gap" }) {
+            out.append(.unframed(count: 0, problems: leftover))
         }
         state = .hunting
         return out

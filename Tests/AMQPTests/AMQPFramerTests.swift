@@ -229,6 +229,18 @@ struct AMQPFramerTests {
         #expect(header?.versionName == name)
     }
 
+    @Test("a gap with nothing after it adds no unit: the reassembler reports gaps itself")
+    func trailingGapAlone() {
+        var framer = AMQPFramer(atStreamStart: true)
+        framer.append(Wire.heartbeat[...])
+        guard case .unit = framer.next() else {
+            Issue.record("heartbeat not framed")
+            return
+        }
+        #expect(framer.gap(100).isEmpty)
+        #expect(framer.finish().isEmpty)
+    }
+
     @Test("the stream ending inside a frame gives it truncated")
     func finishInsideFrame() {
         let body = Wire.body(channel: 1, "hello")
