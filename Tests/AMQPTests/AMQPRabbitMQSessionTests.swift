@@ -76,6 +76,9 @@ private let expectedSummaries = [
     "connection.close-ok",
 ]
 
+/// Indexes of `expectedSummaries` that the client sent.
+private let clientSide: Set<Int> = [0, 2, 4, 5, 7, 9, 11, 12, 13, 14, 15, 16, 17, 22, 23, 25, 26, 28, 30, 31, 33, 35, 37]
+
 @Suite("AMQP against a real RabbitMQ session")
 struct AMQPRabbitMQSessionTests {
     @Test("a real pika/RabbitMQ session decodes frame by frame without a problem", arguments: [Int.max, 1, 100])
@@ -84,6 +87,45 @@ struct AMQPRabbitMQSessionTests {
         #expect(pdus.map(\.summary) == expectedSummaries)
         for pdu in pdus {
             #expect(pdu.problems.isEmpty, "\(pdu.summary): \(pdu.problems.map(\.description))")
+        }
+    }
+
+    @Test("started at any offset of the client's stream, the dissector resynchronises and decodes the rest")
+    func midStreamAtEveryOffset() {
+        let client = rabbitMQSession.filter { $0.0 == .toServer }.flatMap { hexBytes($0.1) }
+        let expectedClient = expectedSummaries.enumerated().filter { clientSide.contains($0.offset) }.map(\.element)
+        // Every offset through the handshake, then every 5th (inside the 4088-byte body frames too).
+        for start in Array(0..<700) + Array(stride(from: 700, to: client.count - 200, by: 5)) {
+            let pdus = dissect(Array(client[start...]), midStream: true)
+            let frames = pdus.filter { $0.value("frame_type") != .string("unframed") }
+            // Whatever was skipped at the start, the frames found are a tail of the real ones.
+            #expect(!frames.isEmpty, "start \(start)")
+            #expect(Array(expectedClient.suffix(frames.count)) == frames.map(\.summary), "start \(start)")
+            #expect(!pdus.contains { $0.problems.contains { $0.severity == .error } }, "start \(start)")
+        }
+    }
+
+    @Test("gaps at random places never trap, and every whole frame found after them is a real one", arguments: [UInt64(11), 12, 13, 14])
+    func randomGaps(seed: UInt64) {
+        var rng = SplitMix64(seed: seed)
+        let client = rabbitMQSession.filter { $0.0 == .toServer }.flatMap { hexBytes($0.1) }
+        var d = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: false, serverPort: 5672), options: AMQPOptions())
+        var out: [DissectedPDU] = []
+        var i = 0
+        while i < client.count {
+            let n = Int.random(in: 1...400, using: &rng)
+            d.receive(client[i..<min(i + n, client.count)], from: .toServer, into: &out)
+            i += n
+            let lost = Int.random(in: 1...60, using: &rng)
+            d.gap(lost, in: .toServer, into: &out)
+            i += lost
+        }
+        d.finish(.toServer, into: &out)
+        let expectedClient = Set(expectedSummaries.enumerated().filter { clientSide.contains($0.offset) }.map(\.element))
+        let whole = out.filter { $0.value("frame_type") != .string("unframed") && !$0.summary.hasSuffix("[truncated]") }
+        #expect(!whole.isEmpty)
+        for pdu in whole {
+            #expect(expectedClient.contains(pdu.summary), "\(pdu.summary)")
         }
     }
 
