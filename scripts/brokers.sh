@@ -1,8 +1,10 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034,SC2119,SC2120
+# (SC2034: the variables are for callers; SC2119/SC2120: optional arguments.)
 #
 # brokers.sh — shared set-up for real brokers and loopback captures.
 #
-# Source it from bash (it defines functions only, changes no shell options):
+# Source it from bash (it defines functions only, changes no shell options,
+# and works under `set -euo pipefail`):
 #
 #   source "$(dirname "$0")/brokers.sh"
 #   trap brokers_cleanup EXIT
@@ -13,10 +15,16 @@
 #   stop_capture
 #   stop_mosquitto
 #
+# Brokers and tcpdump are background children of the calling shell: wait for
+# your own clients by pid (`wait $pid`), never with a bare `wait`, which would
+# block until the brokers exit.
+#
 # Functions (all waits are bounded; each returns non-zero on failure):
 #
 #   install_broker_deps        apt: mosquitto mosquitto-clients tcpdump;
-#                              pip: paho-mqtt (2.x, pinned) and pika.
+#                              pip (with $PYTHON, default python3): paho-mqtt
+#                              (2.x, pinned) and pika. Installs only what is
+#                              missing; apt-get update only if install fails.
 #   install_rabbitmq_deps      apt: rabbitmq-server amqp-tools (optional, big).
 #   start_mosquitto PORT [CONFDIR] [CONF_LINE...]
 #                              writes CONFDIR/mosquitto-PORT.conf (CONFDIR
@@ -28,40 +36,55 @@
 #                              line among them replaces the default `true`.
 #                              Pid in MOSQUITTO_PIDS[PORT]; MOSQUITTO_PID is
 #                              the last one started; log in CONFDIR.
+#                              Log (log_type all) in MOSQUITTO_LOGS[PORT].
+#   mosquitto_wait_log PORT REGEX [SECS] [COUNT]
+#                              waits until that broker logged REGEX (e.g.
+#                              'Sending SUBACK to CLIENTID'): a client is
+#                              subscribed before anything is published.
 #   stop_mosquitto [PORT]      stops the instance on PORT, or all of them.
 #   start_rabbitmq [PORT]      rabbitmq-server as rabbit@localhost on
 #                              127.0.0.1:PORT (default 5672) with private
 #                              mnesia/log/cookie dirs under a temp dir; waits
 #                              up to RABBITMQ_START_TIMEOUT (60) seconds.
-#   stop_rabbitmq              rabbitmqctl stop, then TERM/KILL if needed.
+#                              Node name: $RABBITMQ_NODE (rabbit@localhost);
+#                              guest/guest, vhost "/" (amqp://guest:guest@127.0.0.1:5672).
+#   rabbitmq_ctl ARGS...       rabbitmqctl against that node (e.g. list_queues).
+#   stop_rabbitmq              rabbitmqctl stop, waits for the Erlang VM to
+#                              exit (30 s), then TERM/KILL if needed.
 #   start_capture IFACE FILTER OUTFILE
 #                              tcpdump -i IFACE -U -s 0 -w OUTFILE FILTER in
 #                              the background; returns once tcpdump printed
 #                              "listening on" (capture is armed). One capture
 #                              at a time; pid in CAPTURE_PID.
 #   stop_capture               lets late packets arrive, SIGINT, waits for
-#                              tcpdump to exit so OUTFILE is complete.
+#                              tcpdump to exit so OUTFILE is complete; fails
+#                              if tcpdump reports packets dropped by the kernel.
 #   brokers_cleanup            stops everything this library started and
 #                              removes its temp dirs: use it in an EXIT trap.
 #   wait_for_port PORT [SECS] [PID]
 #                              waits until 127.0.0.1:PORT listens (owned by
 #                              PID if given) without connecting to it.
 #
-# Tunables (environment): PAHO_MQTT_VERSION, PIKA_VERSION,
+# Temp dirs are /tmp/pd-brokers-*. Only 127.0.0.1 is ever listened on.
+#
+# Tunables (environment): PAHO_MQTT_VERSION, PIKA_VERSION, RABBITMQ_NODE,
 # BROKERS_START_TIMEOUT (10 s), RABBITMQ_START_TIMEOUT (60 s),
-# CAPTURE_SETTLE (0.5 s: pause before stopping a capture).
+# CAPTURE_SETTLE (1.5 s: pause before stopping a capture, see stop_capture),
+# CAPTURE_BUFFER_KIB (32768: tcpdump -B).
 
 PAHO_MQTT_VERSION=${PAHO_MQTT_VERSION:-2.1.0}
 PIKA_VERSION=${PIKA_VERSION:-1.3.2}
 BROKERS_START_TIMEOUT=${BROKERS_START_TIMEOUT:-10}
 RABBITMQ_START_TIMEOUT=${RABBITMQ_START_TIMEOUT:-60}
-CAPTURE_SETTLE=${CAPTURE_SETTLE:-0.5}
+CAPTURE_SETTLE=${CAPTURE_SETTLE:-1.5}
 
 declare -gA MOSQUITTO_PIDS=()
 declare -gA MOSQUITTO_CONFDIRS=()
+declare -gA MOSQUITTO_LOGS=()
 declare -ga _BROKERS_TMPDIRS=()
 MOSQUITTO_PID=${MOSQUITTO_PID:-}
 RABBITMQ_PID=${RABBITMQ_PID:-}
+RABBITMQ_BEAM_PID=${RABBITMQ_BEAM_PID:-}
 RABBITMQ_DIR=${RABBITMQ_DIR:-}
 CAPTURE_PID=${CAPTURE_PID:-}
 CAPTURE_FILE=${CAPTURE_FILE:-}
@@ -69,11 +92,12 @@ CAPTURE_LOG=${CAPTURE_LOG:-}
 
 _brokers_log() { printf '[brokers] %s\n' "$*" >&2; }
 
-_brokers_tmpdir() {  # prints a new temp dir that brokers_cleanup removes
-    local d
-    d=$(mktemp -d "${TMPDIR:-/tmp}/proto-dissect-$1.XXXXXX") || return 1
-    _BROKERS_TMPDIRS+=("$d")
-    printf '%s\n' "$d"
+# _brokers_tmpdir VAR TAG: a new temp dir, path into VAR, removed by
+# brokers_cleanup. (Not printed: a $(...) subshell would lose the record.)
+_brokers_tmpdir() {
+    local -n _dir=$1
+    _dir=$(mktemp -d "${TMPDIR:-/tmp}/pd-brokers-$2.XXXXXX") || return 1
+    _BROKERS_TMPDIRS+=("$_dir")
 }
 
 # True while PID exists and is not a zombie (a dead child that has not been
@@ -85,23 +109,33 @@ _pid_alive() {
     [[ -n $state && $state != Z && $state != X ]]
 }
 
+# Waits up to SECS for PID to exit; true if it did.
+_wait_gone() {
+    local pid=$1 secs=$2 i
+    for ((i = 0; i < secs * 10; i++)); do
+        _pid_alive "$pid" || return 0
+        sleep 0.1
+    done
+    ! _pid_alive "$pid"
+}
+
 # Sends SIGNAL to PID, waits up to SECS for it to exit, then SIGKILL; reaps it.
 _stop_pid() {
     local pid=$1 sig=${2:-TERM} secs=${3:-10} i
     [[ -n $pid ]] || return 0
     if _pid_alive "$pid"; then
-        kill -s "$sig" "$pid" 2>/dev/null
+        kill -s "$sig" "$pid" 2>/dev/null || true
         for ((i = 0; i < secs * 10; i++)); do
             _pid_alive "$pid" || break
             sleep 0.1
         done
         if _pid_alive "$pid"; then
             _brokers_log "pid $pid ignored SIG$sig for ${secs}s, sending SIGKILL"
-            kill -s KILL "$pid" 2>/dev/null
+            kill -s KILL "$pid" 2>/dev/null || true
             sleep 0.2
         fi
     fi
-    wait "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null || true
     return 0
 }
 
@@ -150,7 +184,7 @@ _pip_install() {  # _pip_install MODULE SPEC...: installs SPEC if MODULE at that
     local py=${PYTHON:-python3} spec want have
     for spec in "$@"; do
         want=${spec#*==}
-        have=$("$py" -c "import importlib.metadata as m; print(m.version('${spec%%==*}'))" 2>/dev/null)
+        have=$("$py" -c "import importlib.metadata as m; print(m.version('${spec%%==*}'))" 2>/dev/null) || have=
         [[ $have == "$want" ]] && continue
         _brokers_log "pip install $spec"
         "$py" -m pip install --quiet --disable-pip-version-check "$spec" || return 1
@@ -184,7 +218,7 @@ start_mosquitto() {
         return 1
     fi
     if [[ -z $confdir ]]; then
-        confdir=$(_brokers_tmpdir "mosquitto-$port") || return 1
+        _brokers_tmpdir confdir "mosquitto-$port" || return 1
     fi
     mkdir -p "$confdir" || return 1
     local conf=$confdir/mosquitto-$port.conf log=$confdir/mosquitto-$port.log
@@ -200,11 +234,10 @@ start_mosquitto() {
         # Run as root, mosquitto 2 drops privileges to user 'mosquitto' unless
         # told otherwise; stay as whoever we are (root in the sandbox/CI).
         echo "user $(id -un)"
+        # Full log (one line per packet) to a file: mosquitto_wait_log uses it
+        # to know when a client is connected or subscribed.
         echo "log_dest stderr"
-        echo "log_type error"
-        echo "log_type warning"
-        echo "log_type notice"
-        echo "log_type information"
+        echo "log_type all"
         echo "connection_messages true"
         echo "log_timestamp true"
         for line in "${extra[@]}"; do echo "$line"; done
@@ -219,6 +252,7 @@ start_mosquitto() {
     fi
     MOSQUITTO_PIDS[$port]=$pid
     MOSQUITTO_CONFDIRS[$port]=$confdir
+    MOSQUITTO_LOGS[$port]=$log
     MOSQUITTO_PID=$pid
     _brokers_log "mosquitto pid $pid listening on 127.0.0.1:$port (conf $conf)"
 }
@@ -230,9 +264,25 @@ stop_mosquitto() {
         [[ -n ${MOSQUITTO_PIDS[$port]:-} ]] || continue
         _stop_pid "${MOSQUITTO_PIDS[$port]}" TERM 10
         [[ ${MOSQUITTO_PIDS[$port]} == "$MOSQUITTO_PID" ]] && MOSQUITTO_PID=
-        unset "MOSQUITTO_PIDS[$port]" "MOSQUITTO_CONFDIRS[$port]"
+        unset "MOSQUITTO_PIDS[$port]" "MOSQUITTO_CONFDIRS[$port]" "MOSQUITTO_LOGS[$port]"
     done
     return 0
+}
+
+# Waits until the log of the mosquitto on PORT has at least COUNT (default 1)
+# lines matching the extended regex PATTERN, e.g.
+#   mosquitto_wait_log 1883 'Sending SUBACK to my-sub'
+mosquitto_wait_log() {
+    local port=${1:?usage: mosquitto_wait_log PORT PATTERN [SECS] [COUNT]} pattern=${2:?pattern}
+    local secs=${3:-$BROKERS_START_TIMEOUT} count=${4:-1} log=${MOSQUITTO_LOGS[$1]:-} i n
+    [[ -n $log ]] || { _brokers_log "no mosquitto started on port $port"; return 1; }
+    for ((i = 0; i < secs * 20; i++)); do
+        n=$(grep -cE -- "$pattern" "$log" 2>/dev/null) || n=0
+        ((n >= count)) && return 0
+        sleep 0.05
+    done
+    _brokers_log "mosquitto on $port: no '$pattern' (x$count) in its log within ${secs}s"
+    return 1
 }
 
 # ---------------------------------------------------------------- rabbitmq --
@@ -250,7 +300,7 @@ _rabbitmq_bin() {
 
 _rabbitmq_env() {  # runs "$@" with the private node's environment
     env HOME="$RABBITMQ_DIR/home" \
-        RABBITMQ_NODENAME=rabbit@localhost \
+        RABBITMQ_NODENAME="${RABBITMQ_NODE:-rabbit@localhost}" \
         RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 \
         RABBITMQ_NODE_PORT="${RABBITMQ_PORT:-5672}" \
         RABBITMQ_DIST_PORT="${RABBITMQ_DIST_PORT:-25672}" \
@@ -276,7 +326,7 @@ start_rabbitmq() {
     fi
     local server
     server=$(_rabbitmq_bin rabbitmq-server) || { _brokers_log "rabbitmq-server not installed (install_rabbitmq_deps)"; return 1; }
-    RABBITMQ_DIR=$(_brokers_tmpdir rabbitmq) || return 1
+    _brokers_tmpdir RABBITMQ_DIR rabbitmq || return 1
     mkdir -p "$RABBITMQ_DIR/home" "$RABBITMQ_DIR/mnesia" "$RABBITMQ_DIR/log"
     echo '[].' >"$RABBITMQ_DIR/enabled_plugins"
     # guest/guest is only allowed from loopback, which is where clients are.
@@ -294,6 +344,10 @@ start_rabbitmq() {
         stop_rabbitmq
         return 1
     fi
+    # The Erlang VM (beam.smp) is a child of the rabbitmq-server script; it
+    # owns the listening socket and is what has to be gone before its
+    # directory can be removed.
+    RABBITMQ_BEAM_PID=$(ss -Hltnp "sport = :$RABBITMQ_PORT" | grep -o 'pid=[0-9]*' | head -n1 | cut -d= -f2)
     _brokers_log "rabbitmq (pid $RABBITMQ_PID) listening on 127.0.0.1:$RABBITMQ_PORT (dir $RABBITMQ_DIR)"
 }
 
@@ -301,15 +355,20 @@ start_rabbitmq() {
 rabbitmq_ctl() {
     local ctl
     ctl=$(_rabbitmq_bin rabbitmqctl) || return 1
-    _rabbitmq_env timeout 60 "$ctl" -n rabbit@localhost "$@"
+    _rabbitmq_env timeout 60 "$ctl" -n "${RABBITMQ_NODE:-rabbit@localhost}" "$@"
 }
 
 stop_rabbitmq() {
     [[ -n $RABBITMQ_PID ]] || return 0
-    if _pid_alive "$RABBITMQ_PID"; then
-        rabbitmq_ctl stop >/dev/null 2>&1
+    local beam=${RABBITMQ_BEAM_PID:-}
+    if _pid_alive "$RABBITMQ_PID" || { [[ -n $beam ]] && _pid_alive "$beam"; }; then
+        rabbitmq_ctl stop >/dev/null 2>&1 || true
+    fi
+    if [[ -n $beam ]] && ! _wait_gone "$beam" 30; then
+        _stop_pid "$beam" TERM 10
     fi
     _stop_pid "$RABBITMQ_PID" TERM 20
+    RABBITMQ_BEAM_PID=
     # The node's epmd (started on demand, loopback only) is left to exit by
     # itself only if we started it; stop it when no other node uses it.
     if [[ -n $RABBITMQ_DIR ]] && command -v epmd >/dev/null; then
@@ -329,13 +388,17 @@ start_capture() {
     fi
     mkdir -p "$(dirname "$out")" || return 1
     rm -f "$out"
-    CAPTURE_LOG=$(mktemp "${TMPDIR:-/tmp}/proto-dissect-tcpdump.XXXXXX") || return 1
+    CAPTURE_LOG=$(mktemp "${TMPDIR:-/tmp}/pd-brokers-tcpdump.XXXXXX") || return 1
     CAPTURE_FILE=$out
     # -Z root: Debian's tcpdump otherwise drops to user 'tcpdump' before
     # opening OUTFILE. -U: write each packet as it comes. -s 0: whole packets.
+    # -B: a 32 MiB ring, so bursts of small segments are not dropped.
+    # (Not --immediate-mode: its per-packet ring frames are sized for -s 0 and
+    # overflow at once; stop_capture waits out the block timeout instead.)
     local user=()
     ((EUID == 0)) && user=(-Z root)
-    tcpdump -i "$iface" -U -s 0 -n "${user[@]}" -w "$out" "$filter" 2>"$CAPTURE_LOG" &
+    tcpdump -i "$iface" -U -B "${CAPTURE_BUFFER_KIB:-32768}" -s 0 -n "${user[@]}" \
+        -w "$out" "$filter" 2>"$CAPTURE_LOG" &
     CAPTURE_PID=$!
     for ((i = 0; i < BROKERS_START_TIMEOUT * 20; i++)); do
         if grep -q 'listening on' "$CAPTURE_LOG" 2>/dev/null; then
@@ -353,14 +416,22 @@ start_capture() {
 
 stop_capture() {
     [[ -n $CAPTURE_PID ]] || return 0
-    # Let the last segments (FIN/ACK) reach the capture before stopping it.
+    # The kernel hands captured packets to tcpdump in blocks, each at the
+    # latest 1 s after it was opened; packets still in a block at SIGINT are
+    # lost. So wait that long after the last traffic (FIN/ACK included).
     sleep "$CAPTURE_SETTLE"
     _stop_pid "$CAPTURE_PID" INT 10
     CAPTURE_PID=
+    local dropped=0
     if [[ -n $CAPTURE_LOG ]]; then
-        grep -E 'captured|dropped' "$CAPTURE_LOG" | sed "s|^|[tcpdump $(basename "$CAPTURE_FILE")] |" >&2
+        { grep -E 'captured|dropped' "$CAPTURE_LOG" || true; } | sed "s|^|[tcpdump $(basename "$CAPTURE_FILE")] |" >&2
+        dropped=$(awk '/dropped by kernel/ {print $1}' "$CAPTURE_LOG")
         rm -f "$CAPTURE_LOG"
         CAPTURE_LOG=
+    fi
+    if [[ ${dropped:-0} != 0 ]]; then
+        _brokers_log "tcpdump lost $dropped packets: $CAPTURE_FILE is incomplete"
+        return 1
     fi
     [[ -s $CAPTURE_FILE ]]
 }
@@ -368,9 +439,9 @@ stop_capture() {
 # ----------------------------------------------------------------- cleanup --
 
 brokers_cleanup() {
-    stop_capture 2>/dev/null
-    stop_mosquitto
-    stop_rabbitmq
+    stop_capture 2>/dev/null || true
+    stop_mosquitto || true
+    stop_rabbitmq || true
     local d
     for d in "${_BROKERS_TMPDIRS[@]}"; do
         [[ -n $d && -d $d ]] && rm -rf "$d"
