@@ -31,6 +31,8 @@ public struct AMQPConnectionDissector: StreamDissector {
     /// Channels opened (channel.open) and not yet closed (channel.close-ok), when the capture
     /// showed the connection's start.
     private var openChannels: Set<UInt16> = []
+    /// Channels the client put in confirm mode (confirm.select), with the number of its last publish.
+    private var confirmSequence: [UInt16: Int] = [:]
 
     public init(info: ConnectionInfo, options: AMQPOptions = AMQPOptions()) {
         self.init(info: info, options: options, expectsProtocolHeader: true)
@@ -193,6 +195,7 @@ public struct AMQPConnectionDissector: StreamDissector {
                 if spec.methodName == "open" { openChannels.insert(frame.channel) } else { openChannels.remove(frame.channel) }
             }
             negotiate(spec, method.values, &decoded.pdu)
+            trackConfirms(id, method.values, channel: frame.channel, from: direction, &decoded.pdu)
         case .header:
             guard let header = decoded.header else { return }
             guard var message = messages[key], message.stage == .awaitingHeader else {
@@ -237,6 +240,30 @@ public struct AMQPConnectionDissector: StreamDissector {
             } else {
                 messages[key] = message
             }
+        default:
+            return
+        }
+    }
+
+    /// RabbitMQ's publisher confirms: after confirm.select, the client's publishes on the channel
+    /// are numbered from 1, and the broker's basic.ack / basic.nack delivery tags refer to them.
+    private mutating func trackConfirms(_ id: AMQPMethodID, _ values: AMQPArgumentValues, channel: UInt16,
+                                        from direction: Direction, _ pdu: inout DissectedPDU) {
+        switch (id.classID, id.methodID) {
+        case (85, 10) where direction == .toServer:
+            confirmSequence[channel] = 0
+        case (20, 10), (20, 41):
+            confirmSequence[channel] = nil
+        case (60, 40) where direction == .toServer:
+            guard let last = confirmSequence[channel] else { return }
+            confirmSequence[channel] = last + 1
+            pdu.fields.append(Field("publish_seq", "Publish sequence number (confirm mode)", .int(last + 1)))
+        case (60, 80) where direction == .toClient, (60, 120) where direction == .toClient:
+            guard confirmSequence[channel] != nil, let tag = values.int("delivery-tag") else { return }
+            let multiple = values.bool("multiple") ?? false
+            let what = multiple ? "publishes up to #\(tag)" : "publish #\(tag)"
+            let verdict = id.methodID == 80 ? "confirms" : "rejects (the broker could not take responsibility for)"
+            pdu.fields.append(Field("confirms", "Confirms", .string("\(verdict) \(what)")))
         default:
             return
         }

@@ -119,6 +119,27 @@ struct AMQPConnectionTests {
         #expect(out[5].has("channel-max-exceeded"))
     }
 
+    @Test("publisher confirms: publishes are numbered and the broker's acks say which they confirm")
+    func publisherConfirms() {
+        var d = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: true, serverPort: 5672), options: AMQPOptions())
+        var out: [DissectedPDU] = []
+        d.receive(Wire.method(85, 10, channel: 1, [0])[...], from: .toServer, into: &out)
+        d.receive(Wire.method(85, 11, channel: 1, [])[...], from: .toClient, into: &out)
+        for _ in 0..<3 {
+            d.receive((Wire.publish(channel: 1, exchange: "", routingKey: "q") + Wire.contentHeader(channel: 1, bodySize: 0))[...],
+                      from: .toServer, into: &out)
+        }
+        d.receive(Wire.method(60, 80, channel: 1, Wire.u64(2) + [1])[...], from: .toClient, into: &out)
+        d.receive(Wire.method(60, 120, channel: 1, Wire.u64(3) + [0b10])[...], from: .toClient, into: &out)
+        // A consumer's ack from the client is not a confirm.
+        d.receive(Wire.method(60, 80, channel: 1, Wire.u64(1) + [0])[...], from: .toServer, into: &out)
+        #expect(out.compactMap { $0.value("publish_seq") } == [.int(1), .int(2), .int(3)])
+        #expect(out.compactMap { $0.value("confirms") } == [
+            .string("confirms publishes up to #2"),
+            .string("rejects (the broker could not take responsibility for) publish #3"),
+        ])
+    }
+
     @Test("tune-ok asking for more than the server offered is a problem")
     func tuneAboveProposal() {
         var d = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: true, serverPort: 5672), options: AMQPOptions())
