@@ -1,0 +1,55 @@
+import Dissection
+
+/// A decoded argument or property value, kept for summaries and connection state.
+enum AMQPArgumentValue: Equatable {
+    case int(Int)
+    case bool(Bool)
+    case string(String)
+    /// A long string: its bytes (held, possibly cut) and declared length.
+    case longString(ArraySlice<UInt8>, length: Int)
+    /// A field table, as decoded.
+    case table(Field)
+}
+
+/// Decoded values by spec name, in wire order.
+struct AMQPArgumentValues {
+    private(set) var entries: [(spec: AMQPArgumentSpec, value: AMQPArgumentValue)] = []
+
+    mutating func append(_ spec: AMQPArgumentSpec, _ value: AMQPArgumentValue) {
+        entries.append((spec, value))
+    }
+
+    subscript(name: String) -> AMQPArgumentValue? {
+        entries.first { $0.spec.name == name }?.value
+    }
+
+    func int(_ name: String) -> Int? {
+        if case .int(let v)? = self[name] { return v }
+        return nil
+    }
+
+    func bool(_ name: String) -> Bool? {
+        if case .bool(let v)? = self[name] { return v }
+        return nil
+    }
+
+    /// The values without tables and long strings: what is worth keeping across frames.
+    var withoutBulk: AMQPArgumentValues {
+        var kept = AMQPArgumentValues()
+        for (spec, value) in entries {
+            switch value {
+            case .table, .longString: continue
+            default: kept.append(spec, value)
+            }
+        }
+        return kept
+    }
+
+    func string(_ name: String) -> String? {
+        switch self[name] {
+        case .string(let s)?: return s
+        case .longString(let bytes, _)?: return AMQPText.shortString(bytes)
+        default: return nil
+        }
+    }
+}
