@@ -23,9 +23,12 @@ public struct Field: Sendable, Equatable {
     public var isList: Bool
     /// Shown in the text tree only, left out of JSON (a bit-by-bit line that repeats a value, say).
     public var textOnly: Bool
+    /// In JSON only, left out of the text tree (a name that the text line already shows, say).
+    public var jsonOnly: Bool
 
     public init(_ key: String, _ label: String, _ value: FieldValue = .none, line: String? = nil,
-                range: Range<Int>? = nil, children: [Field] = [], isList: Bool = false, textOnly: Bool = false) {
+                range: Range<Int>? = nil, children: [Field] = [], isList: Bool = false, textOnly: Bool = false,
+                jsonOnly: Bool = false) {
         self.key = key
         self.label = label
         self.value = value
@@ -34,6 +37,7 @@ public struct Field: Sendable, Equatable {
         self.children = children
         self.isList = isList
         self.textOnly = textOnly
+        self.jsonOnly = jsonOnly
     }
 
     /// The first field with this key, searching depth-first.

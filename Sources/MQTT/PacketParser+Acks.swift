@@ -66,8 +66,8 @@ extension PacketParser {
                 }
             }
             codes.append(Field("reason_code", "Reason Code", line: "Reason Code: \(name) (0x\(hexByte(code)))", range: range,
-                               children: [Field("code", "Code", .int(Int(code)), range: range),
-                                          Field("reason", "Reason", .string(name), range: range)]))
+                               children: [Field("code", "Code", .int(Int(code)), range: range, jsonOnly: true),
+                                          Field("reason", "Reason", .string(name), range: range, jsonOnly: true)]))
             parts.append(summaryName(code))
         }
         fields.append(Field("reason_codes", version == .v5 ? "Reason Codes" : "Return Codes",

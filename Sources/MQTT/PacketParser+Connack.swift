@@ -39,7 +39,7 @@ extension PacketParser {
         } else {
             let rc = MQTTConnectReturnCode(rawValue: code)
             fields.append(Field("return_code", "Return Code", .int(Int(code)), line: "Return Code: \(rc.name) (\(code))",
-                                range: codeRange, children: [Field("reason", "Reason", .string(rc.name), range: codeRange)]))
+                                range: codeRange, children: [Field("reason", "Reason", .string(rc.name), range: codeRange, jsonOnly: true)]))
             if rc.knownName == nil {
                 error("unknown-return-code", "CONNACK return code \(code) is reserved", spec.ref("3.2.2.3", "3.2.2.3"), range: codeRange)
             }
@@ -69,7 +69,7 @@ extension PacketParser {
         let name = code.name(in: type)
         let note = implied ? ", implied: the packet omits it" : ""
         return Field("reason_code", "Reason Code", .int(Int(code.rawValue)), line: "Reason Code: \(name) (0x\(hexByte(code.rawValue))\(note))",
-                     range: range, children: [Field("reason", "Reason", .string(name), range: range)])
+                     range: range, children: [Field("reason", "Reason", .string(name), range: range, jsonOnly: true)])
     }
 
     /// MQTT 5.0 §2.4: each packet type has its own set of reason codes.

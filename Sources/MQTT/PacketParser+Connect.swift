@@ -11,6 +11,9 @@ extension PacketParser {
         let announced = MQTTVersion(level: Int(level))
         fields.append(Field("protocol_version", "Version", .int(Int(level)),
                             line: "Version: MQTT v\(announced?.name ?? "?") (\(level))", range: levelStart..<offset))
+        if let announced {
+            fields.append(Field("version", "Version Name", .string(announced.name), range: levelStart..<offset, jsonOnly: true))
+        }
         summary += " v\(announced?.name ?? "level-\(level)")"
         switch name.value {
         case "MQTT", "MQIsdp":

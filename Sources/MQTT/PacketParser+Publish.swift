@@ -11,6 +11,7 @@ extension PacketParser {
         if retain { extras += " retain" }
         if dup { extras += " dup" }
         guard let topic = readString("topic name") else { return "PUBLISH QoS \(qos)\(extras)" }
+        let topicIndex = fields.count
         fields.append(Field("topic", "Topic", .string(topic.value), range: topic.range))
         checkTopicName(topic.value, range: topic.range, allowEmpty: version == .v5)
         var head = "PUBLISH QoS \(qos)"
@@ -25,7 +26,7 @@ extension PacketParser {
             guard let values = properties(.packet(.publish)) else { return "\(head) \(shownTopic)\(extras)" }
             payloadFormat = values.payloadFormatIndicator
             if let (alias, aliasRange) = values.topicAlias {
-                fields.append(Field("topic_alias", "Topic Alias", .int(alias), range: aliasRange))
+                fields.append(Field("topic_alias", "Topic Alias", .int(alias), range: aliasRange, jsonOnly: true))
                 if let maximum = state.topicAliasMaximum, alias > maximum {
                     error("topic-alias-over-maximum",
                           "Topic alias \(alias) is greater than the Topic Alias Maximum (\(maximum)) the receiver announced",
@@ -36,7 +37,11 @@ extension PacketParser {
                         state.topicAliases[alias] = topic.value
                         shownTopic = "\(summaryTopic(topic.value)) alias=\(alias)"
                     } else if let known = state.topicAliases[alias] {
-                        fields.append(Field("resolved_topic", "Resolved Topic", .string(known), range: aliasRange))
+                        // `topic` is the topic the message is published to, so filters on it find
+                        // aliased PUBLISHes too (tshark does the same); the wire carried an empty string.
+                        fields[topicIndex].value = .string(known)
+                        fields[topicIndex].line = "Topic: \(known) [from topic alias \(alias); empty on the wire]"
+                        fields.append(Field("topic_from_alias", "Topic From Alias", .bool(true), range: aliasRange, jsonOnly: true))
                         shownTopic = "\(summaryTopic(known)) (alias \(alias))"
                     } else {
                         error("unknown-topic-alias",

@@ -61,7 +61,7 @@ public struct TableRenderer: Renderer {
             }
             connections[ctx.stream] = row
             if kind == "PUBLISH" || kind == "basic.publish" {
-                let name = pdu.field("resolved_topic")?.value.stringValue ?? pdu.field("topic")?.value.stringValue
+                let name = pdu.field("topic")?.value.stringValue
                     ?? pdu.field("routing_key").map { "\(pdu.field("exchange")?.value.stringValue ?? "") → \($0.value.stringValue ?? "")" } ?? "?"
                 var t = topics[name] ?? TopicRow(name: name)
                 if topics[name] == nil { topicOrder.append(name) }
@@ -94,14 +94,14 @@ public struct TableRenderer: Renderer {
 
     public mutating func finish(into out: inout String) {
         out.append("Connections\n")
-        out.append(pad("stream", 6, right: true) + " " + pad("client", 21) + " " + pad("client id", 14) + " "
+        out.append(pad("stream", 6, right: true) + " " + pad("client", 21) + " " + pad("client id", 13) + " "
                    + pad("ver", 5) + " " + pad("secs", 6, right: true) + " " + pad("PDUs", 6, right: true) + " "
                    + pad("→ server", 8, right: true) + " " + pad("← server", 8, right: true) + "\n")
         for row in connections.values.sorted(by: { $0.stream < $1.stream }) {
             var secs = 0.0
             if let f = row.first, let l = row.last { secs = l.timeInterval - f.timeInterval }
             out.append(pad(String(row.stream), 6, right: true) + " " + pad(row.client, 21) + " "
-                       + pad(row.clientID.isEmpty ? "-" : row.clientID, 14) + " " + pad(row.version.isEmpty ? row.protocolName : row.version, 5) + " "
+                       + pad(row.clientID.isEmpty ? "-" : row.clientID, 13) + " " + pad(row.version.isEmpty ? row.protocolName : row.version, 5) + " "
                        + pad(fixed(secs), 6, right: true) + " " + pad(String(row.pdus), 6, right: true) + " "
                        + pad(size(row.bytesToServer), 8, right: true) + " " + pad(size(row.bytesToClient), 8, right: true) + "\n")
             let kinds = row.kinds.map { "\($0.0) \($0.1)" }.joined(separator: ", ")

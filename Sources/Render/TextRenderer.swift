@@ -45,6 +45,7 @@ public struct TextRenderer: Renderer {
     public mutating func finish(into out: inout String) {}
 
     private func field(_ f: Field, depth: Int, into out: inout String) {
+        if f.jsonOnly { return }
         out.append(String(repeating: "    ", count: depth))
         if let line = f.line {
             out.append(line)

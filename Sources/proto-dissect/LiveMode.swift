@@ -32,6 +32,12 @@ extension ProtoDissect {
         let stop: @convention(c) (Int32) -> Void = { _ in activeCapture?.breakLoop() }
         signal(SIGINT, stop)
         signal(SIGTERM, stop)
+        // A parent may have started us with these signals blocked (the mask is inherited): unblock them.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
         let pipeline = Pipeline(registry: registry, options: options)
         var status = ExitStatus.success
         func emit(_ event: OutputEvent) -> Bool {

@@ -20,25 +20,52 @@ struct ConformanceTests {
 
     static var oracle: URL { Repo.shared.appendingPathComponent("tools/tshark-oracle") }
 
-    /// Captures on which tshark is wrong, with the reason (each one is a test of its own below).
-    static let tsharkIsWrong: [String: String] = [:]
-
     static func oracleTargets() -> [String] {
         Repo.sampleCaptures().map { Repo.samples.appendingPathComponent($0).path } + Repo.suricataCaptures()
+    }
+
+    /// Where tshark is wrong: in two-pass mode (which the oracle uses) tshark adds a second
+    /// `mqtt.topic` to a 5.0 PUBLISH that carries both a topic and a Topic Alias (it records the
+    /// alias mapping as a generated copy of the topic), so the oracle reads no topic for that PDU,
+    /// where the packet has exactly one (MQTT 5.0 §3.3.2.1 Topic Name, §3.3.2.3.4 Topic Alias).
+    /// Those PDUs are counted here so that the agreement asked for excludes them and nothing else.
+    static func publishesThatSetATopicAlias(_ capture: String) throws -> Int {
+        let r = try runProgram(URL(fileURLWithPath: "/usr/bin/env"),
+                               ["tshark", "-r", capture, "-2", "-Y", "mqtt.msgtype == 3 && mqtt.property.topic_alias && mqtt.topic_len > 0",
+                                "-T", "fields", "-e", "frame.number"], timeout: 120)
+        return r.stdout.split(separator: "\n").count
     }
 
     @Test("our PDUs agree with tshark's on every sample and Suricata capture", arguments: oracleTargets())
     func agreement(capture: String) throws {
         let name = URL(fileURLWithPath: capture).lastPathComponent
         try #require(FileManager.default.fileExists(atPath: Self.oracle.path), "../shared/tools/tshark-oracle is missing")
-        let base = (name as NSString).deletingPathExtension
         var cmd = Repo.binary.path + " --format json"
         let args = GoldenTests.arguments(for: name)
         if !args.isEmpty && capture.hasPrefix(Repo.samples.path) { cmd += " " + args.joined(separator: " ") }
         // tshark runs with its defaults, so a sample on a port of its own is compared on what tshark decodes there.
-        var oracleArgs = [Self.oracle.path, capture, "--cmd", cmd]
-        if Self.tsharkIsWrong[base] != nil { oracleArgs += ["--min-agree", "0"] }
-        let r = try runProgram(URL(fileURLWithPath: "/usr/bin/env"), ["python3"] + oracleArgs, timeout: 300)
+        let r = try runProgram(URL(fileURLWithPath: "/usr/bin/env"),
+                               ["python3", Self.oracle.path, capture, "--cmd", cmd, "--min-agree", "0"], timeout: 300)
         #expect(r.status == 0, "\(name): \(r.stdout)\(r.stderr)")
+        let summary = try #require(r.stdout.split(separator: "\n").last { $0.contains("tshark PDUs agree") }, "\(r.stdout)")
+        let numbers = summary.split(separator: " ").first { $0.contains("/") }?.split(separator: "/").compactMap { Int($0) } ?? []
+        try #require(numbers.count == 2, "\(summary)")
+        let (agree, total) = (numbers[0], numbers[1])
+        let excused = try Self.publishesThatSetATopicAlias(capture)
+        #expect(agree >= total - excused, "\(name): \(r.stdout)")
+        #expect(total > 0 || capture.hasPrefix(Repo.samples.path), "\(name): tshark decoded nothing")
+    }
+
+    @Test("a 5.0 PUBLISH that sets a topic alias reports its one topic (tshark -2 reports it twice)")
+    func aliasTopicOnce() throws {
+        let capture = Repo.samples.appendingPathComponent("mqtt5-properties.pcap").path
+        let r = try dissect(["--format", "json", capture])
+        let publishes = jsonLines(r.stdout).compactMap { $0["mqtt"] as? [String: Any] }.filter { $0["type"] as? String == "PUBLISH" }
+        let setting = publishes.filter { $0["topic_alias"] != nil && $0["topic_from_alias"] == nil }
+        #expect(!setting.isEmpty)
+        for p in setting { #expect((p["topic"] as? String)?.isEmpty == false) }
+        let using = publishes.filter { $0["topic_from_alias"] as? Bool == true }
+        #expect(!using.isEmpty)
+        #expect(using.allSatisfy { ($0["topic"] as? String)?.isEmpty == false })
     }
 }

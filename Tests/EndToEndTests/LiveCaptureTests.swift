@@ -22,13 +22,14 @@ final class Mosquitto {
         process.standardError = FileHandle.nullDevice
         try process.run()
         guard waitForPort(port, seconds: 10) else {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             throw LiveTestError("mosquitto did not start listening on 127.0.0.1:\(port)")
         }
     }
 
     func stop() {
-        if process.isRunning { process.terminate() }
+        // SIGKILL: a signal mask inherited from the test runner may block SIGTERM.
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: dir)
     }
@@ -58,39 +59,35 @@ func waitForPort(_ port: UInt16, seconds: Double) -> Bool {
     return false
 }
 
-/// proto-dissect running live in the background.
+/// proto-dissect running live in the background, its output going to temporary files.
 final class LiveDissect {
     let process = Process()
-    let out = Pipe()
-    let err = Pipe()
-    private var outData = Data()
-    private var errData = Data()
-    private let group = DispatchGroup()
+    let outPath: String
+    let errPath: String
 
     init(_ arguments: [String]) throws {
+        let stem = NSTemporaryDirectory() + "proto-dissect-live-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        outPath = stem + ".out"
+        errPath = stem + ".err"
+        FileManager.default.createFile(atPath: outPath, contents: nil)
+        FileManager.default.createFile(atPath: errPath, contents: nil)
         process.executableURL = Repo.binary
         process.arguments = arguments
-        process.standardOutput = out
-        process.standardError = err
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+        process.standardInput = FileHandle.nullDevice
         try process.run()
-        let o = out.fileHandleForReading, e = err.fileHandleForReading
-        group.enter()
-        DispatchQueue.global().async { self.outData = o.readDataToEndOfFile(); self.group.leave() }
-        // Wait for the "listening on" line on stderr, then keep reading it in the background.
-        var first = Data()
+        // Wait for the "listening on" line: the capture is armed.
         let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, !String(decoding: first, as: UTF8.self).contains("listening on"), process.isRunning {
-            let chunk = e.availableData
-            if chunk.isEmpty { break }
-            first.append(chunk)
+        while Date() < deadline, process.isRunning, !read(errPath).contains("listening on") { usleep(50_000) }
+        guard read(errPath).contains("listening on") else {
+            kill(process.processIdentifier, SIGKILL)
+            throw LiveTestError("proto-dissect did not start capturing: \(read(errPath))")
         }
-        errData = first
-        group.enter()
-        DispatchQueue.global().async { self.errData.append(e.readDataToEndOfFile()); self.group.leave() }
-        guard String(decoding: first, as: UTF8.self).contains("listening on") else {
-            process.terminate()
-            throw LiveTestError("proto-dissect did not start capturing: \(String(decoding: first, as: UTF8.self))")
-        }
+    }
+
+    private func read(_ path: String) -> String {
+        String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data(), as: UTF8.self)
     }
 
     /// Waits for exit (sending SIGINT first when `interrupt`), bounded.
@@ -98,10 +95,10 @@ final class LiveDissect {
         if interrupt { kill(process.processIdentifier, SIGINT) }
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(50_000) }
-        if process.isRunning { process.terminate() }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
-        group.wait()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        defer { try? FileManager.default.removeItem(atPath: outPath); try? FileManager.default.removeItem(atPath: errPath) }
+        return (process.terminationStatus, read(outPath), read(errPath))
     }
 }
 

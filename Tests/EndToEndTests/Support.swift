@@ -31,8 +31,8 @@ enum Repo {
         let dir = shared.appendingPathComponent("captures/suricata-verify")
         guard let e = FileManager.default.enumerator(atPath: dir.path) else { return [] }
         var out: [String] = []
-        while let p = e.nextObject() as? String where p.hasSuffix(".pcap") || p.hasSuffix(".pcapng") {
-            out.append(dir.appendingPathComponent(p).path)
+        while let p = e.nextObject() as? String {
+            if p.hasSuffix(".pcap") || p.hasSuffix(".pcapng") { out.append(dir.appendingPathComponent(p).path) }
         }
         return out.sorted()
     }
@@ -47,6 +47,7 @@ struct RunResult {
 }
 
 /// Runs a program with arguments and optional standard input; bounded by `timeout` seconds.
+/// Output goes through temporary files, so no reader threads are needed.
 func runProgram(_ url: URL, _ arguments: [String], stdin: Data? = nil, timeout: TimeInterval = 120) throws -> RunResult {
     let p = Process()
     p.executableURL = url
@@ -54,31 +55,32 @@ func runProgram(_ url: URL, _ arguments: [String], stdin: Data? = nil, timeout: 
     var env = ProcessInfo.processInfo.environment
     env["NO_COLOR"] = "1"
     p.environment = env
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    let input = Pipe()
-    p.standardInput = stdin == nil ? FileHandle.nullDevice : input
-    try p.run()
+    let stem = NSTemporaryDirectory() + "proto-dissect-run-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+    let outPath = stem + ".out", errPath = stem + ".err", inPath = stem + ".in"
+    FileManager.default.createFile(atPath: outPath, contents: nil)
+    FileManager.default.createFile(atPath: errPath, contents: nil)
+    defer { for path in [outPath, errPath, inPath] { try? FileManager.default.removeItem(atPath: path) } }
+    let outHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+    let errHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+    p.standardOutput = outHandle
+    p.standardError = errHandle
     if let stdin {
-        DispatchQueue.global().async {
-            input.fileHandleForWriting.write(stdin)
-            try? input.fileHandleForWriting.close()
-        }
+        try stdin.write(to: URL(fileURLWithPath: inPath))
+        p.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: inPath))
+    } else {
+        p.standardInput = FileHandle.nullDevice
     }
-    var outData = Data(), errData = Data()
-    let group = DispatchGroup()
-    group.enter()
-    DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-    group.enter()
-    DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    try p.run()
     let deadline = Date().addingTimeInterval(timeout)
-    while p.isRunning && Date() < deadline { usleep(20_000) }
-    if p.isRunning { p.terminate() }
+    while p.isRunning && Date() < deadline { usleep(10_000) }
+    if p.isRunning { kill(p.processIdentifier, SIGKILL) }
     p.waitUntilExit()
-    group.wait()
-    return RunResult(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                     stderr: String(decoding: errData, as: UTF8.self), crashed: p.terminationReason == .uncaughtSignal)
+    try? outHandle.close()
+    try? errHandle.close()
+    let out = (try? Data(contentsOf: URL(fileURLWithPath: outPath))) ?? Data()
+    let err = (try? Data(contentsOf: URL(fileURLWithPath: errPath))) ?? Data()
+    return RunResult(status: p.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
+                     stderr: String(decoding: err, as: UTF8.self), crashed: p.terminationReason == .uncaughtSignal)
 }
 
 /// Runs proto-dissect.

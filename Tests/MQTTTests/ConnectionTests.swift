@@ -31,11 +31,13 @@ struct ConnectionTests {
         #expect(out.count == 7)
         #expect(d.session.version == .v5)
         #expect(d.session.versionSource == .connect)
-        #expect(out[4].string("topic") == "")
+        // `topic` is the topic published to, resolved from this direction's alias map.
+        #expect(out[4].string("topic") == "client/topic")
         #expect(out[4].int("topic_alias") == 1)
-        #expect(out[4].string("resolved_topic") == "client/topic")
+        #expect(out[4].field("topic_from_alias")?.value == .bool(true))
+        #expect(out[2].field("topic_from_alias") == nil)
         #expect(out[4].summary == "PUBLISH QoS 0 client/topic (alias 1) (1 bytes)")
-        #expect(out[5].string("resolved_topic") == "server/topic")
+        #expect(out[5].string("topic") == "server/topic")
         #expect(out[6].problemCodes == ["unknown-topic-alias"])
         #expect(out[2...5].allSatisfy { $0.problems.isEmpty })
     }
