@@ -48,7 +48,10 @@ struct ConformanceTests {
                                ["python3", Self.oracle.path, capture, "--cmd", cmd, "--min-agree", "0"], timeout: 300)
         #expect(r.status == 0, "\(name): \(r.stdout)\(r.stderr)")
         let summary = try #require(r.stdout.split(separator: "\n").last { $0.contains("tshark PDUs agree") }, "\(r.stdout)")
-        let numbers = summary.split(separator: " ").first { $0.contains("/") }?.split(separator: "/").compactMap { Int($0) } ?? []
+        // "CAPTURE: AGREE/TOTAL tshark PDUs agree (…)"
+        let words = summary.split(separator: " ")
+        let numbers = words.firstIndex(of: "tshark").flatMap { $0 > 0 ? words[$0 - 1] : nil }?
+            .split(separator: "/").compactMap { Int($0) } ?? []
         try #require(numbers.count == 2, "\(summary)")
         let (agree, total) = (numbers[0], numbers[1])
         let excused = try Self.publishesThatSetATopicAlias(capture)
