@@ -25,7 +25,10 @@ public struct PipelineStatistics: Sendable {
     public var pdus = 0
     public var problems = 0
     public var gapBytes = 0
+    /// Out-of-order bytes given up because a buffering limit was reached.
     public var droppedByLimits = 0
+    /// Connections flushed before their end by the idle timeout or the connection limit.
+    public var flushedConnections = 0
     public var connections = 0
 }
 
@@ -122,6 +125,7 @@ public final class Pipeline {
         handleEvents(frame: lastFrame, time: lastTime, emit: emit)
         stopped = wasStopped || stopped
         statistics.droppedByLimits = reassembler.droppedByLimits
+        statistics.flushedConnections = reassembler.flushedConnections
     }
 
     private func send(_ event: OutputEvent, _ emit: (OutputEvent) -> Bool) {

@@ -191,6 +191,14 @@ struct ProtoDissect: ParsableCommand {
         }
     }
 
+    /// One line on standard error when a limit made the run drop data, so it is never silent.
+    func reportLimits(_ s: PipelineStatistics, source: String) {
+        var parts: [String] = []
+        if s.droppedByLimits > 0 { parts.append("\(s.droppedByLimits) out-of-order bytes given up at the buffer limits (--max-stream-buffer, --max-total-buffer)") }
+        if s.flushedConnections > 0 { parts.append("\(s.flushedConnections) connections flushed early (--idle-timeout, --max-connections)") }
+        if !parts.isEmpty { warn("\(source): " + parts.joined(separator: "; ")) }
+    }
+
     mutating func run() throws {
         if listInterfaces {
             do {
@@ -247,6 +255,7 @@ struct ProtoDissect: ParsableCommand {
                     status = ExitStatus.inputProblem
                 }
                 pdusSoFar += pipeline.statistics.pdus
+                reportLimits(pipeline.statistics, source: path == "-" ? "standard input" : path)
             }
         }
         renderer.finish(into: &writer.buffer)
