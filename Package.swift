@@ -33,6 +33,13 @@ let package = Package(
             "Pipeline", "Render", "MQTT", "AMQP", "Capture", "Dissection",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        // Fuzzing (scripts/fuzz.sh): the targets' code is a library, so tests replay saved inputs;
+        // each executable is libFuzzer's entry point when built with FUZZING, a replayer otherwise.
+        .target(name: "FuzzTargets", dependencies: ["MQTT", "AMQP", "Pipeline", "Capture", "Reassembly", "Render", "Dissection"], path: "Fuzz/Targets"),
+        .executableTarget(name: "fuzz-mqtt", dependencies: ["FuzzTargets"], path: "Fuzz/MQTT"),
+        .executableTarget(name: "fuzz-amqp", dependencies: ["FuzzTargets"], path: "Fuzz/AMQP"),
+        .executableTarget(name: "fuzz-pipeline", dependencies: ["FuzzTargets"], path: "Fuzz/Pipeline"),
+        .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture"]),
         .testTarget(name: "PacketsTests", dependencies: ["Packets"]),
         .testTarget(name: "ReassemblyTests", dependencies: ["Reassembly", "Packets"]),

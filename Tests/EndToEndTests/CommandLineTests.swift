@@ -136,6 +136,29 @@ struct CommandLineTests {
         #expect(!r.stdout.contains("\"payload\":\"" + String(repeating: "A", count: 100)))
     }
 
+    @Test("data given up at a buffering limit is reported on stderr, and decoding resumes")
+    func limitsReported() throws {
+        var c = SyntheticCapture()
+        c.handshake()
+        c.send(toServer: true, MQTTBytes.connect(clientID: "dev"))
+        // A segment that never arrives, then PUBLISHes held out of order behind the hole.
+        let lost = MQTTBytes.publish(topic: "lost", payload: Array("x".utf8))
+        let base: UInt32 = 1001 + UInt32(MQTTBytes.connect(clientID: "dev").count)
+        var seq = base + UInt32(lost.count)
+        for i in 0..<5 {
+            let p = MQTTBytes.publish(topic: "held/\(i)", payload: [UInt8](repeating: 0x42, count: 100))
+            c.packet(toServer: true, flags: 0x18, payload: p, sequence: seq)
+            seq += UInt32(p.count)
+        }
+        let path = try c.write(name: "limits")
+        let r = try dissect(["--format", "json", "--max-stream-buffer", "200", path])
+        #expect(r.status == 0)
+        #expect(r.stderr.contains("given up at the buffer limits"))
+        let topics = jsonLines(r.stdout).compactMap { ($0["mqtt"] as? [String: Any])?["topic"] as? String }
+        #expect(topics == ["held/0", "held/1", "held/2", "held/3", "held/4"])
+        #expect(jsonLines(r.stdout).contains { $0["event"] as? String == "gap" })
+    }
+
     @Test("the table format summarises connections and topics within 80 columns")
     func table() throws {
         let r = try dissect(["--format", "table", try conversation().write(name: "table")])

@@ -1,0 +1,31 @@
+import AMQP
+import Capture
+import Dissection
+import MQTT
+import Pipeline
+import Reassembly
+import Render
+
+/// The whole pipeline: the bytes of a capture file → reader → packets → reassembly → MQTT and
+/// AMQP dissectors → every renderer. Small limits, so that limit paths are exercised too.
+public func fuzzPipeline(_ data: [UInt8]) {
+    var registry = ProtocolRegistry()
+    var mqtt = MQTTOptions()
+    mqtt.maxHeldPDUBytes = 4096
+    var amqp = AMQPOptions()
+    amqp.maxHeldFrameBytes = 4096
+    registry.register("mqtt", ports: [1883]) { MQTTConnectionDissector(info: $0, options: mqtt) }
+    registry.register("amqp", ports: [5672]) { AMQPConnectionDissector(info: $0, options: amqp) }
+    let limits = ReassemblyLimits(maxBufferedBytesPerDirection: 8192, maxBufferedBytesTotal: 65_536, maxConnections: 64, idleTimeout: 60)
+    let options = RenderOptions()
+    var renderers: [any Renderer] = [TextRenderer(options: options), JSONRenderer(options: options), TableRenderer(options: options)]
+    var text = ""
+    guard var reader = try? CaptureFileReader(bytes: data, name: "fuzz") else { return }
+    let pipeline = Pipeline(registry: registry, options: PipelineOptions(limits: limits))
+    try? pipeline.run(&reader) { event in
+        for i in renderers.indices { renderers[i].render(event, into: &text) }
+        if text.utf8.count > 1 << 20 { text.removeAll(keepingCapacity: true) }
+        return true
+    }
+    for i in renderers.indices { renderers[i].finish(into: &text) }
+}
