@@ -33,6 +33,8 @@ public struct AMQPConnectionDissector: StreamDissector {
     private var openChannels: Set<UInt16> = []
     /// Channels the client put in confirm mode (confirm.select), with the number of its last publish.
     private var confirmSequence: [UInt16: Int] = [:]
+    /// Which queue each delivery and each client acknowledgement concerns.
+    private var queues: AMQPQueueTracker
 
     public init(info: ConnectionInfo, options: AMQPOptions = AMQPOptions()) {
         self.init(info: info, options: options, expectsProtocolHeader: true)
@@ -42,6 +44,7 @@ public struct AMQPConnectionDissector: StreamDissector {
         self.info = info
         self.options = options
         self.decoder = AMQPFrameDecoder(options: options)
+        self.queues = AMQPQueueTracker(maxOutstanding: options.maxTrackedDeliveries)
         self.toServer = AMQPFramer(options: options, atStreamStart: !info.startedMidStream)
         self.toClient = AMQPFramer(options: options, atStreamStart: !info.startedMidStream)
         self.expectsProtocolHeader = expectsProtocolHeader && !info.startedMidStream
@@ -193,7 +196,9 @@ public struct AMQPConnectionDissector: StreamDissector {
                     requests[ChannelKey(direction: d, channel: frame.channel)] = nil
                 }
                 if spec.methodName == "open" { openChannels.insert(frame.channel) } else { openChannels.remove(frame.channel) }
+                queues.reset(channel: frame.channel)
             }
+            decoded.pdu.fields += queues.track(id, method.values, channel: frame.channel, from: direction)
             negotiate(spec, method.values, &decoded.pdu)
             trackConfirms(id, method.values, channel: frame.channel, from: direction, &decoded.pdu)
         case .header:

@@ -83,6 +83,7 @@ struct AMQPFrameDecoder {
                                             response: result.values["response"]) {
                     fields.append(Field("sasl_user", "SASL user", .string(user)))
                 }
+                fields += AMQPFrameDecoder.connectionSummaryFields(spec, result.values)
                 if spec.classID == 10, spec.methodName == "blocked" {
                     let reason = result.values.string("reason").map { " (\($0))" } ?? ""
                     fields.append(Field("explanation", "Explanation",
@@ -179,6 +180,32 @@ struct AMQPFrameDecoder {
         let context = AMQPCloseExplanation.Context(replyCode: code, replyText: values.string("reply-text") ?? "",
                                                    failedMethod: failed, request: failed.flatMap { requests[$0] })
         return AMQPCloseExplanation.explain(context)
+    }
+
+    /// Root copies of what summaries group connections by: the client's product, version and
+    /// platform from connection.start-ok's client-properties (a convention of the clients, not
+    /// the spec, so any may be missing) and connection.open's virtual host. JSON only: the text
+    /// tree already shows them inside the arguments.
+    static func connectionSummaryFields(_ spec: AMQPMethodSpec, _ values: AMQPArgumentValues) -> [Field] {
+        guard spec.classID == 10 else { return [] }
+        switch spec.methodID {
+        case 11:
+            guard case .table(let properties)? = values["client-properties"] else { return [] }
+            var fields: [Field] = []
+            for (name, key, label) in [("product", "client_product", "Client product"),
+                                       ("version", "client_version", "Client version"),
+                                       ("platform", "client_platform", "Client platform")] {
+                guard let entry = properties.children.first(where: { $0.key == name }),
+                      let value = entry.value.stringValue else { continue }
+                fields.append(Field(key, label, .string(value), jsonOnly: true))
+            }
+            return fields
+        case 40:
+            guard let vhost = values.string("virtual-host") else { return [] }
+            return [Field("vhost", "Virtual host", .string(vhost), jsonOnly: true)]
+        default:
+            return []
+        }
     }
 
     /// A short quoted text preview, or the first bytes in hex, for a summary line.

@@ -11,11 +11,16 @@ public struct AMQPOptions: Sendable {
     /// reports a problem. Default 64; values above 128 act as 128, so the decoder's
     /// recursion stays far from any thread's stack limit.
     public var maxFieldTableDepth = 64
+    /// How many unacknowledged deliveries per channel are remembered to say which queue an
+    /// ack, nack or reject settles. Further deliveries are not attributed. Default 65536.
+    public var maxTrackedDeliveries = 65536
 
-    public init(bodyPreviewBytes: Int = 256, maxHeldFrameBytes: Int = 1 << 20, maxFieldTableDepth: Int = 64) {
+    public init(bodyPreviewBytes: Int = 256, maxHeldFrameBytes: Int = 1 << 20, maxFieldTableDepth: Int = 64,
+                maxTrackedDeliveries: Int = 65536) {
         self.bodyPreviewBytes = bodyPreviewBytes
         self.maxHeldFrameBytes = maxHeldFrameBytes
         self.maxFieldTableDepth = maxFieldTableDepth
+        self.maxTrackedDeliveries = maxTrackedDeliveries
     }
 
     /// The depth cap actually applied.

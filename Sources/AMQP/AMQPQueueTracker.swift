@@ -1,0 +1,126 @@
+import Dissection
+
+/// Follows which queue each delivery comes from, so that deliveries and the client's
+/// acknowledgements can be counted per queue although neither names it on the wire.
+///
+/// - basic.deliver carries a consumer tag: basic.consume (or its consume-ok, when the server
+///   chose the tag) says which queue the tag consumes from.
+/// - basic.get-ok answers the channel's pending basic.get, which names the queue.
+/// - basic.ack / basic.nack / basic.reject from the client carry a delivery tag: the delivery
+///   with that tag on the channel says which queue.
+///
+/// Consumer tags and delivery tags are scoped to a channel (AMQP 0-9-1 domain delivery-tag:
+/// "the delivery tag is valid only within the channel from which the message was received"),
+/// so all state is per channel and forgotten when the channel opens or closes.
+struct AMQPQueueTracker {
+    /// Where deliveries come from: a consumer's or a basic.get's queue, and whether the
+    /// client acknowledges them.
+    private struct Source {
+        var queue: String
+        var noAck: Bool
+    }
+
+    private struct ChannelState {
+        /// AMQP 0-9-1 queue.declare-ok / basic.consume queue: an empty queue name in later
+        /// methods means the channel's last declared queue.
+        var lastDeclaredQueue: String?
+        var consumers: [String: Source] = [:]
+        /// The basic.consume waiting for its consume-ok (the server may choose the tag).
+        var pendingConsume: Source?
+        /// The basic.get waiting for get-ok or get-empty.
+        var pendingGet: Source?
+        /// Deliveries not yet acknowledged, by delivery tag.
+        var outstanding: [Int: String] = [:]
+    }
+
+    /// Most outstanding deliveries remembered per channel; beyond it new ones are not
+    /// attributed (a consumer with no prefetch limit that never acks would grow it forever).
+    let maxOutstanding: Int
+    private var channels: [UInt16: ChannelState] = [:]
+
+    init(maxOutstanding: Int) {
+        self.maxOutstanding = max(maxOutstanding, 0)
+    }
+
+    /// Forgets a channel's consumers and deliveries (channel.open, channel.close-ok).
+    mutating func reset(channel: UInt16) {
+        channels[channel] = nil
+    }
+
+    /// Notes what a method says about queues and returns the derived root fields for its PDU.
+    mutating func track(_ id: AMQPMethodID, _ values: AMQPArgumentValues, channel: UInt16, from direction: Direction) -> [Field] {
+        var state = channels[channel] ?? ChannelState()
+        defer { channels[channel] = state }
+        switch (id.classID, id.methodID, direction) {
+        case (50, 11, .toClient): // queue.declare-ok
+            if let queue = values.string("queue") { state.lastDeclaredQueue = queue }
+        case (60, 20, .toServer): // basic.consume
+            let consumer = Source(queue: resolve(values.string("queue"), state), noAck: values.bool("no-ack") ?? false)
+            state.pendingConsume = consumer
+            // With nowait there is no consume-ok: the client's tag is the tag.
+            if let tag = values.string("consumer-tag"), !tag.isEmpty { state.consumers[tag] = consumer }
+        case (60, 21, .toClient): // basic.consume-ok
+            if let tag = values.string("consumer-tag"), let consumer = state.pendingConsume {
+                state.consumers[tag] = consumer
+            }
+            state.pendingConsume = nil
+        case (60, 31, .toClient), (60, 30, .toClient): // basic.cancel-ok, basic.cancel from the broker
+            if let tag = values.string("consumer-tag") { state.consumers[tag] = nil }
+        case (60, 60, .toClient): // basic.deliver
+            guard let tag = values.string("consumer-tag"), let consumer = state.consumers[tag] else { return [] }
+            remember(values.int("delivery-tag"), consumer, &state)
+            return [Field("queue", "Queue (from basic.consume)", .string(consumer.queue))]
+        case (60, 70, .toServer): // basic.get
+            state.pendingGet = Source(queue: resolve(values.string("queue"), state), noAck: values.bool("no-ack") ?? false)
+        case (60, 72, .toClient): // basic.get-empty
+            state.pendingGet = nil
+        case (60, 71, .toClient): // basic.get-ok
+            guard let get = state.pendingGet else { return [] }
+            state.pendingGet = nil
+            remember(values.int("delivery-tag"), get, &state)
+            return [Field("queue", "Queue (from basic.get)", .string(get.queue))]
+        case (60, 80, .toServer), (60, 120, .toServer), (60, 90, .toServer): // basic.ack, basic.nack, basic.reject
+            return settle(values, &state)
+        case (60, 100, .toServer), (60, 110, .toServer): // basic.recover-async, basic.recover
+            // AMQP 0-9-1 basic.recover: unacknowledged messages are redelivered with new tags.
+            state.outstanding = [:]
+        default:
+            break
+        }
+        return []
+    }
+
+    /// AMQP 0-9-1 basic.consume / basic.get queue: "If the queue name is empty the server uses
+    /// the last queue declared on the channel."
+    private func resolve(_ queue: String?, _ state: ChannelState) -> String {
+        guard let queue, !queue.isEmpty else { return state.lastDeclaredQueue ?? "" }
+        return queue
+    }
+
+    private func remember(_ deliveryTag: Int?, _ consumer: Source, _ state: inout ChannelState) {
+        // AMQP 0-9-1 basic.consume no-ack: the broker counts the message acknowledged on sending it.
+        guard let deliveryTag, !consumer.noAck, state.outstanding.count < maxOutstanding else { return }
+        state.outstanding[deliveryTag] = consumer.queue
+    }
+
+    /// basic.ack and basic.nack with `multiple` settle every outstanding tag up to theirs,
+    /// and tag 0 with `multiple` settles all (AMQP 0-9-1 basic.ack delivery-tag; RabbitMQ's nack).
+    private func settle(_ values: AMQPArgumentValues, _ state: inout ChannelState) -> [Field] {
+        guard let tag = values.int("delivery-tag") else { return [] }
+        guard values.bool("multiple") ?? false else {
+            guard let queue = state.outstanding.removeValue(forKey: tag) else { return [] }
+            return [Field("queue", "Queue (from delivery-tag \(tag))", .string(queue))]
+        }
+        let covered = state.outstanding.filter { tag == 0 || $0.key <= tag }
+        for key in covered.keys { state.outstanding[key] = nil }
+        var fields: [Field] = []
+        let queues = Set(covered.values)
+        if let queue = covered[tag] {
+            fields.append(Field("queue", "Queue (from delivery-tag \(tag))", .string(queue)))
+        } else if queues.count == 1, let queue = queues.first {
+            fields.append(Field("queue", "Queue (from the deliveries it covers)", .string(queue)))
+        }
+        fields.append(Field("acked_count", "Outstanding deliveries covered (multiple)", .int(covered.count)))
+        return fields
+    }
+}
