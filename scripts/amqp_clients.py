@@ -1,0 +1,455 @@
+#!/usr/bin/env python3
+"""AMQP 0-9-1 client scenarios driven by pika 1.3, for scripts/make-amqp-samples.sh.
+
+Usage:
+  amqp_clients.py exchanges  [--port 5672]   the four exchange types, bindings,
+                                              exchange-to-exchange, basic.get, purge, deletes
+  amqp_clients.py properties [--port 5672]   every basic property, every table value
+                                              type pika encodes, empty and multi-frame bodies
+  amqp_clients.py consume    [--port 5672]   qos/consume/ack/nack/reject/cancel,
+                                              publisher confirms, tx commit/rollback,
+                                              basic.return, heartbeats
+  amqp_clients.py errors     [--port 5672]   channel errors 406 and 404, a refused login
+
+Each scenario prints one line per step to stdout, checks what the broker
+answered, and exits non-zero on anything unexpected. Every wait is bounded
+(pika's socket/handshake timeouts, and `timeout` around the whole run in the
+shell script). Only 127.0.0.1 is ever contacted; the login is guest/guest.
+"""
+
+import argparse
+import datetime
+import decimal
+import sys
+import time
+
+import pika
+from pika.compat import long as pika_long
+from pika.exceptions import (ChannelClosedByBroker, ProbableAuthenticationError,
+                             AuthenticationError, ConnectionClosedByBroker,
+                             UnroutableError)
+
+HOST = "127.0.0.1"
+USER = "guest"
+PASSWORD = "guest"
+WAIT = 10.0  # seconds for any single step
+
+
+def fail(msg):
+    print(f"amqp_clients: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def say(msg):
+    print(msg, flush=True)
+
+
+def params(port, name, password=PASSWORD, client_properties=None, **kw):
+    """ConnectionParameters for 127.0.0.1:port with a connection_name client
+    property (shown by the broker and in connection.start-ok)."""
+    return pika.ConnectionParameters(
+        host=HOST, port=port, virtual_host="/",
+        credentials=pika.PlainCredentials(USER, password),
+        client_properties={"connection_name": name, **(client_properties or {})},
+        socket_timeout=WAIT, stack_timeout=WAIT, blocked_connection_timeout=WAIT,
+        connection_attempts=1, retry_delay=0, **kw)
+
+
+def connect(port, name, **kw):
+    return pika.BlockingConnection(params(port, name, **kw))
+
+
+def expect(cond, what):
+    if not cond:
+        fail(what)
+
+
+def get_one(ch, queue, body=None):
+    """basic.get (no-ack) that must return a message (get-ok), optionally with BODY."""
+    method, _props, got = ch.basic_get(queue, auto_ack=True)
+    expect(method is not None, f"basic.get on {queue}: get-empty, expected a message")
+    if body is not None:
+        expect(got == body, f"basic.get on {queue}: got {got!r}, expected {body!r}")
+    return got
+
+
+def get_empty(ch, queue):
+    method, _props, got = ch.basic_get(queue, auto_ack=True)
+    expect(method is None, f"basic.get on {queue}: got {got!r}, expected get-empty")
+
+
+def drain(conn, until, what, secs=WAIT):
+    """Processes I/O on CONN until UNTIL() is true, at most SECS seconds."""
+    deadline = time.monotonic() + secs
+    while not until():
+        if time.monotonic() > deadline:
+            fail(f"timed out waiting for {what}")
+        conn.process_data_events(time_limit=0.1)
+
+
+# ---------------------------------------------------------------- exchanges --
+
+def exchanges(port):
+    conn = connect(port, "pd-exchanges")
+    ch = conn.channel()
+    say(f"connected, channel {ch.channel_number}")
+
+    # The four exchange types.
+    ch.exchange_declare("pd.direct", exchange_type="direct")
+    ch.exchange_declare("pd.fanout", exchange_type="fanout")
+    ch.exchange_declare("pd.topic", exchange_type="topic")
+    ch.exchange_declare("pd.headers", exchange_type="headers")
+    say("declared pd.direct pd.fanout pd.topic pd.headers")
+
+    # Server-named exclusive queues (queue.declare with an empty name).
+    def server_named():
+        q = ch.queue_declare("", exclusive=True).method.queue
+        expect(q.startswith("amq.gen-"), f"server-named queue {q!r}")
+        return q
+
+    q_direct, q_fan1, q_fan2, q_topic, q_headers = (server_named() for _ in range(5))
+    say(f"server-named queues: {q_direct} {q_fan1} {q_fan2} {q_topic} {q_headers}")
+
+    ch.queue_bind(q_direct, "pd.direct", routing_key="invoice.created")
+    ch.queue_bind(q_fan1, "pd.fanout")
+    ch.queue_bind(q_fan2, "pd.fanout", routing_key="ignored-by-fanout")
+    ch.queue_bind(q_topic, "pd.topic", routing_key="sensors.*.temp")
+    ch.queue_bind(q_topic, "pd.topic", routing_key="alerts.#")
+    ch.queue_bind(q_headers, "pd.headers",
+                  arguments={"x-match": "all", "format": "pdf", "type": "report"})
+    ch.queue_bind(q_headers, "pd.headers",
+                  arguments={"x-match": "any", "priority": "urgent", "dept": "legal"})
+    say("bound queues")
+
+    def pub(exchange, key, body, headers=None):
+        props = pika.BasicProperties(content_type="text/plain", headers=headers)
+        ch.basic_publish(exchange, key, body, props)
+
+    # direct
+    pub("pd.direct", "invoice.created", b"invoice 1001 created")
+    pub("pd.direct", "invoice.paid", b"no queue bound for this key")
+    # fanout: both queues
+    pub("pd.fanout", "whatever", b"fanout to everyone")
+    # topic
+    pub("pd.topic", "sensors.kitchen.temp", b"21.5")
+    pub("pd.topic", "sensors.kitchen.humidity", b"matches no pattern")
+    # headers
+    pub("pd.headers", "", b"monthly report.pdf", {"format": "pdf", "type": "report"})
+    pub("pd.headers", "", b"urgent memo", {"priority": "urgent", "format": "txt"})
+    pub("pd.headers", "", b"only pdf, x-match all fails", {"format": "pdf"})
+    say("published through each exchange")
+
+    get_one(ch, q_direct, b"invoice 1001 created")
+    get_empty(ch, q_direct)
+    get_one(ch, q_fan1, b"fanout to everyone")
+    get_one(ch, q_fan2, b"fanout to everyone")
+    get_empty(ch, q_fan1)
+    get_one(ch, q_topic, b"21.5")
+    get_empty(ch, q_topic)
+    get_one(ch, q_headers, b"monthly report.pdf")
+    get_one(ch, q_headers, b"urgent memo")
+    get_empty(ch, q_headers)
+    say("basic.get: get-ok for each routed message, get-empty after")
+
+    # Exchange-to-exchange: pd.topic -> pd.fanout for alerts.#.
+    ch.exchange_bind(destination="pd.fanout", source="pd.topic", routing_key="alerts.#")
+    pub("pd.topic", "alerts.disk.full", b"disk full (via e2e binding)")
+    get_one(ch, q_topic, b"disk full (via e2e binding)")
+    get_one(ch, q_fan1, b"disk full (via e2e binding)")
+    get_one(ch, q_fan2, b"disk full (via e2e binding)")
+    ch.exchange_unbind(destination="pd.fanout", source="pd.topic", routing_key="alerts.#")
+    pub("pd.topic", "alerts.disk.ok", b"disk ok (e2e unbound)")
+    get_one(ch, q_topic, b"disk ok (e2e unbound)")
+    get_empty(ch, q_fan1)
+    say("exchange.bind / exchange.unbind")
+
+    ch.queue_unbind(q_topic, "pd.topic", routing_key="alerts.#")
+    say("queue.unbind")
+
+    # queue.purge: three messages waiting in q_fan1 (and q_fan2).
+    for i in range(3):
+        pub("pd.fanout", "", f"to be purged {i}".encode())
+    purged = ch.queue_purge(q_fan1).method.message_count
+    expect(purged == 3, f"queue.purge-ok message_count {purged}, expected 3")
+    say(f"queue.purge {q_fan1}: {purged} messages")
+
+    for q in (q_direct, q_fan1, q_fan2, q_topic, q_headers):
+        n = ch.queue_delete(q).method.message_count
+        say(f"queue.delete {q}: {n} messages")
+    for e in ("pd.direct", "pd.fanout", "pd.topic", "pd.headers"):
+        ch.exchange_delete(e)
+    say("exchange.delete x4")
+
+    ch.close()
+    conn.close()
+    say("closed")
+
+
+# --------------------------------------------------------------- properties --
+
+# Fixed values, so every run sends the same bytes.
+TIMESTAMP = 1700000000  # 2023-11-14T22:13:20Z
+HEADERS = {
+    "bool-true": True,
+    "bool-false": False,
+    "int-small": 42,                      # 'I' (signed 32-bit)
+    "int-negative": -7,                   # 'I'
+    "int-32-max": 2147483647,             # 'I'
+    "int-64": 2**40 + 1,                  # too big for 32 bits: 'l'
+    "long-explicit": pika_long(5),        # pika.compat.long is always 64-bit: 'l'
+    "decimal": decimal.Decimal("3.14159"),  # 'D': 5 decimals, 314159
+    "decimal-integral": decimal.Decimal("1200"),  # 'D': normalized 1.2E+3, sent 0 decimals
+    "string": "grüße, 世界",             # 'S' (UTF-8)
+    "string-empty": "",
+    "bytes": b"\x00\x01\xfe\xff",         # 'x' (byte array)
+    "list": [1, "two", True, None, [3, 4], {"k": "v"}],  # 'A'
+    "nested": {"level": 1, "inner": {"level": 2, "tags": ["a", "b"]}},  # 'F'
+    "datetime": datetime.datetime(2024, 1, 2, 3, 4, 5),  # 'T' (seconds, UTC)
+    "void": None,                         # 'V'
+    # Last on purpose: pika sends a negative 64-bit int as 'L' (the 0-9-1
+    # spec's long-long-uint letter, absent from RabbitMQ's errata table).
+    # RabbitMQ passes it through untouched, but Wireshark 4.0 does not know
+    # 'L' and stops decoding the table there.
+    "int-64-negative": -(2**40),          # 'L'
+}
+LARGE_SIZE = 20000
+
+
+def large_body(size=LARGE_SIZE):
+    """Deterministic printable text, so the body frames are easy to check."""
+    line = b"proto-dissect multi-frame body line %05d 0123456789abcdefghij\n"
+    out = bytearray()
+    i = 0
+    while len(out) < size:
+        out += line % i
+        i += 1
+    return bytes(out[:size])
+
+
+def properties(port):
+    queue = "pd.properties"
+    # frame_max 4096 (pika's minimum) on both connections: the 20 kB body
+    # goes as 5 body frames from the publisher and again to the consumer.
+    cons = connect(port, "pd-properties-consumer", frame_max=4096)
+    pub = connect(port, "pd-properties-publisher", frame_max=4096)
+    cch = cons.channel()
+    pch = pub.channel()
+    cch.queue_declare(queue, exclusive=True)
+    got = []
+
+    def on_message(ch, method, props, body):
+        got.append((props, body))
+        ch.basic_ack(method.delivery_tag)
+
+    tag = cch.basic_consume(queue, on_message, consumer_tag="pd-props-consumer")
+    say(f"consumer {tag} on {queue}, frame_max 4096")
+
+    full = pika.BasicProperties(
+        content_type="application/json",
+        content_encoding="utf-8",
+        headers=HEADERS,
+        delivery_mode=2,  # persistent
+        priority=7,
+        correlation_id="corr-0042",
+        reply_to="pd.replies",
+        expiration="600000",  # ms, a string in AMQP 0-9-1
+        message_id="msg-0001",
+        timestamp=TIMESTAMP,
+        type="order.created",
+        user_id=USER,  # must be the login user, or the broker refuses it
+        app_id="proto-dissect-samples",
+        cluster_id="pd-cluster",
+    )
+    body1 = b'{"order": 1001, "items": ["widget", "gadget"], "total": 12.5}'
+    pch.basic_publish("", queue, body1, full)
+    say("published: all 14 basic properties, headers with every pika value type")
+
+    pch.basic_publish("", queue, b"", pika.BasicProperties(content_type="text/plain",
+                                                           message_id="msg-0002-empty"))
+    say("published: empty body")
+
+    body3 = large_body()
+    pch.basic_publish("", queue, body3,
+                      pika.BasicProperties(content_type="text/plain", message_id="msg-0003-large",
+                                           delivery_mode=1))
+    say(f"published: {len(body3)}-byte body")
+
+    drain(cons, lambda: len(got) >= 3, "3 deliveries")
+    (p1, b1), (p2, b2), (p3, b3) = got
+    expect(b1 == body1, "first body differs")
+    expect(p1.user_id == USER and p1.cluster_id == "pd-cluster" and p1.timestamp == TIMESTAMP
+           and p1.priority == 7 and p1.expiration == "600000", f"properties not delivered: {p1}")
+    h = p1.headers
+    expect(h["bytes"] == b"\x00\x01\xfe\xff" and h["void"] is None and h["nested"]["inner"]["level"] == 2
+           and h["int-64-negative"] == -(2**40) and h["decimal"] == decimal.Decimal("3.14159"),
+           f"headers not delivered intact: {h}")
+    expect(b2 == b"" and p2.message_id == "msg-0002-empty", "empty body")
+    expect(b3 == body3 and p3.message_id == "msg-0003-large", "large body")
+    say("consumer received the three messages intact")
+
+    cch.basic_cancel(tag)
+    pub.close()
+    cons.close()
+    say("closed")
+
+
+# ------------------------------------------------------------------ consume --
+
+def consume(port):
+    queue = "pd.work"
+    # heartbeat 2 s: negotiated in tune-ok; idle periods then show heartbeat
+    # frames both ways.
+    conn = connect(port, "pd-consume-ack", heartbeat=2)
+    cch = conn.channel()   # consumer
+    pch = conn.channel()   # publisher, confirm mode
+    cch.queue_declare(queue, exclusive=True)
+
+    pch.confirm_delivery()
+    say("confirm.select on the publisher channel")
+    for i in range(1, 7):
+        pch.basic_publish("", queue, f"job-{i}".encode(),
+                          pika.BasicProperties(delivery_mode=1, message_id=f"job-{i}"))
+    say("published job-1..job-6, each confirmed by a basic.ack from the broker")
+
+    # Mandatory publish that no queue takes: basic.return (312 NO_ROUTE),
+    # then the broker's confirm (basic.ack).
+    try:
+        pch.basic_publish("", "pd.nowhere", b"nobody wants this",
+                          pika.BasicProperties(message_id="unroutable"), mandatory=True)
+        fail("mandatory publish to pd.nowhere was not returned")
+    except UnroutableError as e:
+        ret = e.messages[0].method
+        expect(ret.reply_code == 312, f"basic.return {ret}")
+        say(f"basic.return {ret.reply_code} {ret.reply_text} for routing key {ret.routing_key}")
+
+    cch.basic_qos(prefetch_count=2)
+    actions = []
+    state = {"held": None, "done": False}
+
+    def on_message(ch, method, props, body):
+        job = body.decode()
+        tag = method.delivery_tag
+        if job == "job-2":
+            ch.basic_nack(tag, multiple=False, requeue=False)
+            actions.append(f"{job}: nack (requeue false)")
+        elif job == "job-3":
+            ch.basic_reject(tag, requeue=False)
+            actions.append(f"{job}: reject (requeue false)")
+        elif job == "job-4" and not method.redelivered:
+            ch.basic_reject(tag, requeue=True)
+            actions.append(f"{job}: reject (requeue true)")
+        elif job == "job-5":
+            state["held"] = tag  # acked together with job-6
+            actions.append(f"{job}: held")
+        elif job == "job-6":
+            expect(state["held"] is not None, "job-6 before job-5")
+            ch.basic_ack(tag, multiple=True)
+            actions.append(f"{job}: ack multiple (covers job-5)")
+        else:
+            ch.basic_ack(tag)
+            actions.append(f"{job}: ack{' (redelivered)' if method.redelivered else ''}")
+        state["done"] = (any(a.startswith("job-6") for a in actions)
+                         and any(a == "job-4: ack (redelivered)" for a in actions))
+
+    tag = cch.basic_consume(queue, on_message, consumer_tag="pd-worker")
+    say(f"basic.qos prefetch 2, basic.consume {tag}")
+    drain(conn, lambda: state["done"], "the six jobs (and job-4's redelivery)")
+    for a in actions:
+        say("  " + a)
+    cch.basic_cancel(tag)
+    say("basic.cancel")
+
+    # Transactions on a third channel.
+    tch = conn.channel()
+    tch.tx_select()
+    tch.basic_publish("", queue, b"tx-committed", pika.BasicProperties(message_id="tx-1"))
+    tch.tx_commit()
+    tch.basic_publish("", queue, b"tx-rolled-back", pika.BasicProperties(message_id="tx-2"))
+    tch.tx_rollback()
+    say("tx.select, publish, tx.commit; publish, tx.rollback")
+    get_one(cch, queue, b"tx-committed")
+    get_empty(cch, queue)
+    say("basic.get: the committed message, then get-empty (the rolled-back one never arrived)")
+
+    # Idle, so both sides send heartbeat frames (pika's sleep keeps reading).
+    conn.sleep(4.5)
+    say("idle 4.5 s with heartbeat 2 s")
+    conn.close()
+    say("closed")
+
+
+# ------------------------------------------------------------------- errors --
+
+def errors(port):
+    # Refused logins, each on its own connection, before the main one.
+    # pika announces the authentication_failure_close capability, so RabbitMQ
+    # answers the bad password with connection.close 403 ACCESS_REFUSED ...
+    try:
+        bad = pika.BlockingConnection(params(port, "pd-bad-login", password="not-the-password"))
+        bad.close()
+        fail("login with a wrong password was accepted")
+    except (ProbableAuthenticationError, AuthenticationError, ConnectionClosedByBroker) as e:
+        say(f"bad password refused: {type(e).__name__}: {e}")
+    # ... and without that capability, RabbitMQ just closes the socket after
+    # connection.start-ok (no connection.close).
+    nocap = {"capabilities": {"basic.nack": True, "connection.blocked": True,
+                              "consumer_cancel_notify": True, "publisher_confirms": True}}
+    try:
+        bad = pika.BlockingConnection(params(port, "pd-bad-login-nocap", password="not-the-password",
+                                             client_properties=nocap))
+        bad.close()
+        fail("login with a wrong password was accepted")
+    except (ProbableAuthenticationError, AuthenticationError, ConnectionClosedByBroker) as e:
+        say(f"bad password, no authentication_failure_close: {type(e).__name__}: {e}")
+
+    conn = connect(port, "pd-errors")
+    ch1 = conn.channel()
+    ch1.queue_declare("orders", durable=True)
+    say(f"channel {ch1.channel_number}: queue.declare orders durable=true")
+
+    # (a) 406: same name, other durability.
+    ch2 = conn.channel(channel_number=2)  # a fresh channel for each error
+    try:
+        ch2.queue_declare("orders", durable=False)
+        fail("redeclaring orders with durable=false succeeded")
+    except ChannelClosedByBroker as e:
+        expect(e.reply_code == 406, f"expected 406, got {e}")
+        say(f"channel {ch2.channel_number}: channel.close {e.reply_code} {e.reply_text}")
+
+    # (b) 404: passive declare of a queue that does not exist ...
+    ch3 = conn.channel(channel_number=3)  # a fresh channel for each error
+    try:
+        ch3.queue_declare("pd.missing", passive=True)
+        fail("passive declare of pd.missing succeeded")
+    except ChannelClosedByBroker as e:
+        expect(e.reply_code == 404, f"expected 404, got {e}")
+        say(f"channel {ch3.channel_number}: channel.close {e.reply_code} {e.reply_text}")
+
+    # ... and basic.consume on one.
+    ch4 = conn.channel(channel_number=4)  # a fresh channel for each error
+    try:
+        ch4.basic_consume("pd.missing-too", lambda *a: None)
+        fail("basic.consume on pd.missing-too succeeded")
+    except ChannelClosedByBroker as e:
+        expect(e.reply_code == 404, f"expected 404, got {e}")
+        say(f"channel {ch4.channel_number}: channel.close {e.reply_code} {e.reply_text}")
+
+    # The connection survived: clean up on channel 1, then close cleanly.
+    expect(ch1.is_open and conn.is_open, "connection or channel 1 did not survive")
+    n = ch1.queue_delete("orders").method.message_count
+    say(f"channel {ch1.channel_number}: queue.delete orders ({n} messages)")
+    ch1.close()
+    conn.close()
+    say("closed")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("scenario", choices=["exchanges", "properties", "consume", "errors"])
+    ap.add_argument("--port", type=int, default=5672)
+    args = ap.parse_args()
+    globals()[args.scenario](args.port)
+
+
+if __name__ == "__main__":
+    main()
