@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs what building proto-dissect needs on Debian: libpcap's headers (libpcap-dev).
 # With --test it also installs what the test suite uses: tshark (the outside judge), tcpdump,
-# and mosquitto with its clients (the live-capture tests run a real broker).
+# mosquitto and RabbitMQ with their clients (the live-capture tests run real brokers).
 set -euo pipefail
 packages=(libpcap-dev pkg-config)
-if [ "${1:-}" = "--test" ]; then packages+=(tshark tcpdump mosquitto mosquitto-clients); fi
+if [ "${1:-}" = "--test" ]; then packages+=(tshark tcpdump mosquitto mosquitto-clients rabbitmq-server amqp-tools); fi
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

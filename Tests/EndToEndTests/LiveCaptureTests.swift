@@ -175,3 +175,66 @@ struct LiveCaptureTests {
         #expect(r.stderr.contains("lo"))
     }
 }
+
+/// A real RabbitMQ on 127.0.0.1 (scripts/with-rabbitmq.sh), stopped by closing its standard input.
+final class RabbitMQ {
+    let port: UInt16
+    let process = Process()
+    let input = Pipe()
+
+    init() throws {
+        port = UInt16.random(in: 30_000...40_000)
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [Repo.root.appendingPathComponent("scripts/with-rabbitmq.sh").path, String(port), "bash", "-c", "read -r _ || true"]
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        guard waitForPort(port, seconds: 90) else {
+            stop()
+            throw LiveTestError("RabbitMQ did not start listening on 127.0.0.1:\(port) within 90 s")
+        }
+    }
+
+    func stop() {
+        try? input.fileHandleForWriting.close()
+        let deadline = Date().addingTimeInterval(60)
+        while process.isRunning && Date() < deadline { usleep(100_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+}
+
+@Suite("Live capture on lo against a real RabbitMQ", .serialized)
+struct LiveAMQPTests {
+    @Test("every message published is dissected live with its exchange, routing key, delivery mode and size")
+    func publish() throws {
+        let broker = try RabbitMQ()
+        defer { broker.stop() }
+        let live = try LiveDissect(["-i", "lo", "--decode-as", "\(broker.port)=amqp", "--format", "json"])
+        let messages: [(key: String, body: String, persistent: Bool)] = [("alarm.5", "door open", true), ("alarm.7", "window", false)]
+        for m in messages {
+            var args = ["20", "amqp-publish", "--url=amqp://guest:guest@127.0.0.1:\(broker.port)", "-e", "amq.topic", "-r", m.key, "-b", m.body]
+            if m.persistent { args.append("-p") }
+            let r = try runProgram(URL(fileURLWithPath: "/usr/bin/timeout"), args, timeout: 30)
+            #expect(r.status == 0, "amqp-publish: \(r.stderr)")
+        }
+        usleep(500_000)
+        let (status, stdout, stderr) = live.finish(interrupt: true)
+        #expect(status == 0, "\(stderr)")
+        let frames = jsonLines(stdout).compactMap { $0["amqp"] as? [String: Any] }
+        let publishes = frames.filter { $0["method"] as? String == "basic.publish" }
+        let headers = frames.filter { $0["frame_type"] as? String == "header" }
+        for (i, m) in messages.enumerated() {
+            let args = publishes.first { ($0["arguments"] as? [String: Any])?["routing_key"] as? String == m.key }?["arguments"] as? [String: Any]
+            #expect(args?["exchange"] as? String == "amq.topic", "no basic.publish for \(m.key) in \(stdout.prefix(3000))")
+            guard i < headers.count else { Issue.record("missing content header for \(m.key)"); continue }
+            #expect(headers[i]["body_size"] as? Int == m.body.utf8.count)
+            let mode = (headers[i]["properties"] as? [String: Any])?["delivery_mode"] as? Int
+            #expect(m.persistent ? mode == 2 : mode != 2, "delivery mode \(String(describing: mode)) for \(m.key)")
+        }
+        #expect(frames.contains { $0["method"] as? String == "connection.start-ok" })
+        #expect(!stdout.contains("\\u0000guest\\u0000guest"), "the SASL response must be hidden")
+        #expect(stdout.contains("<hidden>"))
+    }
+}
