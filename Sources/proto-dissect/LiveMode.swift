@@ -58,6 +58,7 @@ extension ProtoDissect {
             status = ExitStatus.inputProblem
         }
         writer.flush()
+        reportLimits(pipeline.statistics, source: interface)
         if let stats = capture.statistics() {
             warn("\(pipeline.statistics.packets) packets captured, \(stats.dropped) dropped by the kernel, \(pipeline.statistics.pdus) PDUs")
         }
