@@ -80,13 +80,13 @@ struct AMQPMethodDecoder {
             let reply = AMQPReplyCode(rawValue: UInt16(truncatingIfNeeded: code))
             field.line = "\(arg.label): \(reply)"
             if let name = reply.name {
-                field.children = [Field("reply_code_name", "Reply-Code name", .string(name))]
+                field.children = [Field("reply_code_name", "Reply-Code name", .string(name), jsonOnly: true)]
             }
         case "method-id" where spec.methodName == "close":
             guard let classID = values.int("class-id"), let methodID = values.int("method-id"), classID != 0 else { return }
             let failed = AMQPMethodID(classID: UInt16(truncatingIfNeeded: classID), methodID: UInt16(truncatingIfNeeded: methodID))
             field.line = "\(arg.label): \(methodID) (\(failed))"
-            field.children = [Field("failed_method", "Failed method", .string(failed.description))]
+            field.children = [Field("failed_method", "Failed method", .string(failed.description), jsonOnly: true)]
         default:
             return
         }
