@@ -1,10 +1,15 @@
 import Dissection
 
-/// Summary tables printed at the end: per connection, per topic (MQTT) or exchange and routing
-/// key (AMQP), and the problems by kind. Fits an 80-column terminal.
+/// Summary tables printed at the end: per connection, per topic (MQTT), per exchange and routing
+/// key and per queue (AMQP), the channel and connection closes, and the problems by kind. Fits
+/// an 80-column terminal; sections with nothing to show are left out.
 ///
 /// It reads only the common model: the well-known field keys that decoders put at the root of a
-/// PDU (`type` or `method`, `client_id`, `version`, `topic`, `payload_length`, `qos`, `retain`).
+/// PDU (`type` or `method` or `frame_type`, `client_id`, `version`, `topic`, `payload_length`,
+/// `qos`, `retain`; `sasl_user`, `vhost`, `client_product`, `client_version`, `client_platform`,
+/// `channel`, `queue`, `acked_count`), the completed `message` object (`method`, `exchange`,
+/// `routing_key`, `body_size`), and a close's `reply_code`, `reply_code_name`, `reply_text` and
+/// `failed_method`.
 public struct TableRenderer: Renderer {
     public let options: RenderOptions
 
@@ -21,6 +26,12 @@ public struct TableRenderer: Renderer {
         var kinds: [(String, Int)] = []
         var bytesToServer = 0
         var bytesToClient = 0
+        var user = ""
+        var vhost: String?
+        var product = ""
+        var productVersion = ""
+        var platform = ""
+        var channels: Set<Int> = []
     }
 
     private struct TopicRow {
@@ -31,9 +42,43 @@ public struct TableRenderer: Renderer {
         var retained = 0
     }
 
+    private struct ExchangeKey: Hashable, Comparable {
+        var exchange: String
+        var routingKey: String
+
+        static func < (a: ExchangeKey, b: ExchangeKey) -> Bool {
+            (a.exchange, a.routingKey) < (b.exchange, b.routingKey)
+        }
+    }
+
+    private struct ExchangeRow {
+        var publishes = 0
+        var bytes = 0
+    }
+
+    private struct QueueRow {
+        var deliveries = 0
+        var acks = 0
+        var nacks = 0
+        var rejects = 0
+    }
+
+    private struct CloseRow {
+        var stream: Int
+        var byClient: Bool
+        var method: String
+        var code: Int?
+        var codeName: String?
+        var text: String
+        var failedMethod: String?
+    }
+
     private var connections: [Int: ConnectionRow] = [:]
     private var topics: [String: TopicRow] = [:]
     private var topicOrder: [String] = []
+    private var exchanges: [ExchangeKey: ExchangeRow] = [:]
+    private var queues: [String: QueueRow] = [:]
+    private var closes: [CloseRow] = []
     private var problems: [String: (count: Int, example: String)] = [:]
 
     public init(options: RenderOptions) {
@@ -52,17 +97,21 @@ public struct TableRenderer: Renderer {
             if row.first == nil { row.first = ctx.time }
             row.last = ctx.time
             row.pdus += 1
-            let kind = pdu.field("method")?.value.stringValue ?? pdu.field("type")?.value.stringValue
+            let kind = root(pdu, "method")?.value.stringValue ?? root(pdu, "type")?.value.stringValue
+                ?? root(pdu, "frame_type")?.value.stringValue
+                ?? pdu.field("method")?.value.stringValue ?? pdu.field("type")?.value.stringValue
                 ?? pdu.field("frame_type")?.value.stringValue ?? "?"
             if let i = row.kinds.firstIndex(where: { $0.0 == kind }) { row.kinds[i].1 += 1 } else { row.kinds.append((kind, 1)) }
-            if kind == "CONNECT" || kind == "connection.start-ok" {
+            if kind == "CONNECT" {
                 if let id = pdu.field("client_id")?.value.stringValue { row.clientID = id }
                 if let v = pdu.field("version")?.value.stringValue { row.version = v }
+            } else if row.version.isEmpty, let v = root(pdu, "version")?.value.stringValue {
+                row.version = v
             }
+            noteIdentity(pdu, &row)
             connections[ctx.stream] = row
-            if kind == "PUBLISH" || kind == "basic.publish" {
-                let name = pdu.field("topic")?.value.stringValue
-                    ?? pdu.field("routing_key").map { "\(pdu.field("exchange")?.value.stringValue ?? "") → \($0.value.stringValue ?? "")" } ?? "?"
+            if kind == "PUBLISH" {
+                let name = pdu.field("topic")?.value.stringValue ?? "?"
                 var t = topics[name] ?? TopicRow(name: name)
                 if topics[name] == nil { topicOrder.append(name) }
                 t.messages += 1
@@ -70,6 +119,15 @@ public struct TableRenderer: Renderer {
                 if let q = pdu.field("qos")?.value.intValue, (0...2).contains(q) { t.qos[q] += 1 }
                 if case .bool(true)? = pdu.field("retain")?.value { t.retained += 1 }
                 topics[name] = t
+            }
+            notePublish(pdu)
+            noteQueue(pdu, kind: kind)
+            if kind == "channel.close" || kind == "connection.close" {
+                closes.append(CloseRow(stream: ctx.stream, byClient: direction == .toServer, method: kind,
+                                       code: pdu.field("reply_code")?.value.intValue,
+                                       codeName: pdu.field("reply_code_name")?.value.stringValue,
+                                       text: pdu.field("reply_text")?.value.stringValue ?? "",
+                                       failedMethod: pdu.field("failed_method")?.value.stringValue))
             }
             for p in pdu.problems { noteProblem(p) }
         case .streamNote(_, let p), .captureNote(let p):
@@ -87,6 +145,68 @@ public struct TableRenderer: Renderer {
         }
     }
 
+    /// Who the client is: the SASL user, virtual host and client-properties of an AMQP
+    /// connection, and the channels it used.
+    private func noteIdentity(_ pdu: DissectedPDU, _ row: inout ConnectionRow) {
+        if let user = root(pdu, "sasl_user")?.value.stringValue { row.user = user }
+        if let vhost = root(pdu, "vhost")?.value.stringValue { row.vhost = vhost }
+        if let product = root(pdu, "client_product")?.value.stringValue { row.product = product }
+        if let version = root(pdu, "client_version")?.value.stringValue { row.productVersion = version }
+        if let platform = root(pdu, "client_platform")?.value.stringValue { row.platform = platform }
+        if let channel = root(pdu, "channel")?.value.intValue, channel != 0 { row.channels.insert(channel) }
+    }
+
+    /// A completed published message: counted once, on the PDU that completed it.
+    private mutating func notePublish(_ pdu: DissectedPDU) {
+        guard let message = root(pdu, "message"),
+              message.children.first(where: { $0.key == "method" })?.value.stringValue == "basic.publish" else { return }
+        func child(_ key: String) -> FieldValue? { message.children.first { $0.key == key }?.value }
+        let key = ExchangeKey(exchange: child("exchange")?.stringValue ?? "", routingKey: child("routing_key")?.stringValue ?? "")
+        var row = exchanges[key] ?? ExchangeRow()
+        row.publishes += 1
+        row.bytes += child("body_size")?.intValue ?? 0
+        exchanges[key] = row
+    }
+
+    /// Deliveries and the client's settlements, by the queue the decoder attributed them to.
+    private mutating func noteQueue(_ pdu: DissectedPDU, kind: String) {
+        guard let queue = root(pdu, "queue")?.value.stringValue else { return }
+        let count = root(pdu, "acked_count")?.value.intValue ?? 1
+        var row = queues[queue] ?? QueueRow()
+        switch kind {
+        case "basic.deliver", "basic.get-ok": row.deliveries += 1
+        case "basic.ack": row.acks += count
+        case "basic.nack": row.nacks += count
+        case "basic.reject": row.rejects += 1
+        default: return
+        }
+        queues[queue] = row
+    }
+
+    /// The client id column: MQTT's client id, else AMQP's user@vhost, else the client product.
+    private func clientColumn(_ row: ConnectionRow) -> String {
+        if !row.clientID.isEmpty { return row.clientID }
+        if !row.user.isEmpty { return row.vhost.map { "\(row.user)@\($0)" } ?? row.user }
+        if !row.product.isEmpty { return row.product }
+        return "-"
+    }
+
+    /// The line under an AMQP connection: client product, version and platform, user, virtual
+    /// host, channels used. Empty when the decoder gave none of them (MQTT).
+    private func identityLine(_ row: ConnectionRow) -> String {
+        var parts: [String] = []
+        if !row.product.isEmpty || !row.productVersion.isEmpty {
+            var client = "client " + [row.product, row.productVersion].filter { !$0.isEmpty }.joined(separator: " ")
+            if !row.platform.isEmpty { client += " (\(row.platform))" }
+            parts.append(client)
+        }
+        if !row.user.isEmpty { parts.append("user \(row.user)") }
+        if let vhost = row.vhost { parts.append("vhost \(vhost)") }
+        if !row.channels.isEmpty { parts.append("channels \(row.channels.count)") }
+        // `wrap` breaks between parts only; each part must fit a line of its own (indent 7, comma).
+        return parts.map { cut($0, 72) }.joined(separator: ", ")
+    }
+
     private mutating func noteProblem(_ p: Problem) {
         let key = p.code
         if let e = problems[key] { problems[key] = (e.count + 1, e.example) } else { problems[key] = (1, p.description) }
@@ -101,9 +221,11 @@ public struct TableRenderer: Renderer {
             var secs = 0.0
             if let f = row.first, let l = row.last { secs = l.timeInterval - f.timeInterval }
             out.append(pad(String(row.stream), 6, right: true) + " " + pad(row.client, 21) + " "
-                       + pad(row.clientID.isEmpty ? "-" : row.clientID, 13) + " " + pad(row.version.isEmpty ? row.protocolName : row.version, 5) + " "
+                       + pad(clientColumn(row), 13) + " " + pad(row.version.isEmpty ? row.protocolName : row.version, 5) + " "
                        + pad(fixed(secs), 6, right: true) + " " + pad(String(row.pdus), 6, right: true) + " "
                        + pad(size(row.bytesToServer), 8, right: true) + " " + pad(size(row.bytesToClient), 8, right: true) + "\n")
+            let identity = identityLine(row)
+            if !identity.isEmpty { out.append(wrap(identity, indent: 7, width: 80)) }
             let kinds = row.kinds.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
             if !kinds.isEmpty { out.append(wrap(kinds, indent: 7, width: 80)) }
         }
@@ -117,6 +239,41 @@ public struct TableRenderer: Renderer {
                            + pad("\(t.qos[0])/\(t.qos[1])/\(t.qos[2])", 12, right: true) + " " + pad(String(t.retained), 8, right: true) + "\n")
             }
         }
+        if !exchanges.isEmpty {
+            out.append("\nExchanges\n")
+            out.append(pad("exchange", 26) + " " + pad("routing key", 32) + " " + pad("publishes", 9, right: true) + " "
+                       + pad("bytes", 9, right: true) + "\n")
+            for (key, row) in exchanges.sorted(by: { $0.key < $1.key }) {
+                out.append(pad(key.exchange.isEmpty ? "(default)" : key.exchange, 26) + " "
+                           + pad(key.routingKey.isEmpty ? "(empty)" : key.routingKey, 32) + " "
+                           + pad(String(row.publishes), 9, right: true) + " " + pad(size(row.bytes), 9, right: true) + "\n")
+            }
+        }
+        if !queues.isEmpty {
+            out.append("\nQueues\n")
+            out.append(pad("queue", 40) + " " + pad("deliveries", 10, right: true) + " " + pad("acks", 8, right: true) + " "
+                       + pad("nacks", 8, right: true) + " " + pad("rejects", 8, right: true) + "\n")
+            for (name, row) in queues.sorted(by: { $0.key < $1.key }) {
+                out.append(pad(name.isEmpty ? "(unnamed)" : name, 40) + " " + pad(String(row.deliveries), 10, right: true) + " "
+                           + pad(String(row.acks), 8, right: true) + " " + pad(String(row.nacks), 8, right: true) + " "
+                           + pad(String(row.rejects), 8, right: true) + "\n")
+            }
+        }
+        if !closes.isEmpty {
+            out.append("\nCloses\n")
+            out.append(pad("stream", 6, right: true) + " " + pad("by", 6) + " " + pad("method", 16) + " "
+                       + pad("reply", 27) + " failed method\n")
+            // By connection, each in capture order (the pipeline may interleave connections' output).
+            for c in closes.enumerated().sorted(by: { ($0.element.stream, $0.offset) < ($1.element.stream, $1.offset) }).map(\.element) {
+                let reply = c.code.map { code in c.codeName.map { "\(code) \($0)" } ?? String(code) } ?? "?"
+                out.append(pad(String(c.stream), 6, right: true) + " " + pad(c.byClient ? "client" : "server", 6) + " "
+                           + pad(c.method, 16) + " " + pad(reply, 27) + " " + cut(c.failedMethod ?? "-", 20) + "\n")
+                var text = c.text
+                // RabbitMQ starts the text with the code's name, which the reply column shows already.
+                if let name = c.codeName, text.hasPrefix(name + " - ") { text.removeFirst(name.count + 3) }
+                if !text.isEmpty { out.append(String(repeating: " ", count: 7) + cut(text, 73) + "\n") }
+            }
+        }
         if !problems.isEmpty {
             out.append("\nProblems\n")
             for (code, e) in problems.sorted(by: { $0.value.count > $1.value.count || ($0.value.count == $1.value.count && $0.key < $1.key) }) {
@@ -125,6 +282,17 @@ public struct TableRenderer: Renderer {
             }
         }
     }
+}
+
+/// The root field with this key: derived summary keys live at the root, and a depth-first
+/// search could find an argument or message property of the same name instead.
+private func root(_ pdu: DissectedPDU, _ key: String) -> Field? {
+    pdu.fields.first { $0.key == key }
+}
+
+/// Cuts `s` to at most `width` columns (a cut string ends in …), without padding.
+func cut(_ s: String, _ width: Int) -> String {
+    s.count > width ? String(s.prefix(width - 1)) + "…" : s
 }
 
 /// Pads or cuts `s` to exactly `width` columns (cut strings end in …).

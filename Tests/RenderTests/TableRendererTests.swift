@@ -1,0 +1,221 @@
+import Dissection
+import Render
+import Testing
+
+// PDUs as decoders shape them, built by hand: only the keys the table reads, at the places the
+// AMQP and MQTT decoders put them (derived keys at the root, close details under `arguments`).
+
+private func context(_ stream: Int, _ frame: Int) -> StreamContext {
+    StreamContext(frame: frame, time: Timestamp(seconds: 1_700_000_000 + Int64(frame), nanoseconds: 0), stream: stream,
+                  source: "127.0.0.1:\(40_000 + stream)", destination: "127.0.0.1:5672")
+}
+
+private func amqpMethod(_ method: String, channel: Int = 1, arguments: [Field] = [], root: [Field] = []) -> DissectedPDU {
+    var fields = [Field("frame_type", "Type", .string("method")), Field("channel", "Channel", .int(channel)),
+                  Field("method", "Method", .string(method))]
+    if !arguments.isEmpty { fields.append(Field("arguments", "Arguments", children: arguments)) }
+    return DissectedPDU(protocolName: "amqp", summary: method, fields: fields + root, wireLength: 20)
+}
+
+/// A body frame that completes a message, with the `message` object the AMQP decoder adds.
+private func amqpBody(_ method: String, exchange: String, routingKey: String, bodySize: Int, channel: Int = 1) -> DissectedPDU {
+    let message = Field("message", "Message", children: [
+        Field("method", "Method", .string(method)), Field("exchange", "Exchange", .string(exchange)),
+        Field("routing_key", "Routing-Key", .string(routingKey)), Field("body_size", "Body size", .int(bodySize)),
+    ])
+    return DissectedPDU(protocolName: "amqp", summary: "body", fields: [
+        Field("frame_type", "Type", .string("body")), Field("channel", "Channel", .int(channel)), message,
+    ], wireLength: bodySize + 8)
+}
+
+private func amqpFrame(_ type: String, channel: Int = 1) -> DissectedPDU {
+    DissectedPDU(protocolName: "amqp", summary: type,
+                 fields: [Field("frame_type", "Type", .string(type)), Field("channel", "Channel", .int(channel))], wireLength: 8)
+}
+
+private func queueField(_ name: String) -> Field { Field("queue", "Queue (from basic.consume)", .string(name)) }
+
+private func amqpClose(_ method: String, code: Int, name: String?, text: String, failed: String?) -> DissectedPDU {
+    var codeField = Field("reply_code", "Reply-Code", .int(code))
+    if let name { codeField.children = [Field("reply_code_name", "Reply-Code name", .string(name))] }
+    var methodID = Field("method_id", "Method-Id", .int(failed == nil ? 0 : 10))
+    if let failed { methodID.children = [Field("failed_method", "Failed method", .string(failed))] }
+    return amqpMethod(method, channel: method == "connection.close" ? 0 : 1,
+                      arguments: [codeField, Field("reply_text", "Reply-Text", .string(text)), methodID])
+}
+
+private func mqtt(_ type: String, _ fields: [Field] = []) -> DissectedPDU {
+    DissectedPDU(protocolName: "mqtt", summary: type, fields: [Field("type", "Message Type", .string(type))] + fields, wireLength: 10)
+}
+
+private func mqttPublish(topic: String, length: Int, qos: Int) -> DissectedPDU {
+    DissectedPDU(protocolName: "mqtt", summary: "PUBLISH", fields: [
+        Field("type", "Message Type", .string("PUBLISH"), children: [Field("qos", "QoS Level", .int(qos)),
+                                                                    Field("retain", "Retain", .bool(false))]),
+        Field("topic", "Topic", .string(topic)), Field("payload_length", "Payload length", .int(length)),
+    ], wireLength: length + 10)
+}
+
+/// Renders the events as the table format does, in order, then the summaries.
+private func table(_ events: [OutputEvent]) -> String {
+    var renderer = TableRenderer(options: RenderOptions())
+    var out = ""
+    for event in events { renderer.render(event, into: &out) }
+    renderer.finish(into: &out)
+    return out
+}
+
+/// The rows of a section (after its title and column header, up to the blank line), each split
+/// into its words; nil when the section is not printed.
+private func rows(_ output: String, _ title: String) -> [[String]]? {
+    let lines = output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    guard let start = lines.firstIndex(of: title) else { return nil }
+    return lines[(start + 2)...].prefix { !$0.isEmpty }.map { $0.split(separator: " ").map(String.init) }
+}
+
+/// The AMQP connection of the real pika session in the AMQP tests, reduced to the keys read.
+private func amqpSession(stream: Int = 0) -> [OutputEvent] {
+    let c = context(stream, 1)
+    return [
+        .pdu(c, .toServer, DissectedPDU(protocolName: "amqp", summary: "protocol header AMQP 0-9-1", fields: [
+            Field("frame_type", "Type", .string("protocol_header")), Field("version", "Version", .string("0-9-1")),
+        ], wireLength: 8)),
+        .pdu(c, .toServer, amqpMethod("connection.start-ok", channel: 0,
+                                      arguments: [Field("client_properties", "Client-Properties", children: [
+                                          Field("version", "version", .string("1.3.2")),
+                                      ])],
+                                      root: [Field("sasl_user", "SASL user", .string("guest")),
+                                             Field("client_product", "Client product", .string("Pika Python Client Library"), jsonOnly: true),
+                                             Field("client_version", "Client version", .string("1.3.2"), jsonOnly: true),
+                                             Field("client_platform", "Client platform", .string("Python 3.11.7"), jsonOnly: true)])),
+        .pdu(c, .toServer, amqpMethod("connection.open", channel: 0, arguments: [Field("virtual_host", "Virtual-Host", .string("/"))],
+                                      root: [Field("vhost", "Virtual host", .string("/"), jsonOnly: true)])),
+        .pdu(c, .toServer, amqpMethod("channel.open")),
+        .pdu(c, .toServer, amqpMethod("basic.publish", arguments: [Field("exchange", "Exchange", .string("")),
+                                                                   Field("routing_key", "Routing-Key", .string("orders"))])),
+        .pdu(c, .toServer, amqpFrame("header")),
+        .pdu(c, .toServer, amqpBody("basic.publish", exchange: "", routingKey: "orders", bodySize: 6000)),
+        .pdu(c, .toServer, amqpFrame("heartbeat", channel: 0)),
+    ]
+}
+
+@Suite("Table renderer")
+struct TableRendererTests {
+    @Test("completed publishes are summed per exchange and routing key; the default exchange prints as (default)")
+    func exchanges() {
+        var events = amqpSession()
+        let c = context(0, 2)
+        events += [
+            .pdu(c, .toServer, amqpBody("basic.publish", exchange: "", routingKey: "orders", bodySize: 0)),
+            .pdu(c, .toServer, amqpBody("basic.publish", exchange: "pd.topic", routingKey: "sensors.kitchen.temp", bodySize: 20)),
+            .pdu(c, .toServer, amqpBody("basic.publish", exchange: "pd.fanout", routingKey: "", bodySize: 7)),
+            // A message the broker delivers is not a publish.
+            .pdu(c, .toClient, amqpBody("basic.deliver", exchange: "pd.topic", routingKey: "sensors.kitchen.temp", bodySize: 20)),
+        ]
+        let out = table(events)
+        #expect(rows(out, "Exchanges") == [
+            ["(default)", "orders", "2", "6000", "B"],
+            ["pd.fanout", "(empty)", "1", "7", "B"],
+            ["pd.topic", "sensors.kitchen.temp", "1", "20", "B"],
+        ])
+        #expect(rows(out, "Topics") == nil, "basic.publish is not an MQTT topic")
+    }
+
+    @Test("deliveries, acks, nacks and rejects are counted per queue; a multiple ack counts the deliveries it covers")
+    func queues() {
+        let c = context(0, 3)
+        let events: [OutputEvent] = amqpSession() + [
+            .pdu(c, .toClient, amqpMethod("basic.deliver", root: [queueField("orders")])),
+            .pdu(c, .toClient, amqpMethod("basic.deliver", root: [queueField("orders")])),
+            .pdu(c, .toClient, amqpMethod("basic.get-ok", root: [Field("queue", "Queue (from basic.get)", .string("orders"))])),
+            .pdu(c, .toClient, amqpMethod("basic.deliver", root: [queueField("audit")])),
+            .pdu(c, .toServer, amqpMethod("basic.ack", root: [queueField("orders"), Field("acked_count", "Covered", .int(2))])),
+            .pdu(c, .toServer, amqpMethod("basic.reject", root: [queueField("orders")])),
+            .pdu(c, .toServer, amqpMethod("basic.nack", root: [queueField("audit")])),
+            // Not attributed by the decoder (a broker's publisher confirm): not counted.
+            .pdu(c, .toClient, amqpMethod("basic.ack")),
+            // A basic.get names its queue in an argument, which is not a delivery.
+            .pdu(c, .toServer, amqpMethod("basic.get", arguments: [Field("queue", "Queue", .string("orders"))])),
+        ]
+        #expect(rows(table(events), "Queues") == [
+            ["audit", "1", "0", "1", "0"],
+            ["orders", "3", "2", "0", "1"],
+        ])
+    }
+
+    @Test("closes show the stream, who closed, the reply code with its name, the text without the repeated name, the failed method")
+    func closes() {
+        let events: [OutputEvent] = amqpSession(stream: 0) + amqpSession(stream: 1) + [
+            .pdu(context(1, 5), .toClient, amqpClose("channel.close", code: 406, name: "PRECONDITION_FAILED",
+                                                     text: "PRECONDITION_FAILED - inequivalent arg 'durable' for queue 'orders'",
+                                                     failed: "queue.declare")),
+            .pdu(context(0, 6), .toClient, amqpClose("connection.close", code: 403, name: "ACCESS_REFUSED",
+                                                     text: "ACCESS_REFUSED - Login was refused", failed: nil)),
+            .pdu(context(1, 7), .toServer, amqpClose("connection.close", code: 200, name: "REPLY_SUCCESS",
+                                                     text: "Normal shutdown", failed: nil)),
+            .pdu(context(1, 8), .toClient, amqpMethod("connection.close-ok", channel: 0)),
+        ]
+        #expect(rows(table(events), "Closes") == [
+            ["0", "server", "connection.close", "403", "ACCESS_REFUSED", "-"],
+            ["Login", "was", "refused"],
+            ["1", "server", "channel.close", "406", "PRECONDITION_FAILED", "queue.declare"],
+            ["inequivalent", "arg", "'durable'", "for", "queue", "'orders'"],
+            ["1", "client", "connection.close", "200", "REPLY_SUCCESS", "-"],
+            ["Normal", "shutdown"],
+        ])
+    }
+
+    @Test("an AMQP connection row shows user@vhost, the protocol version, the client, and frames by root type")
+    func amqpConnection() throws {
+        let out = table(amqpSession())
+        let connection = try #require(rows(out, "Connections"))
+        #expect(connection[0].prefix(4) == ["0", "127.0.0.1:40000", "guest@/", "0-9-1"])
+        #expect(out.contains("       client Pika Python Client Library 1.3.2 (Python 3.11.7), user guest,\n       vhost /, channels 1\n"))
+        // The body frame's message says basic.publish, but the frame is a body frame.
+        #expect(out.contains("basic.publish 1, header 1, body 1, heartbeat 1"))
+    }
+
+    @Test("an MQTT-only input prints its connections and topics and no AMQP section")
+    func mqttOnly() throws {
+        let c = context(0, 1)
+        let out = table([
+            .pdu(c, .toServer, mqtt("CONNECT", [Field("client_id", "Client ID", .string("sensor-1")),
+                                                Field("version", "Version Name", .string("3.1.1"), jsonOnly: true)])),
+            .pdu(c, .toClient, mqtt("CONNACK")),
+            .pdu(c, .toServer, mqttPublish(topic: "home/temp", length: 4, qos: 1)),
+            .pdu(c, .toServer, mqttPublish(topic: "home/temp", length: 5, qos: 0)),
+        ])
+        for title in ["Exchanges", "Queues", "Closes"] {
+            #expect(rows(out, title) == nil, "\(title) printed for MQTT")
+        }
+        #expect(rows(out, "Topics") == [["home/temp", "2", "9", "B", "1/1/0", "0"]])
+        let connection = try #require(rows(out, "Connections"))
+        #expect(connection[0].prefix(4) == ["0", "127.0.0.1:40000", "sensor-1", "3.1.1"])
+        #expect(connection[1] == ["CONNECT", "1,", "CONNACK", "1,", "PUBLISH", "2"])
+    }
+
+    @Test("every line fits 80 columns, however long the names and texts")
+    func fitsEightyColumns() {
+        let long = String(repeating: "very-long-name.", count: 12)
+        let c = context(12_345, 1)
+        var events = amqpSession(stream: 12_345)
+        events += [
+            .pdu(c, .toServer, amqpMethod("connection.start-ok", channel: 0,
+                                          root: [Field("sasl_user", "SASL user", .string(long)),
+                                                 Field("client_product", "Client product", .string(long)),
+                                                 Field("client_version", "Client version", .string(long))])),
+            .pdu(c, .toServer, amqpBody("basic.publish", exchange: long, routingKey: long, bodySize: 3_000_000_000)),
+            .pdu(c, .toClient, amqpMethod("basic.deliver", root: [queueField(long)])),
+            .pdu(c, .toClient, amqpClose("channel.close", code: 406, name: "PRECONDITION_FAILED",
+                                         text: "PRECONDITION_FAILED - " + long + long, failed: "exchange.declare-ok.unknown-method")),
+            .pdu(c, .toServer, mqttPublish(topic: long, length: 12, qos: 2)),
+        ]
+        let out = table(events)
+        for title in ["Connections", "Topics", "Exchanges", "Queues", "Closes"] {
+            #expect(rows(out, title)?.isEmpty == false, "\(title) missing")
+        }
+        for line in out.split(separator: "\n") {
+            #expect(line.count <= 80, "\(line.count) columns: \(line)")
+        }
+    }
+}
