@@ -162,7 +162,7 @@ public enum MQTTDecoder {
         }
         p.checkLeftover()
         facts.hasErrors = p.problems.contains { $0.severity == .error }
-        let pdu = DissectedPDU(protocolName: "mqtt", summary: summary, fields: p.fields, problems: p.problems, wireLength: wire)
+        let pdu = DissectedPDU(protocolName: "mqtt", summary: summary, fields: p.fields, problems: p.reportedProblems, wireLength: wire)
         return (pdu, facts)
     }
 

@@ -47,11 +47,20 @@ extension PacketParser {
         if isAtRegionEnd { return ([], true) }
         var codes: [Field] = []
         var parts: [String] = []
+        var total = 0
         let listStart = offset
         while offset < regionEnd, !stopped {
             let start = offset
             guard let code = readUInt8("reason code") else { break }
             let range = start..<offset
+            total += 1
+            let keep = codes.count < PacketParser.maxListItems
+            // Past the kept entries and problems, only count: no names or messages are built.
+            if !keep && !canRecordProblem {
+                let valid = version == .v5 ? MQTTReasonCode(rawValue: code).isAllowed(in: type) : v3Names(code).1
+                if !valid { omittedProblems += 1 }
+                continue
+            }
             let name: String
             if version == .v5 {
                 let reason = MQTTReasonCode(rawValue: code)
@@ -65,13 +74,16 @@ extension PacketParser {
                     error("invalid-return-code", "SUBACK return code 0x\(hexByte(code)) is reserved", "MQTT 3.1.1 §3.9.3", range: range)
                 }
             }
-            codes.append(Field("reason_code", "Reason Code", line: "Reason Code: \(name) (0x\(hexByte(code)))", range: range,
-                               children: [Field("code", "Code", .int(Int(code)), range: range, jsonOnly: true),
-                                          Field("reason", "Reason", .string(name), range: range, jsonOnly: true)]))
-            parts.append(summaryName(code))
+            if keep {
+                codes.append(Field("reason_code", "Reason Code", line: "Reason Code: \(name) (0x\(hexByte(code)))", range: range,
+                                   children: [Field("code", "Code", .int(Int(code)), range: range, jsonOnly: true),
+                                              Field("reason", "Reason", .string(name), range: range, jsonOnly: true)]))
+            }
+            if parts.count < PacketParser.maxSummaryItems { parts.append(summaryName(code)) }
         }
-        fields.append(Field("reason_codes", version == .v5 ? "Reason Codes" : "Return Codes",
-                            range: listStart..<max(listStart, min(offset, heldEnd)), children: codes, isList: true))
+        appendList("reason_codes", version == .v5 ? "Reason Codes" : "Return Codes", items: codes, total: total,
+                   range: listStart..<max(listStart, min(offset, heldEnd)))
+        if total > parts.count { parts.append("… (\(total) in all)") }
         return (parts, false)
     }
 

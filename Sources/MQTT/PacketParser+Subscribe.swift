@@ -15,6 +15,7 @@ extension PacketParser {
         }
         var topics: [Field] = []
         var parts: [String] = []
+        var total = 0
         let listStart = offset
         while offset < regionEnd, !stopped {
             let start = offset
@@ -68,12 +69,15 @@ extension PacketParser {
             }
             children.append(Field("options", "Subscription Options", .int(Int(o)), line: "Subscription Options: 0x\(hexByte(o))",
                                   range: optionsRange, children: optionBits))
-            topics.append(Field("topic", "Topic Filter", line: "Topic Filter: \(filter.value) (QoS \(qos))",
-                                range: start..<offset, children: children))
-            parts.append("\(summaryTopic(filter.value)) QoS \(qos)")
+            total += 1
+            if topics.count < PacketParser.maxListItems {
+                topics.append(Field("topic", "Topic Filter", line: "Topic Filter: \(filter.value) (QoS \(qos))",
+                                    range: start..<offset, children: children))
+            }
+            if parts.count < PacketParser.maxSummaryItems { parts.append("\(summaryTopic(filter.value)) QoS \(qos)") }
         }
-        fields.append(Field("topics", "Topics", range: listStart..<max(listStart, min(offset, heldEnd)), children: topics, isList: true))
-        return parts.isEmpty ? head : "\(head) \(parts.joined(separator: ", "))"
+        appendList("topics", "Topics", items: topics, total: total, range: listStart..<max(listStart, min(offset, heldEnd)))
+        return parts.isEmpty ? head : "\(head) \(PacketParser.summaryList(parts, total: total))"
     }
 
     static func retainHandlingName(_ v: Int) -> String {
@@ -120,15 +124,19 @@ extension PacketParser {
         }
         var topics: [Field] = []
         var parts: [String] = []
+        var total = 0
         let listStart = offset
         while offset < regionEnd, !stopped {
             guard let filter = readString("topic filter") else { break }
             checkTopicFilter(filter.value, range: filter.range)
-            topics.append(Field("topic", "Topic Filter", line: "Topic Filter: \(filter.value)", range: filter.range,
-                                children: [Field("filter", "Topic", .string(filter.value), range: filter.range)]))
-            parts.append(summaryTopic(filter.value))
+            total += 1
+            if topics.count < PacketParser.maxListItems {
+                topics.append(Field("topic", "Topic Filter", line: "Topic Filter: \(filter.value)", range: filter.range,
+                                    children: [Field("filter", "Topic", .string(filter.value), range: filter.range)]))
+            }
+            if parts.count < PacketParser.maxSummaryItems { parts.append(summaryTopic(filter.value)) }
         }
-        fields.append(Field("topics", "Topics", range: listStart..<max(listStart, min(offset, heldEnd)), children: topics, isList: true))
-        return parts.isEmpty ? head : "\(head) \(parts.joined(separator: ", "))"
+        appendList("topics", "Topics", items: topics, total: total, range: listStart..<max(listStart, min(offset, heldEnd)))
+        return parts.isEmpty ? head : "\(head) \(PacketParser.summaryList(parts, total: total))"
     }
 }

@@ -27,7 +27,16 @@ struct PacketParser {
     var regionEnd: Int
     var region: Region = .packet
     var problems: [Problem] = []
+    /// Problems beyond `maxProblems`, counted, not kept: a hostile packet must not cost memory per byte.
+    var omittedProblems = 0
     var fields: [Field] = []
+    /// At most this many problems are kept per packet.
+    static let maxProblems = 32
+    /// At most this many entries of a list (topic filters, reason codes) are kept as fields; the
+    /// rest are still checked, and counted.
+    static let maxListItems = 256
+    /// At most this many list entries are named in the summary line.
+    static let maxSummaryItems = 8
     /// A read ran past the held bytes: the rest of the packet is not decoded.
     private(set) var ranOutOfHeldBytes = false
     /// A read ran past the remaining length.
@@ -69,7 +78,33 @@ struct PacketParser {
 
     mutating func problem(_ severity: Problem.Severity, _ code: String, _ message: String,
                           _ reference: String? = nil, range: Range<Int>? = nil) {
-        problems.append(Problem(severity, code, message, reference: reference, range: range))
+        if problems.count < PacketParser.maxProblems {
+            problems.append(Problem(severity, code, message, reference: reference, range: range))
+        } else {
+            omittedProblems += 1
+        }
+    }
+
+    /// Whether one more problem would be kept (callers may skip building its message otherwise).
+    var canRecordProblem: Bool { problems.count < PacketParser.maxProblems }
+
+    /// The problems to report: those kept, and a note saying how many more there were.
+    var reportedProblems: [Problem] {
+        guard omittedProblems > 0 else { return problems }
+        return problems + [Problem(.note, "problems-omitted", "\(omittedProblems) more problems in this packet are not listed")]
+    }
+
+    /// Appends a list's entries, the kept ones and a count of the rest, and the summary text of a list.
+    mutating func appendList(_ key: String, _ label: String, items: [Field], total: Int, range: Range<Int>) {
+        fields.append(Field(key, label, range: range, children: items, isList: true))
+        if total > items.count {
+            fields.append(Field("\(key)_not_shown", "Not shown", .int(total - items.count),
+                                line: "… \(total - items.count) more entries not shown (\(total) in all)", range: range))
+        }
+    }
+
+    static func summaryList(_ parts: [String], total: Int) -> String {
+        total > parts.count ? parts.joined(separator: ", ") + ", … (\(total) in all)" : parts.joined(separator: ", ")
     }
 
     mutating func error(_ code: String, _ message: String, _ reference: String? = nil, range: Range<Int>? = nil) {

@@ -120,8 +120,9 @@ public struct TCPReassembler {
     }
 
     private mutating func sweepIdle(now: Double, into events: inout [ReassemblyEvent]) {
-        let idle = connections.filter { now - $0.value.lastSeen >= limits.idleTimeout }
-        for (key, _) in idle.sorted(by: { $0.value.stream < $1.value.stream }) {
+        var idle: [(key: FlowKey, stream: Int)] = []
+        for (key, conn) in connections where now - conn.lastSeen >= limits.idleTimeout { idle.append((key, conn.stream)) }
+        for (key, _) in idle.sorted(by: { $0.stream < $1.stream }) {
             flushedConnections += 1
             close(key, reason: .idle, into: &events)
         }
@@ -130,7 +131,8 @@ public struct TCPReassembler {
 
     /// Flushes the least recently active tenth of the connections, so the cost is paid rarely.
     private mutating func evictOldest(into events: inout [ReassemblyEvent]) {
-        let victims = connections.sorted { $0.value.lastSeen < $1.value.lastSeen }
+        let victims = connections.map { (key: $0.key, lastSeen: $0.value.lastSeen) }
+            .sorted { $0.lastSeen < $1.lastSeen }
             .prefix(max(1, limits.maxConnections / 10))
         for (key, _) in victims {
             flushedConnections += 1

@@ -10,8 +10,13 @@ public struct RenderOptions: Sendable {
     public var showTree: Bool
     /// Text output: how many payload bytes to show as hex.
     public var hexPreviewBytes: Int
+    /// Table output: rows kept per table (connections, topics, exchanges, queues, closes); what
+    /// goes beyond is summed in one line, so memory does not grow with the capture.
+    public var maxTableRows: Int
 
-    public init(showSecrets: Bool = false, color: Bool = false, showTree: Bool = true, hexPreviewBytes: Int = 64) {
+    public init(showSecrets: Bool = false, color: Bool = false, showTree: Bool = true, hexPreviewBytes: Int = 64,
+                maxTableRows: Int = 1000) {
+        self.maxTableRows = maxTableRows
         self.showSecrets = showSecrets
         self.color = color
         self.showTree = showTree

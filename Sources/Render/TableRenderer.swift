@@ -80,6 +80,18 @@ public struct TableRenderer: Renderer {
     private var queues: [String: QueueRow] = [:]
     private var closes: [CloseRow] = []
     private var problems: [String: (count: Int, example: String)] = [:]
+    /// What did not fit the row limit, summed.
+    private var untracked = ConnectionRow(stream: -1)
+    private var untrackedConnections = 0
+    private var untrackedTopics = 0
+    private var untrackedExchanges = 0
+    private var untrackedQueues = 0
+    private var untrackedCloses = 0
+
+    /// Whether a row for `stream` is (or may become) tracked.
+    private func tracks(_ stream: Int) -> Bool {
+        connections[stream] != nil || connections.count < options.maxTableRows
+    }
 
     public init(options: RenderOptions) {
         self.options = options
@@ -88,7 +100,8 @@ public struct TableRenderer: Renderer {
     public mutating func render(_ event: OutputEvent, into out: inout String) {
         switch event {
         case .pdu(let ctx, let direction, let pdu):
-            var row = connections[ctx.stream] ?? ConnectionRow(stream: ctx.stream)
+            let tracked = tracks(ctx.stream)
+            var row = tracked ? connections[ctx.stream] ?? ConnectionRow(stream: ctx.stream) : untracked
             row.protocolName = pdu.protocolName
             if row.client.isEmpty {
                 row.client = direction == .toServer ? ctx.source : ctx.destination
@@ -109,9 +122,12 @@ public struct TableRenderer: Renderer {
                 row.version = v
             }
             noteIdentity(pdu, &row)
-            connections[ctx.stream] = row
+            if tracked { connections[ctx.stream] = row } else { untracked.pdus = row.pdus }
             if kind == "PUBLISH" {
                 let name = pdu.field("topic")?.value.stringValue ?? "?"
+                if topics[name] == nil && topics.count >= options.maxTableRows {
+                    untrackedTopics += 1
+                } else {
                 var t = topics[name] ?? TopicRow(name: name)
                 if topics[name] == nil { topicOrder.append(name) }
                 t.messages += 1
@@ -119,10 +135,13 @@ public struct TableRenderer: Renderer {
                 if let q = pdu.field("qos")?.value.intValue, (0...2).contains(q) { t.qos[q] += 1 }
                 if case .bool(true)? = pdu.field("retain")?.value { t.retained += 1 }
                 topics[name] = t
+                }
             }
             notePublish(pdu)
             noteQueue(pdu, kind: kind)
-            if kind == "channel.close" || kind == "connection.close" {
+            if kind == "channel.close" || kind == "connection.close", closes.count >= options.maxTableRows {
+                untrackedCloses += 1
+            } else if kind == "channel.close" || kind == "connection.close" {
                 closes.append(CloseRow(stream: ctx.stream, byClient: direction == .toServer, method: kind,
                                        code: pdu.field("reply_code")?.value.intValue,
                                        codeName: pdu.field("reply_code_name")?.value.stringValue,
@@ -133,6 +152,12 @@ public struct TableRenderer: Renderer {
         case .streamNote(_, let p), .captureNote(let p):
             noteProblem(p)
         case .connectionClosed(let c):
+            guard tracks(c.stream) else {
+                untrackedConnections += 1
+                untracked.bytesToServer += c.bytesToServer
+                untracked.bytesToClient += c.bytesToClient
+                return
+            }
             var row = connections[c.stream] ?? ConnectionRow(stream: c.stream)
             row.client = c.client
             row.server = c.server
@@ -162,6 +187,10 @@ public struct TableRenderer: Renderer {
               message.children.first(where: { $0.key == "method" })?.value.stringValue == "basic.publish" else { return }
         func child(_ key: String) -> FieldValue? { message.children.first { $0.key == key }?.value }
         let key = ExchangeKey(exchange: child("exchange")?.stringValue ?? "", routingKey: child("routing_key")?.stringValue ?? "")
+        if exchanges[key] == nil && exchanges.count >= options.maxTableRows {
+            untrackedExchanges += 1
+            return
+        }
         var row = exchanges[key] ?? ExchangeRow()
         row.publishes += 1
         row.bytes += child("body_size")?.intValue ?? 0
@@ -172,6 +201,10 @@ public struct TableRenderer: Renderer {
     private mutating func noteQueue(_ pdu: DissectedPDU, kind: String) {
         guard let queue = root(pdu, "queue")?.value.stringValue else { return }
         let count = root(pdu, "acked_count")?.value.intValue ?? 1
+        if queues[queue] == nil && queues.count >= options.maxTableRows {
+            untrackedQueues += 1
+            return
+        }
         var row = queues[queue] ?? QueueRow()
         switch kind {
         case "basic.deliver", "basic.get-ok": row.deliveries += 1
@@ -229,6 +262,9 @@ public struct TableRenderer: Renderer {
             let kinds = row.kinds.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
             if !kinds.isEmpty { out.append(wrap(kinds, indent: 7, width: 80)) }
         }
+        if untrackedConnections > 0 || untracked.pdus > 0 {
+            out.append(wrap("… \(untrackedConnections) more connections not listed (--max-table-rows), \(untracked.pdus) PDUs, \(size(untracked.bytesToServer)) → server, \(size(untracked.bytesToClient)) ← server", indent: 0, width: 80))
+        }
         if !topicOrder.isEmpty {
             out.append("\nTopics\n")
             out.append(pad("topic", 40) + " " + pad("msgs", 6, right: true) + " " + pad("bytes", 8, right: true) + " "
@@ -239,6 +275,7 @@ public struct TableRenderer: Renderer {
                            + pad("\(t.qos[0])/\(t.qos[1])/\(t.qos[2])", 12, right: true) + " " + pad(String(t.retained), 8, right: true) + "\n")
             }
         }
+        if untrackedTopics > 0 { out.append("… \(untrackedTopics) PUBLISHes to topics not listed (--max-table-rows)\n") }
         if !exchanges.isEmpty {
             out.append("\nExchanges\n")
             out.append(pad("exchange", 26) + " " + pad("routing key", 32) + " " + pad("publishes", 9, right: true) + " "
@@ -249,6 +286,7 @@ public struct TableRenderer: Renderer {
                            + pad(String(row.publishes), 9, right: true) + " " + pad(size(row.bytes), 9, right: true) + "\n")
             }
         }
+        if untrackedExchanges > 0 { out.append("… \(untrackedExchanges) publishes to exchanges not listed (--max-table-rows)\n") }
         if !queues.isEmpty {
             out.append("\nQueues\n")
             out.append(pad("queue", 40) + " " + pad("deliveries", 10, right: true) + " " + pad("acks", 8, right: true) + " "
@@ -259,6 +297,7 @@ public struct TableRenderer: Renderer {
                            + pad(String(row.rejects), 8, right: true) + "\n")
             }
         }
+        if untrackedQueues > 0 { out.append("… \(untrackedQueues) deliveries and settlements of queues not listed (--max-table-rows)\n") }
         if !closes.isEmpty {
             out.append("\nCloses\n")
             out.append(pad("stream", 6, right: true) + " " + pad("by", 6) + " " + pad("method", 16) + " "
@@ -274,6 +313,7 @@ public struct TableRenderer: Renderer {
                 if !text.isEmpty { out.append(String(repeating: " ", count: 7) + cut(text, 73) + "\n") }
             }
         }
+        if untrackedCloses > 0 { out.append("… \(untrackedCloses) more closes not listed (--max-table-rows)\n") }
         if !problems.isEmpty {
             out.append("\nProblems\n")
             for (code, e) in problems.sorted(by: { $0.value.count > $1.value.count || ($0.value.count == $1.value.count && $0.key < $1.key) }) {

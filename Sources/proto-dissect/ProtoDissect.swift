@@ -109,6 +109,9 @@ struct ProtoDissect: ParsableCommand {
     @Option(name: .customLong("max-connections"), help: ArgumentHelp("Connections tracked at once; the least recently active are flushed beyond it.", valueName: "N"))
     var maxConnections: Int = 65_536
 
+    @Option(name: .customLong("max-table-rows"), help: ArgumentHelp("Table format: rows per table; the rest are summed in one line.", valueName: "N"))
+    var maxTableRows: Int = 1000
+
     @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds of capture time after which a silent connection is flushed.", valueName: "SECONDS"))
     var idleTimeout: Double = 300
 
@@ -153,7 +156,7 @@ struct ProtoDissect: ParsableCommand {
             throw ValidationError("-i reads live traffic; it cannot be combined with capture files")
         }
         for (name, v) in [("--payload-preview", payloadPreview), ("--max-pdu-bytes", maxPDUBytes), ("--max-stream-buffer", maxStreamBuffer),
-                          ("--max-total-buffer", maxTotalBuffer), ("--max-connections", maxConnections)] where v <= 0 {
+                          ("--max-total-buffer", maxTotalBuffer), ("--max-connections", maxConnections), ("--max-table-rows", maxTableRows)] where v <= 0 {
             throw ValidationError("\(name) takes a positive number")
         }
     }
@@ -183,7 +186,7 @@ struct ProtoDissect: ParsableCommand {
         case .never: useColor = false
         case .auto: useColor = isatty(1) != 0 && getenv("NO_COLOR") == nil
         }
-        let options = RenderOptions(showSecrets: showSecrets, color: useColor, showTree: !brief)
+        let options = RenderOptions(showSecrets: showSecrets, color: useColor, showTree: !brief, maxTableRows: maxTableRows)
         switch format {
         case .text: return TextRenderer(options: options)
         case .json: return JSONRenderer(options: options)
