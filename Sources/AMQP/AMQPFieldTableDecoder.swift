@@ -94,12 +94,11 @@ struct AMQPFieldTableDecoder {
         case "i":
             guard let v = r.readUInt32() else { break }
             return make("uint32", .int(Int(v)))
-        case "l":
+        case "l", "L":
+            // 'l' is RabbitMQ's signed 64-bit (errata); 'L' is the 0-9-1 grammar's
+            // long-long-int, also signed (§4.2.5.5), and pika writes it with '>q'.
             guard let v = r.readUInt64() else { break }
             return make("int64", .int(Int(Int64(bitPattern: v))))
-        case "L":
-            guard let v = r.readUInt64() else { break }
-            return make("uint64", v <= UInt64(Int.max) ? .int(Int(v)) : .string(String(v)))
         case "f":
             guard let v = r.readUInt32() else { break }
             return make("float", .string(String(describing: Float(bitPattern: v))))
@@ -107,8 +106,10 @@ struct AMQPFieldTableDecoder {
             guard let v = r.readUInt64() else { break }
             return make("double", .string(String(describing: Double(bitPattern: v))))
         case "D":
+            // §4.2.5.5: decimal-value = scale long-uint, but RabbitMQ and pika read the
+            // mantissa as signed 32-bit, so a negative decimal keeps its sign.
             guard let scale = r.readUInt8(), let v = r.readUInt32() else { break }
-            return make("decimal", .string(AMQPText.decimal(UInt64(v), scale: Int(scale))))
+            return make("decimal", .string(AMQPText.decimal(Int64(Int32(bitPattern: v)), scale: Int(scale))))
         case "S":
             guard let length = r.readUInt32() else { break }
             let bytes = readClamped(&r, Int(length), base: base, what: "long string \"\(name)\"")

@@ -28,15 +28,16 @@ enum AMQPText {
         return AMQPHex.string(UInt64(tag), digits: 2)
     }
 
-    /// A decimal value (§4.2.5.5): `value` with `scale` digits after the point.
-    static func decimal(_ value: UInt64, scale: Int) -> String {
-        var digits = String(value)
-        guard scale > 0 else { return digits }
+    /// A decimal value (§4.2.5.5): `value` / 10^`scale`, written with `scale` digits after the point.
+    static func decimal(_ value: Int64, scale: Int) -> String {
+        let sign = value < 0 ? "-" : ""
+        var digits = String(value.magnitude)
+        guard scale > 0 else { return sign + digits }
         if digits.count <= scale {
             digits = String(repeating: "0", count: scale - digits.count + 1) + digits
         }
         let point = digits.index(digits.endIndex, offsetBy: -scale)
-        return digits[..<point] + "." + digits[point...]
+        return sign + digits[..<point] + "." + digits[point...]
     }
 
     /// Seconds since 1970 as `2024-01-31T12:00:00Z` (proleptic Gregorian, UTC).

@@ -25,10 +25,12 @@ struct AMQPFieldTableTests {
         ("i32", [0x49] + Wire.u32(0xFFFF_FFFE), .int(-2)),                        // 'I' signed 32
         ("u32", [0x69] + Wire.u32(0xFFFF_FFFE), .int(4_294_967_294)),             // 'i' unsigned 32
         ("i64", [0x6C] + Wire.u64(0xFFFF_FFFF_FFFF_FFFE), .int(-2)),              // 'l' signed 64
-        ("u64", [0x4C] + Wire.u64(0xFFFF_FFFF_FFFF_FFFE), .string("18446744073709551614")), // 'L' unsigned 64
+        ("L64", [0x4C] + Wire.u64(0xFFFF_FF00_0000_0000), .int(-1_099_511_627_776)), // 'L' signed 64: -2^40
         ("float", [0x66] + Wire.u32(Float(1.5).bitPattern), .string("1.5")),     // 'f' float
         ("double", [0x64] + Wire.u64(Double(-0.25).bitPattern), .string("-0.25")), // 'd' double
         ("decimal", [0x44, 0x02] + Wire.u32(12345), .string("123.45")),           // 'D' scale 2, 12345
+        ("decimal-neg", [0x44, 0x03] + Wire.u32(UInt32(bitPattern: -1_234)), .string("-1.234")), // 'D' scale 3, signed -1234
+        ("decimal-small", [0x44, 0x04] + Wire.u32(UInt32(bitPattern: -5)), .string("-0.0005")), // 'D' scale 4, -5
         ("string", [0x53] + Wire.longstr("héllo"), .text(preview: "héllo", length: 6)), // 'S' long string
         ("bytes", [0x78] + Wire.longstr([0, 1, 2]), .bytes(preview: [0, 1, 2], length: 3)), // 'x' byte array
         ("time", [0x54] + Wire.u64(1_700_000_000), .int(1_700_000_000)),          // 'T' timestamp
