@@ -19,6 +19,8 @@ public struct AMQPConnectionDissector: StreamDissector {
     /// Whether a client stream without a protocol header is worth a problem.
     private let expectsProtocolHeader: Bool
     private var sawFirstUnit: Set<Direction> = []
+    /// The client's protocol header, to tell a server's echo from a refusal.
+    private var clientHeader: AMQPProtocolHeader?
 
     private var proposedFrameMax: Int?
     private var frameMax: Int?
@@ -111,10 +113,15 @@ public struct AMQPConnectionDissector: StreamDissector {
         let first = sawFirstUnit.insert(direction).inserted
 
         switch unit {
-        case .protocolHeader:
-            if direction == .toClient, !info.startedMidStream {
+        case .protocolHeader(let bytes, _):
+            let header = AMQPProtocolHeader(bytes)
+            if direction == .toServer {
+                clientHeader = header
+            } else if !info.startedMidStream, header == nil || header != clientHeader {
                 // AMQP 0-9-1 §4.2.2: a server that rejects the client's header answers with the
-                // header of a version it does support, then closes the connection.
+                // header of a version it does support, then closes the connection. AMQP 1.0
+                // (§2.2) and its SASL layer (§5.3.1) have the server echo an accepted header,
+                // so only a header that differs from the client's (or answers none) refuses.
                 decoded.pdu.summary += " (server refuses the client's protocol version)"
                 decoded.pdu.problems.append(Problem(.warning, "version-refused",
                                                     "the server answered with its own protocol header: it does not support the version the client asked for, and closes the connection",

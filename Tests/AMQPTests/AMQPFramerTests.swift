@@ -209,7 +209,25 @@ struct AMQPFramerTests {
         #expect(pdus[1].has("not-dissected"))
     }
 
-    @Test("a server's protocol header is reported as refusing the client's version")
+    @Test("a server header that echoes the client's is no refusal; a different one is", arguments: [
+        // (client's octets, server's octets, refused)
+        ([UInt8]([0, 1, 0, 0]), [UInt8]([0, 1, 0, 0]), false),  // AMQP 1.0: the server echoes (§2.2)
+        ([UInt8]([3, 1, 0, 0]), [UInt8]([3, 1, 0, 0]), false),  // AMQP 1.0 SASL: echoed too
+        ([UInt8]([0, 0, 9, 1]), [UInt8]([0, 1, 0, 0]), true),   // 0-9-1 asked, a 1.0-only server answers
+    ])
+    func serverHeaderAgainstClient(client: [UInt8], server: [UInt8], refused: Bool) {
+        let magic: [UInt8] = [0x41, 0x4D, 0x51, 0x50]
+        var d = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: false, serverPort: 5672))
+        var out: [DissectedPDU] = []
+        d.receive((magic + client)[...], from: .toServer, into: &out)
+        d.receive((magic + server)[...], from: .toClient, into: &out)
+        #expect(out.count == 2)
+        #expect(out[0].has("version-refused") == false)
+        #expect(out[1].has("version-refused") == refused)
+        #expect(out[1].summary.contains("refuses") == refused)
+    }
+
+    @Test("a server's protocol header with no client header before it is reported as refusing the client's version")
     func versionRefused() {
         let pdus = dissect(Wire.protocolHeader, from: .toClient)
         #expect(pdus.count == 1)
