@@ -2,13 +2,15 @@
 """Generates Sources/AMQP/Generated/AMQPMethods+Generated.swift from the AMQP 0-9-1 spec.
 
 Input: ../shared/reference/amqp-0-9-1.json (RabbitMQ's machine-readable 0-9-1 spec with its
-extensions), relative to the repository root; override with the first argument.
-Run from anywhere: python3 scripts/gen-amqp-methods.py [spec.json]
+extensions), relative to the repository root; override with --spec.
+Output: the committed Swift file above; override with the first argument (the AMQP tests write
+to a temporary file and compare it with the committed one byte for byte).
+Run from anywhere: python3 scripts/gen-amqp-methods.py [--spec spec.json] [output.swift]
 """
 
+import argparse
 import json
 import os
-import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_SPEC = os.path.join(ROOT, "..", "shared", "reference", "amqp-0-9-1.json")
@@ -49,8 +51,13 @@ def argument_line(arg, domains, indent):
 
 
 def main():
-    spec_path = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_SPEC
-    with open(spec_path) as f:
+    parser = argparse.ArgumentParser(description="Generates the AMQP 0-9-1 method table in Swift.")
+    parser.add_argument("output", nargs="?", default=OUTPUT,
+                        help="where to write the Swift file (default: %(default)s)")
+    parser.add_argument("--spec", default=DEFAULT_SPEC,
+                        help="the machine-readable spec to read (default: %(default)s)")
+    args = parser.parse_args()
+    with open(args.spec) as f:
         spec = json.load(f)
     domains = {name: wire for name, wire in spec["domains"]}
 
@@ -134,11 +141,13 @@ def main():
     w("}")
     w("")
 
-    os.makedirs(os.path.dirname(OUTPUT), exist_ok=True)
-    with open(OUTPUT, "w") as f:
+    output = os.path.abspath(args.output)
+    os.makedirs(os.path.dirname(output), exist_ok=True)
+    # newline="" so the bytes are the same on every platform: the test compares them exactly.
+    with open(output, "w", encoding="utf-8", newline="") as f:
         f.write("\n".join(out))
     print("wrote %s (%d classes, %d methods)" % (
-        os.path.relpath(OUTPUT, ROOT), len(spec["classes"]),
+        os.path.relpath(output, ROOT), len(spec["classes"]),
         sum(len(c["methods"]) for c in spec["classes"])))
 
 
