@@ -35,12 +35,13 @@ enum AMQPCloseExplanation {
             let kind = c.replyText.includes("for exchange") ? "exchange" : "queue"
             let name = quoted(after: "for \(kind)", in: c.replyText) ?? "?"
             let vhost = quoted(after: "in vhost", in: c.replyText).map { " in vhost '\($0)'" } ?? ""
-            let received = quoted(after: "received", in: c.replyText) ?? "?"
-            let current = quoted(after: "current is", in: c.replyText) ?? "none"
+            let (received, current) = equivalenceSides(c.replyText)
+            let existing = current.map { "with \(arg)=\($0)" } ?? "without \(arg)"
+            let asked = received.map { "asked for \(arg)=\($0)" } ?? "did not set \(arg)"
             let same = kind == "queue"
                 ? "durable, exclusive and auto-delete flags and the same arguments"
                 : "type, durable, auto-delete and internal flags and the same arguments"
-            return "The \(kind) '\(name)' already exists\(vhost) with \(arg)=\(current), and this declare asked for \(arg)=\(received). "
+            return "The \(kind) '\(name)' already exists\(vhost) \(existing), and this declare \(asked). "
                 + "A redeclare must use the same \(same) as the existing \(kind): change the declare to match, "
                 + "or delete the \(kind) first (deleting a queue loses its messages)."
         },
@@ -83,6 +84,18 @@ enum AMQPCloseExplanation {
             "The broker refused the login: a wrong user name or password, a mechanism not enabled for the user, "
                 + "or RabbitMQ's 'guest' user connecting from a host other than localhost."
         },
+        Pattern(code: 403, contains: "contains reserved prefix 'amq.*'") { c in
+            let kind = c.replyText.includes("exchange name") ? "exchange" : "queue"
+            let name = quoted(after: "\(kind) name", in: c.replyText) ?? "?"
+            return "The \(kind) name '\(name)' starts with 'amq.', a prefix the broker reserves for its own \(kind)s, so a client may not declare it. "
+                + (kind == "queue"
+                    ? "Choose another name, or declare the queue with an empty name to have the broker name it."
+                    : "Choose another name.")
+        },
+        Pattern(code: 403, contains: "operation not permitted on the default exchange") { _ in
+            "The default exchange (named '') cannot be declared, deleted or bound by a client: every queue is already bound to it "
+                + "by its own name. Publish to it with the queue's name as the routing key instead of binding."
+        },
         Pattern(code: 403, contains: "") { _ in
             "Access refused: the user lacks the configure, write or read permission this operation needs on that resource "
                 + "in this vhost, or the login itself was refused. Check the user's permissions (rabbitmqctl list_permissions) and credentials."
@@ -116,6 +129,30 @@ enum AMQPCloseExplanation {
                 + "the broker returned it."
         },
     ]
+
+    /// The two sides of RabbitMQ's `received X but current is Y` (rabbit_misc:equivalence_fail).
+    /// Each side is `'v'` (flags), `the value 'v' of type 't'` (x-arguments), or `none` (not set,
+    /// returned as nil). A reply text without that shape gives "?" for both.
+    static func equivalenceSides(_ text: String) -> (received: String?, current: String?) {
+        guard let r = text.findRange("received "),
+              let b = text[r.upperBound...].findRange(" but current is ") else { return ("?", "?") }
+        return (equivalenceSide(text[r.upperBound..<b.lowerBound]), equivalenceSide(text[b.upperBound...]))
+    }
+
+    private static func equivalenceSide(_ raw: Substring) -> String? {
+        let side = raw.drop { $0 == " " }
+        if side == "none" { return nil }
+        let valuePrefix = "the value '"
+        if side.hasPrefix(valuePrefix) {
+            let body = side.dropFirst(valuePrefix.count)
+            if let typeMarker = body.findRange("' of type '") {
+                let type = body[typeMarker.upperBound...].prefix { $0 != "'" }
+                return "\(body[..<typeMarker.lowerBound]) (\(type))"
+            }
+        }
+        if side.count >= 2, side.first == "'", side.last == "'" { return String(side.dropFirst().dropLast()) }
+        return side.isEmpty ? "?" : String(side)
+    }
 
     /// The text between the first pair of single quotes after `marker`, or the next word when
     /// the value is not quoted (`current is none`).

@@ -101,6 +101,51 @@ struct AMQPConnectionTests {
         #expect(AMQPCloseExplanation.explain(.init(replyCode: 999, replyText: "", failedMethod: nil)) == nil)
     }
 
+    /// RabbitMQ's own reply texts (rabbit_misc:equivalence_fail, rabbit_amqqueue:check_exclusive_access,
+    /// rabbit_access_control, rabbit_channel:check_name) with what the explanation must and must not say.
+    static let closeExplanations: [(code: Int, text: String, says: [String], never: [String])] = [
+        // RabbitMQ reports an exclusive flag that differs from the existing queue's as 405, not as an inequivalent arg.
+        (405, "RESOURCE_LOCKED - cannot obtain exclusive access to locked queue 'q' in vhost '/'. It could be originally declared on another connection or the exclusive property value does not match that of the original declaration.",
+         ["locked by another connection", "declared exclusive there", "exclusive flag differs from the original declaration"], ["permission"]),
+        (405, "RESOURCE_LOCKED - cannot obtain exclusive access to locked queue 'jobs' in vhost '/'",
+         ["The queue is locked by another connection", "only that connection may use it"], []),
+        (406, "PRECONDITION_FAILED - inequivalent arg 'auto_delete' for queue 'q' in vhost '/': received 'true' but current is 'false'",
+         ["The queue 'q' already exists in vhost '/' with auto_delete=false", "this declare asked for auto_delete=true",
+          "same durable, exclusive and auto-delete flags", "delete the queue first"], ["exchange"]),
+        (406, "PRECONDITION_FAILED - inequivalent arg 'auto_delete' for exchange 'logs' in vhost '/': received 'true' but current is 'false'",
+         ["The exchange 'logs' already exists in vhost '/' with auto_delete=false", "this declare asked for auto_delete=true",
+          "same type, durable, auto-delete and internal flags", "delete the exchange first"], ["queue '"]),
+        (406, "PRECONDITION_FAILED - inequivalent arg 'type' for exchange 'logs' in vhost '/': received 'fanout' but current is 'direct'",
+         ["The exchange 'logs' already exists in vhost '/' with type=direct", "this declare asked for type=fanout"], []),
+        (406, "PRECONDITION_FAILED - inequivalent arg 'x-max-length' for queue 'q' in vhost '/': received the value '10' of type 'signedint' but current is none",
+         ["The queue 'q' already exists in vhost '/' without x-max-length", "this declare asked for x-max-length=10 (signedint)",
+          "the same arguments"], ["=none", "?"]),
+        (406, "PRECONDITION_FAILED - inequivalent arg 'x-queue-type' for queue 'orders' in vhost '/': received none but current is the value 'quorum' of type 'longstr'",
+         ["The queue 'orders' already exists in vhost '/' with x-queue-type=quorum (longstr)", "this declare did not set x-queue-type"], ["=none"]),
+        (406, "PRECONDITION_FAILED - inequivalent arg 'x-message-ttl' for queue 'q' in vhost 'prod': received the value '60000' of type 'long' but current is the value '30000' of type 'signedint'",
+         ["already exists in vhost 'prod' with x-message-ttl=30000 (signedint)", "this declare asked for x-message-ttl=60000 (long)"], []),
+        (403, "ACCESS_REFUSED - access to queue 'q' in vhost '/' refused for user 'app'",
+         ["lacks the configure, write or read permission", "rabbitmqctl list_permissions"], []),
+        (403, "ACCESS_REFUSED - queue name 'amq.jobs' contains reserved prefix 'amq.*'",
+         ["The queue name 'amq.jobs' starts with 'amq.'", "reserves", "empty name"], ["permission"]),
+        (403, "ACCESS_REFUSED - exchange name 'amq.events' contains reserved prefix 'amq.*'",
+         ["The exchange name 'amq.events' starts with 'amq.'", "Choose another name."], ["permission", "empty name"]),
+        (403, "ACCESS_REFUSED - operation not permitted on the default exchange",
+         ["The default exchange (named '') cannot be declared, deleted or bound", "routing key"], ["permission"]),
+    ]
+
+    @Test("close explanations say what RabbitMQ's reply text means", arguments: closeExplanations.indices)
+    func closeExplanation(index: Int) {
+        let row = AMQPConnectionTests.closeExplanations[index]
+        let explanation = AMQPCloseExplanation.explain(.init(replyCode: row.code, replyText: row.text, failedMethod: nil)) ?? ""
+        for phrase in row.says {
+            #expect(explanation.contains(phrase), "\(row.text) → \(explanation)")
+        }
+        for phrase in row.never {
+            #expect(!explanation.contains(phrase), "\(row.text) → \(explanation)")
+        }
+    }
+
     @Test("a frame larger than the negotiated frame-max is a problem")
     func frameMaxExceeded() {
         var d = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: false, serverPort: 5672), options: AMQPOptions())
