@@ -91,6 +91,51 @@ struct CommandLineTests {
         #expect(jsonLines(r.stdout).filter { $0["protocol"] as? String == "mqtt" }.count == 1)
     }
 
+    @Test("--decode-as PORT=amqp decodes AMQP 0-9-1 on another port")
+    func decodeAsAMQP() throws {
+        // AMQP 0-9-1 §4.2.3: type, channel, size, payload, frame-end 0xCE.
+        func frame(_ type: UInt8, channel: UInt16, _ payload: [UInt8]) -> [UInt8] {
+            let n = UInt32(payload.count)
+            return [type, UInt8(channel >> 8), UInt8(channel & 0xFF),
+                    UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] + payload + [0xCE]
+        }
+        func method(_ classID: UInt8, _ methodID: UInt8, channel: UInt16 = 0, _ arguments: [UInt8] = []) -> [UInt8] {
+            frame(1, channel: channel, [0, classID, 0, methodID] + arguments)
+        }
+        let tuneArguments: [UInt8] = [0x07, 0xFF,              // channel-max 2047
+                                      0x00, 0x02, 0x00, 0x00,  // frame-max 131072
+                                      0x00, 0x3C]              // heartbeat 60
+        var c = SyntheticCapture(serverPort: 5673)
+        c.handshake()
+        c.send(toServer: true, Array("AMQP".utf8) + [0, 0, 9, 1])               // protocol header 0-9-1
+        c.send(toServer: false, method(10, 30, tuneArguments))                   // connection.tune
+        c.send(toServer: true, method(10, 31, tuneArguments)                     // connection.tune-ok
+               + method(10, 40, [1, 0x2F, 0, 0]))                                // connection.open vhost "/"
+        c.send(toServer: false, method(10, 41, [0]))                             // connection.open-ok
+        c.send(toServer: true, method(20, 10, channel: 1, [0]))                  // channel.open
+        c.send(toServer: false, method(20, 11, channel: 1, [0, 0, 0, 0]))        // channel.open-ok
+        c.send(toServer: true, method(60, 40, channel: 1, [0, 0, 0, 4] + Array("jobs".utf8) + [0]) // basic.publish "" "jobs"
+               + frame(2, channel: 1, [0, 60, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0]) // content header: body-size 2, no properties
+               + frame(3, channel: 1, Array("hi".utf8)))                         // body "hi"
+        c.close()
+        let path = try c.write(name: "decode-as-amqp")
+
+        let plain = try dissect(["--format", "json", path])
+        #expect(plain.status == 0)
+        #expect(jsonLines(plain.stdout).filter { $0["protocol"] as? String == "amqp" }.isEmpty)
+
+        let r = try dissect(["--format", "json", "--decode-as", "5673=amqp", path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let amqp = jsonLines(r.stdout).filter { $0["protocol"] as? String == "amqp" }.compactMap { $0["amqp"] as? [String: Any] }
+        #expect(amqp.compactMap { $0["frame_type"] as? String }
+                == ["protocol_header", "method", "method", "method", "method", "method", "method", "method", "header", "body"])
+        #expect(amqp.compactMap { $0["method"] as? String }
+                == ["connection.tune", "connection.tune-ok", "connection.open", "connection.open-ok",
+                    "channel.open", "channel.open-ok", "basic.publish"])
+        let publish = amqp.first { $0["method"] as? String == "basic.publish" }?["arguments"] as? [String: Any]
+        #expect(publish?["routing_key"] as? String == "jobs")
+    }
+
     @Test("a file cut inside a record: what came before is printed, the file is named, exit 1")
     func cutFile() throws {
         let c = conversation()
