@@ -70,7 +70,7 @@
 # Tunables (environment): PAHO_MQTT_VERSION, PIKA_VERSION, RABBITMQ_NODE,
 # BROKERS_START_TIMEOUT (10 s), RABBITMQ_START_TIMEOUT (60 s),
 # CAPTURE_SETTLE (1.5 s: pause before stopping a capture, see stop_capture),
-# CAPTURE_BUFFER_KIB (32768: tcpdump -B).
+# CAPTURE_BUFFER_KIB (32768: tcpdump -B), MOSQUITTO_LOG_TYPE (all; error for load runs).
 
 PAHO_MQTT_VERSION=${PAHO_MQTT_VERSION:-2.1.0}
 PIKA_VERSION=${PIKA_VERSION:-1.3.2}
@@ -237,7 +237,7 @@ start_mosquitto() {
         # Full log (one line per packet) to a file: mosquitto_wait_log uses it
         # to know when a client is connected or subscribed.
         echo "log_dest stderr"
-        echo "log_type all"
+        echo "log_type ${MOSQUITTO_LOG_TYPE:-all}"
         echo "connection_messages true"
         echo "log_timestamp true"
         for line in "${extra[@]}"; do echo "$line"; done
