@@ -4,7 +4,7 @@
 # mosquitto and RabbitMQ with their clients (the live-capture tests run real brokers).
 set -euo pipefail
 packages=(libpcap-dev pkg-config)
-if [ "${1:-}" = "--test" ]; then packages+=(tshark tcpdump mosquitto mosquitto-clients rabbitmq-server amqp-tools); fi
+if [ "${1:-}" = "--test" ]; then packages+=(tshark tcpdump mosquitto mosquitto-clients rabbitmq-server amqp-tools time util-linux python3); fi
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -107,6 +107,12 @@ public struct JSONRenderer: Renderer {
                 object(f.children, into: &out)
             } else {
                 value(f.value, into: &out)
+                // Bytes that are not text are shown as hex: say so, since "00ff" could be either.
+                if case .bytes = f.value {
+                    out.append(",")
+                    JSON.escape(f.key + "_encoding", into: &out)
+                    out.append(":\"hex\"")
+                }
                 if !f.children.isEmpty { members(f.children, first: &first, into: &out) }
             }
         }

@@ -351,10 +351,12 @@ func fixed(_ v: Double) -> String {
 
 /// A byte count in B, kB, MB, GB (powers of 1000, like tshark's statistics).
 func size(_ n: Int) -> String {
+    // At most 8 characters ("999.9 kB"), the width of the byte columns.
     if n < 10_000 { return "\(n) B" }
-    if n < 10_000_000 { return "\(fixed(Double(n) / 1e3)) kB" }
-    if n < 10_000_000_000 { return "\(fixed(Double(n) / 1e6)) MB" }
-    return "\(fixed(Double(n) / 1e9)) GB"
+    if n < 999_950 { return "\(fixed(Double(n) / 1e3)) kB" }
+    if n < 999_950_000 { return "\(fixed(Double(n) / 1e6)) MB" }
+    if n < 999_950_000_000 { return "\(fixed(Double(n) / 1e9)) GB" }
+    return "\(fixed(Double(n) / 1e12)) TB"
 }
 
 /// Word-wraps at ", " boundaries.

@@ -90,9 +90,9 @@ final class LiveDissect {
         String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data(), as: UTF8.self)
     }
 
-    /// Waits for exit (sending SIGINT first when `interrupt`), bounded.
-    func finish(interrupt: Bool, timeout: Double = 15) -> (status: Int32, stdout: String, stderr: String) {
-        if interrupt { kill(process.processIdentifier, SIGINT) }
+    /// Waits for exit (sending `signal`, SIGINT by default, first when `interrupt`), bounded.
+    func finish(interrupt: Bool, signal: Int32 = SIGINT, timeout: Double = 15) -> (status: Int32, stdout: String, stderr: String) {
+        if interrupt { kill(process.processIdentifier, signal) }
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(50_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
@@ -143,11 +143,11 @@ struct LiveCaptureTests {
         #expect(publishes(replay.stdout).compactMap { $0["topic"] as? String } == seen.compactMap { $0["topic"] as? String })
     }
 
-    @Test("-c N stops by itself after N PDUs")
-    func countStops() throws {
+    @Test("-c N stops by itself after N PDUs, on lo and on any", arguments: ["lo", "any"])
+    func countStops(interface: String) throws {
         let broker = try Mosquitto()
         defer { broker.stop() }
-        let live = try LiveDissect(["-i", "lo", "--decode-as", "\(broker.port)=mqtt", "--format", "json", "-c", "2"])
+        let live = try LiveDissect(["-i", interface, "--decode-as", "\(broker.port)=mqtt", "--format", "json", "-c", "2"])
         try mosquittoPub(port: broker.port, topic: "live/count", message: "x", qos: 0)
         let (status, stdout, _) = live.finish(interrupt: false)
         #expect(status == 0)
@@ -155,17 +155,36 @@ struct LiveCaptureTests {
         #expect(types == ["CONNECT", "CONNACK"])
     }
 
-    @Test("the table format prints its summary on SIGINT")
-    func tableOnInterrupt() throws {
+    @Test("the table format prints its summary on SIGINT and on SIGTERM", arguments: [SIGINT, SIGTERM])
+    func tableOnInterrupt(signal: Int32) throws {
         let broker = try Mosquitto()
         defer { broker.stop() }
         let live = try LiveDissect(["-i", "lo", "--decode-as", "\(broker.port)=mqtt", "--format", "table"])
         try mosquittoPub(port: broker.port, topic: "live/table", message: "abc", qos: 1)
         usleep(300_000)
-        let (status, stdout, _) = live.finish(interrupt: true)
+        let (status, stdout, stderr) = live.finish(interrupt: true, signal: signal)
         #expect(status == 0)
         #expect(stdout.contains("Connections"))
         #expect(stdout.contains("live/table"))
+        #expect(stderr.contains("dropped by the kernel"))
+    }
+
+    @Test("-D lists the interfaces, lo and any among them")
+    func listInterfaces() throws {
+        let r = try dissect(["-D"])
+        #expect(r.status == 0)
+        let names = r.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").dropFirst().first.map(String.init) }
+        #expect(names.contains("lo") && names.contains("any"), "\(r.stdout)")
+    }
+
+    @Test("without the privilege to capture, the message says what is needed")
+    func noPrivilege() throws {
+        // As user nobody, with no capabilities: libpcap cannot open a packet socket.
+        let r = try runProgram(URL(fileURLWithPath: "/usr/bin/setpriv"),
+                               ["--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", Repo.binary.path, "-i", "lo"],
+                               timeout: 20)
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("root") && r.stderr.contains("cap_net_raw,cap_net_admin") && r.stderr.contains("setcap"), "\(r.stderr)")
     }
 
     @Test("an unknown interface gets a message listing the available ones")

@@ -1,5 +1,5 @@
 import Dissection
-import Render
+@testable import Render
 import Testing
 
 // PDUs as decoders shape them, built by hand: only the keys the table reads, at the places the
@@ -217,5 +217,17 @@ struct TableRendererTests {
         for line in out.split(separator: "\n") {
             #expect(line.count <= 80, "\(line.count) columns: \(line)")
         }
+    }
+}
+
+@Suite("Table byte counts")
+struct TableByteCountTests {
+    @Test("byte counts fit the 8-column byte fields at every unit boundary",
+          arguments: [(0, "0 B"), (9_999, "9999 B"), (10_000, "10.0 kB"), (999_949, "999.9 kB"), (999_950, "1.0 MB"),
+                      (1_500_000, "1.5 MB"), (9_999_999, "10.0 MB"), (999_949_999, "999.9 MB"), (999_950_000, "1.0 GB"),
+                      (3_000_000_000_000, "3.0 TB")])
+    func sizes(bytes: Int, expected: String) {
+        #expect(size(bytes) == expected)
+        #expect(size(bytes).count <= 8)
     }
 }

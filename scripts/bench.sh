@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Times proto-dissect in each format against tshark and tcpdump on the same capture, in one run,
+# and prints the times, the ratios and the peak memory (best of RUNS runs each; machines are noisy).
+#
+#   scripts/bench.sh [CAPTURE]     default: .build-bench/bench.pcap (made by make-bench-capture.sh)
+#
+# Environment: RUNS (3), REPEAT (4: the capture repeated as distinct connections, for the memory
+# check; 0 skips it), SKIP_TSHARK=1 (tshark is slow: 20 s and more a run on 150 MB).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CAPTURE=${1:-.build-bench/bench.pcap}
+RUNS=${RUNS:-3}
+REPEAT=${REPEAT:-4}
+[ -f "$CAPTURE" ] || scripts/make-bench-capture.sh "$CAPTURE"
+swift build -c release --product proto-dissect 2>&1 | grep -E "error|Compiling|Build" | tail -1 >&2
+bin=$(swift build -c release --show-bin-path)/proto-dissect
+
+# best SECONDS and PEAK_KB of RUNS runs of a command (its output goes to /dev/null)
+best() {
+    local t m bt="" bm="" i
+    for ((i = 0; i < RUNS; i++)); do
+        read -r t m < <( { /usr/bin/time -f "%e %M" "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+        if [ -z "$bt" ] || awk "BEGIN{exit !($t < $bt)}"; then bt=$t; fi
+        if [ -z "$bm" ] || [ "$m" -lt "$bm" ]; then bm=$m; fi
+    done
+    echo "$bt $bm"
+}
+row() { printf '%-44s %9s s %9s MB\n' "$1" "$2" "$(awk "BEGIN{printf \"%.1f\", $3/1024}")"; }
+ratio() { awk "BEGIN{ if ($2 > 0) printf \"%.1f\", $1/$2; else print \"inf\" }"; }
+
+size=$(stat -c %s "$CAPTURE")
+echo "capture: $CAPTURE ($(awk "BEGIN{printf \"%.1f\", $size/1e6}") MB, $(tcpdump -r "$CAPTURE" 2>/dev/null | wc -l) packets)"
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -m); best of $RUNS runs"
+echo
+read -r t_read m_read < <(best tcpdump -r "$CAPTURE" -w /dev/null); row "tcpdump -r FILE -w /dev/null" "$t_read" "$m_read"
+read -r t_table m_table < <(best "$bin" --format table "$CAPTURE"); row "proto-dissect --format table" "$t_table" "$m_table"
+read -r t_json m_json < <(best "$bin" --format json "$CAPTURE"); row "proto-dissect --format json" "$t_json" "$m_json"
+read -r t_text m_text < <(best "$bin" --format text "$CAPTURE"); row "proto-dissect --format text" "$t_text" "$m_text"
+if [ -z "${SKIP_TSHARK:-}" ]; then
+    read -r t_tj m_tj < <(RUNS=1 best tshark -r "$CAPTURE" -T json -Y 'mqtt||amqp'); row "tshark -T json -Y 'mqtt||amqp' (1 run)" "$t_tj" "$m_tj"
+    read -r t_tv m_tv < <(RUNS=1 best tshark -r "$CAPTURE" -V -Y 'mqtt||amqp'); row "tshark -V -Y 'mqtt||amqp' (1 run)" "$t_tv" "$m_tv"
+    echo
+    echo "json: $(ratio "$t_tj" "$t_json")x faster than tshark -T json (target >= 30x)"
+    echo "text: $(ratio "$t_tv" "$t_text")x faster than tshark -V (target >= 20x)"
+fi
+echo "table: $(ratio "$t_table" "$t_read")x the bare libpcap read (target <= 3x)"
+echo "peak memory: $(awk "BEGIN{printf \"%.1f\", ($m_json > $m_text ? ($m_json > $m_table ? $m_json : $m_table) : ($m_text > $m_table ? $m_text : $m_table))/1024}") MB (target <= 32 MB)"
+if [ "$REPEAT" -gt 1 ]; then
+    big=.build-bench/repeat-$REPEAT.pcap
+    python3 scripts/repeat_capture.py "$CAPTURE" "$big" "$REPEAT" >/dev/null
+    read -r t_big m_big < <(RUNS=1 best "$bin" --format json "$big")
+    row "proto-dissect --format json, capture x$REPEAT" "$t_big" "$m_big"
+    echo "memory as the capture grows x$REPEAT: $(awk "BEGIN{printf \"%.1f\", $m_json/1024}") MB -> $(awk "BEGIN{printf \"%.1f\", $m_big/1024}") MB"
+    rm -f "$big"
+fi
