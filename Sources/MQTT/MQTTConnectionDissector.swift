@@ -10,6 +10,11 @@ import Dissection
 /// shown as 3.1.1, the older and, in captures without a CONNECT, more common version. (A 5.0
 /// PUBACK with a reason code, a CONNACK or SUBACK with properties parse cleanly only as 5.0;
 /// most 3.1.1 PUBLISH payloads fail as 5.0 properties.)
+///
+/// Each `receive` is taken to end a segment (the pipeline hands over one TCP segment's new
+/// bytes per call). While a direction resynchronises (a capture that starts mid-stream, bytes
+/// lost in a gap), a packet that ends exactly at a segment end is accepted there and then, so
+/// it comes out with the segment that completed it rather than with the next one to arrive.
 public struct MQTTConnectionDissector: StreamDissector {
     public let info: ConnectionInfo
     public let options: MQTTOptions
@@ -37,7 +42,11 @@ public struct MQTTConnectionDissector: StreamDissector {
     }
 
     public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout [DissectedPDU]) {
-        if direction == .toServer { toServerFramer.append(bytes) } else { toClientFramer.append(bytes) }
+        if direction == .toServer {
+            toServerFramer.append(bytes, endsSegment: true)
+        } else {
+            toClientFramer.append(bytes, endsSegment: true)
+        }
         drain(direction, into: &output)
     }
 

@@ -10,8 +10,11 @@
 /// offset where a plausible fixed header (a defined type with its required flags, a minimal
 /// remaining length of at most 4 bytes, a length the type allows) describes a packet that is
 /// followed by another plausible header, or that ends exactly where the data ends at a gap or
-/// at `finish`. Decisions wait for enough bytes, so any split of the same bytes gives the
-/// same result.
+/// at `finish`, or exactly where a segment ended (see `append(_:endsSegment:)`). Decisions
+/// wait for enough bytes, so any split of the same bytes gives the same result. Segment ends
+/// are evidence, so bytes appended with `endsSegment: true` may resynchronise differently
+/// when their segments end elsewhere; the result still never depends on when `next()` is
+/// called.
 public struct MQTTFramer {
     /// What `next()` found.
     public enum Step: Equatable, Sendable {
@@ -36,7 +39,7 @@ public struct MQTTFramer {
     }
 
     private enum Input {
-        case bytes(ArraySlice<UInt8>)
+        case bytes(ArraySlice<UInt8>, endsSegment: Bool)
         case gap(Int)
         case end
     }
@@ -69,6 +72,8 @@ public struct MQTTFramer {
     private var partial = Partial()
     private var huntBuffer: [UInt8] = []
     private var huntScan = 0
+    /// Offsets in `huntBuffer` where a segment ended, ascending.
+    private var huntSegmentEnds: [Int] = []
     /// Bytes dropped from the hunt buffer's front, not yet reported.
     private var huntDiscarded = 0
 
@@ -85,11 +90,18 @@ public struct MQTTFramer {
     }
 
     /// The next bytes of the stream.
-    public mutating func append(_ bytes: ArraySlice<UInt8>) {
-        if !bytes.isEmpty { queue.append(.bytes(bytes)) }
+    ///
+    /// - Parameter endsSegment: the bytes end a unit the sender's data arrived in (a TCP
+    ///   segment of a capture). While resynchronising, a candidate packet that ends exactly at
+    ///   such an end is accepted without waiting for the next packet's header: senders write
+    ///   whole packets, so a segment end is strong evidence of a packet end, and waiting would
+    ///   attribute the packet to a later segment (possibly much later, when the peer is quiet).
+    ///   Leave it false for bytes whose splits mean nothing.
+    public mutating func append(_ bytes: ArraySlice<UInt8>, endsSegment: Bool = false) {
+        if !bytes.isEmpty { queue.append(.bytes(bytes, endsSegment: endsSegment)) }
     }
 
-    public mutating func append(_ bytes: [UInt8]) { append(bytes[...]) }
+    public mutating func append(_ bytes: [UInt8], endsSegment: Bool = false) { append(bytes[...], endsSegment: endsSegment) }
 
     /// `count` bytes of the stream are missing at this point.
     public mutating func gap(_ count: Int) {
@@ -136,16 +148,17 @@ public struct MQTTFramer {
         }
     }
 
-    /// Up to `limit` bytes from the front of the queue, or nil when the front is not bytes.
-    private mutating func takeBytes(upTo limit: Int) -> ArraySlice<UInt8>? {
-        guard case .bytes(let slice)? = queueFront else { return nil }
+    /// Up to `limit` bytes from the front of the queue, and whether a segment ends after them;
+    /// nil when the front is not bytes.
+    private mutating func takeBytes(upTo limit: Int) -> (bytes: ArraySlice<UInt8>, endsSegment: Bool)? {
+        guard case .bytes(let slice, let endsSegment)? = queueFront else { return nil }
         if slice.count <= limit {
             popFront()
-            return slice
+            return (slice, endsSegment)
         }
         let cut = slice.startIndex + limit
-        replaceFront(.bytes(slice[cut...]))
-        return slice[..<cut]
+        replaceFront(.bytes(slice[cut...], endsSegment: endsSegment))
+        return (slice[..<cut], false)
     }
 
     // MARK: - Stepping
@@ -174,8 +187,9 @@ public struct MQTTFramer {
             mode = .hunting
             if !header.isEmpty {
                 // The gap splits a fixed header: its bytes start the search for a boundary.
-                huntBuffer = header
-                huntScan = 0
+                // (No packet can end inside an incomplete fixed header, so its segment ends
+                // are not needed.)
+                resetHunt(with: header)
                 header = []
                 pushFront(.gap(count))
                 return nil
@@ -190,7 +204,7 @@ public struct MQTTFramer {
             }
             return .needMore
         case .bytes?:
-            guard let one = takeBytes(upTo: 1), let b = one.first else { return .needMore }
+            guard let one = takeBytes(upTo: 1), let b = one.bytes.first else { return .needMore }
             header.append(b)
             guard header.count >= 2 else { return nil }
             switch VariableByteInteger.decode(header[1...]) {
@@ -200,8 +214,7 @@ public struct MQTTFramer {
                 let bad = header
                 header = []
                 mode = .hunting
-                huntBuffer = []
-                huntScan = 0
+                resetHunt()
                 return .malformedHeader(bad)
             case .value(let length, let n, _):
                 partial = Partial(held: header, wireLength: 1 + n + length, seen: header.count)
@@ -219,7 +232,7 @@ public struct MQTTFramer {
         case nil:
             return .needMore
         case .bytes?:
-            guard let chunk = takeBytes(upTo: need) else { return .needMore }
+            guard let chunk = takeBytes(upTo: need)?.bytes else { return .needMore }
             let room = partial.contiguous ? max(0, maxHeldPDUBytes - partial.held.count) : 0
             let kept = min(room, chunk.count)
             if kept > 0 { partial.held.append(contentsOf: chunk.prefix(kept)) }
@@ -263,10 +276,19 @@ extension MQTTFramer {
         case accept, reject, undecided
     }
 
+    private mutating func resetHunt(with bytes: [UInt8] = []) {
+        huntBuffer = bytes
+        huntScan = 0
+        huntSegmentEnds = []
+    }
+
     private mutating func stepHunting() -> Step? {
         if huntScan > resyncWindowBytes {
-            huntDiscarded += huntScan
-            huntBuffer.removeFirst(huntScan)
+            let dropped = huntScan
+            huntDiscarded += dropped
+            huntBuffer.removeFirst(dropped)
+            // An end at or before the scan position can no longer end a candidate.
+            huntSegmentEnds = huntSegmentEnds.drop(while: { $0 <= dropped }).map { $0 - dropped }
             huntScan = 0
         }
         // Keep a window's worth of lookahead beyond the scan position, so every decision
@@ -274,7 +296,8 @@ extension MQTTFramer {
         let want = resyncWindowBytes + 6
         while huntBuffer.count - huntScan < want,
               let chunk = takeBytes(upTo: want - (huntBuffer.count - huntScan)) {
-            huntBuffer.append(contentsOf: chunk)
+            huntBuffer.append(contentsOf: chunk.bytes)
+            if chunk.endsSegment { huntSegmentEnds.append(huntBuffer.count) }
         }
         let atEnd: Bool
         switch queueFront {
@@ -287,9 +310,8 @@ extension MQTTFramer {
             switch evaluate(at: huntScan, atEnd: atEnd) {
             case .accept:
                 let skipped = huntDiscarded + huntScan
-                pushFront(.bytes(huntBuffer[huntScan...]))
-                huntBuffer = []
-                huntScan = 0
+                returnHuntedBytes()
+                resetHunt()
                 huntDiscarded = 0
                 mode = .header
                 return skipped > 0 ? .skipped(skipped, .resynchronising) : nil
@@ -303,8 +325,7 @@ extension MQTTFramer {
         if huntScan < huntBuffer.count { return nil }  // budget spent: compact and refill
         guard atEnd else { return queueFront == nil ? .needMore : nil }
         let skipped = huntDiscarded + huntBuffer.count
-        huntBuffer = []
-        huntScan = 0
+        resetHunt()
         huntDiscarded = 0
         switch queueFront {
         case .gap(let count)?:
@@ -319,6 +340,29 @@ extension MQTTFramer {
         }
     }
 
+    /// Puts the bytes from the scan position back at the front of the queue, with the segment
+    /// ends among them, to be framed from there.
+    private mutating func returnHuntedBytes() {
+        var pieces: [Input] = []
+        var start = huntScan
+        for end in huntSegmentEnds where end > start {
+            pieces.append(.bytes(huntBuffer[start..<end], endsSegment: true))
+            start = end
+        }
+        if start < huntBuffer.count { pieces.append(.bytes(huntBuffer[start...], endsSegment: false)) }
+        queue.insert(contentsOf: pieces, at: queueHead)
+    }
+
+    private func segmentEnds(at offset: Int) -> Bool {
+        // Binary search: byte-by-byte feeding can leave a window's worth of ends.
+        var low = 0, high = huntSegmentEnds.count
+        while low < high {
+            let mid = (low + high) / 2
+            if huntSegmentEnds[mid] < offset { low = mid + 1 } else { high = mid }
+        }
+        return low < huntSegmentEnds.count && huntSegmentEnds[low] == offset
+    }
+
     private func evaluate(at i: Int, atEnd: Bool) -> Decision {
         switch plausibleHeader(at: i) {
         case .needMore:
@@ -328,8 +372,11 @@ extension MQTTFramer {
         case .header(let length, let headerLength):
             guard headerLength + length <= resyncWindowBytes else { return .reject }
             let end = i + headerLength + length
-            if end == huntBuffer.count { return atEnd ? .accept : .undecided }
             if end > huntBuffer.count { return atEnd ? .reject : .undecided }
+            // A segment ended exactly there: evidence enough, without waiting for the next
+            // header (which may come only much later). Whatever follows is framed from there.
+            if segmentEnds(at: end) { return .accept }
+            if end == huntBuffer.count { return atEnd ? .accept : .undecided }
             switch plausibleHeader(at: end) {
             case .header: return .accept
             case .no: return .reject

@@ -20,6 +20,13 @@ func props(_ body: [UInt8]) -> [UInt8] {
     VariableByteInteger.encode(body.count) + body
 }
 
+/// Bytes from a hex dump as tshark prints them (`tcp.payload`), e.g. `"40020007"`.
+func hex(_ s: String) -> [UInt8] {
+    let digits = Array(s.utf8)
+    precondition(digits.count % 2 == 0, "odd number of hex digits")
+    return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(decoding: digits[$0..<($0 + 2)], as: UTF8.self), radix: 16)! }
+}
+
 enum Fixture {
     // MARK: MQTT 3.1.1
 
