@@ -12,6 +12,11 @@ struct HalfStream {
     /// Out-of-order segments, sorted by sequence.
     var pending: [Pending] = []
     var bufferedBytes = 0
+    /// Capture time since which the first hole has held data back; nil while nothing is held.
+    var holeSince: Double?
+    /// The highest acknowledgement number the other side has sent for this direction's bytes:
+    /// the receiver holds every byte before it, whether or not the capture does.
+    var peerAcknowledged: UInt32?
     /// The last bytes delivered, to compare retransmissions against.
     var lastDelivered: ArraySlice<UInt8> = []
     var lastDeliveredEnd: UInt32 = 0

@@ -19,10 +19,15 @@ public enum CloseReason: String, Sendable {
 public enum GapReason: String, Sendable {
     /// A segment never arrived; bytes after the hole were seen.
     case lostSegment = "lost segment"
+    /// The other side acknowledged bytes the capture does not have: they reached the receiver
+    /// but will never be in the capture, so the data after them is delivered at once.
+    case acknowledged = "acknowledged but not captured"
     /// The capture's snapshot length cut the packet.
     case truncatedPacket = "packet truncated by the snapshot length"
     /// Out-of-order data exceeded a buffering limit; the hole was given up.
     case bufferLimit = "buffer limit reached"
+    /// Data waited behind a hole for longer than the hole timeout; the hole was given up.
+    case holeTimeout = "hole timeout"
     /// The connection ended with a hole still open.
     case unfilledAtClose = "hole never filled"
 }

@@ -1,5 +1,11 @@
 /// The bounds that keep reassembly's memory flat, whatever the capture holds.
-/// Defaults are documented in the README; each is a command-line option.
+/// Defaults are documented in the README; each is a command-line option, except `holeTimeout`
+/// (not yet an option: the default applies).
+///
+/// A hole (bytes missing before held data) is given up as a gap, and the held data delivered,
+/// at the first of: the other side acknowledging bytes of the hole (they reached the receiver,
+/// so the capture lost them); `holeTimeout` seconds of capture time; a buffer limit; the end
+/// of the connection.
 public struct ReassemblyLimits: Sendable {
     /// Out-of-order bytes held for one direction before the hole is given up as a gap.
     public var maxBufferedBytesPerDirection: Int
@@ -9,12 +15,17 @@ public struct ReassemblyLimits: Sendable {
     public var maxConnections: Int
     /// Seconds of capture time without a packet after which a connection is flushed.
     public var idleTimeout: Double
+    /// Seconds of capture time that data may wait behind a hole no acknowledgement has explained
+    /// (a one-way capture, a peer whose packets were not captured) before the hole is given up
+    /// as a gap. Default 10: longer than TCP's retransmission backoff over a few lost tries.
+    public var holeTimeout: Double
 
     public init(maxBufferedBytesPerDirection: Int = 4 << 20, maxBufferedBytesTotal: Int = 64 << 20,
-                maxConnections: Int = 65_536, idleTimeout: Double = 300) {
+                maxConnections: Int = 65_536, idleTimeout: Double = 300, holeTimeout: Double = 10) {
         self.maxBufferedBytesPerDirection = maxBufferedBytesPerDirection
         self.maxBufferedBytesTotal = maxBufferedBytesTotal
         self.maxConnections = maxConnections
         self.idleTimeout = idleTimeout
+        self.holeTimeout = holeTimeout
     }
 }

@@ -4,6 +4,11 @@ import Packets
 ///
 /// - In-order payload is handed on as a slice of the packet (no copy); out-of-order segments
 ///   are held (as slices) until the hole fills, a limit is hit, or the connection ends.
+/// - A hole that the other side acknowledges (its ACK number is past the hole's start: the
+///   receiver got bytes the capture lacks) is given up as a gap at once, and the data held after
+///   it delivered; so is a hole older than `ReassemblyLimits.holeTimeout` seconds of capture time.
+///   A capture that shows an ACK before the data it acknowledges (reordered by the capture
+///   itself) loses that data to a gap.
 /// - Overlapping bytes: the first copy wins. A retransmission whose bytes differ from those
 ///   already delivered is reported as an overlap conflict (checked against the last delivered
 ///   segment and against held segments).
@@ -21,6 +26,8 @@ public struct TCPReassembler {
     private var nextStream = 0
     private var totalBuffered = 0
     private var lastSweep = -Double.infinity
+    /// Capture time of the segment being processed.
+    private var now = 0.0
 
     /// Bytes given up because a limit was hit, over the whole run.
     public private(set) var droppedByLimits = 0
@@ -37,6 +44,7 @@ public struct TCPReassembler {
 
     /// Feeds one segment seen at capture time `time` (seconds); events are appended to `events`.
     public mutating func process(_ segment: TCPSegment, time: Double, into events: inout [ReassemblyEvent]) {
+        now = time
         if time - lastSweep >= 1 {
             lastSweep = time
             sweepIdle(now: time, into: &events)
@@ -63,7 +71,16 @@ public struct TCPReassembler {
         guard var conn = connections[key] else { return }
         conn.lastSeen = time
         let side = conn.side(of: segment.source)
+        let nextBefore = (conn[.clientToServer].nextSequence, conn[.serverToClient].nextSequence)
+        // RFC 9293 §3.10.7.4: the acknowledgment field is significant only when ACK is set.
+        // Handled before this segment's own bytes: what it acknowledges was sent earlier.
+        if flags.contains(.ack) {
+            noteAcknowledgement(segment.acknowledgement, of: side.opposite, conn: &conn, into: &events)
+        }
         accept(segment, side: side, conn: &conn, into: &events)
+        updateHoleClock(.clientToServer, nextBefore: nextBefore.0, conn: &conn)
+        updateHoleClock(.serverToClient, nextBefore: nextBefore.1, conn: &conn)
+        expireHoles(conn: &conn, into: &events)
         if flags.contains(.rst) {
             conn.reset = true
             connections[key] = conn
@@ -125,6 +142,17 @@ public struct TCPReassembler {
         for (key, _) in idle.sorted(by: { $0.stream < $1.stream }) {
             flushedConnections += 1
             close(key, reason: .idle, into: &events)
+        }
+        // Holes in connections that have gone quiet, in stream order (the output's order).
+        var waiting: [(key: FlowKey, stream: Int)] = []
+        for (key, conn) in connections where conn.toServer.holeSince.map({ now - $0 >= limits.holeTimeout }) == true
+            || conn.toClient.holeSince.map({ now - $0 >= limits.holeTimeout }) == true {
+            waiting.append((key, conn.stream))
+        }
+        for (key, _) in waiting.sorted(by: { $0.stream < $1.stream }) {
+            guard var conn = connections.removeValue(forKey: key) else { continue }
+            expireHoles(conn: &conn, into: &events)
+            connections[key] = conn
         }
         closedAt = closedAt.filter { now - $0.value < limits.idleTimeout }
     }
@@ -227,6 +255,8 @@ public struct TCPReassembler {
         if half.bufferedBytes > limits.maxBufferedBytesPerDirection || totalBuffered > limits.maxBufferedBytesTotal {
             flushPending(side: side, conn: &conn, reason: .bufferLimit, into: &events)
         }
+        // The other side may already have acknowledged past the hole.
+        skipAcknowledgedHoles(side: side, conn: &conn, into: &events)
     }
 
     /// Delivers held segments that have become in order.
@@ -242,7 +272,7 @@ public struct TCPReassembler {
 
     /// Gives up every hole in one direction: each becomes a gap and the held data is delivered.
     private mutating func flushPending(side: FlowSide, conn: inout Connection, reason: GapReason, into events: inout [ReassemblyEvent]) {
-        while let first = conn[side].pending.first {
+        while !conn[side].pending.isEmpty {
             if conn[side].finished {
                 // Data beyond a FIN cannot belong to the stream.
                 totalBuffered -= conn[side].bufferedBytes
@@ -250,15 +280,71 @@ public struct TCPReassembler {
                 conn[side].bufferedBytes = 0
                 return
             }
-            if let next = conn[side].nextSequence {
-                let hole = SequenceNumber.distance(from: next, to: first.sequence)
-                if hole > 0 {
-                    if reason == .bufferLimit { droppedByLimits += hole }
-                    events.append(.gap(stream: conn.stream, side: side, count: hole, reason: reason == .bufferLimit ? .bufferLimit : .lostSegment))
-                    conn[side].nextSequence = first.sequence
-                }
-            }
-            drain(side: side, conn: &conn, into: &events)
+            skipHole(side: side, conn: &conn, reason: reason == .unfilledAtClose ? .lostSegment : reason, into: &events)
         }
     }
+
+    /// Reports the hole before the first held segment as a gap, up to `limit` if given (bytes
+    /// from `limit` on stay awaited), and delivers the held data that becomes in order.
+    private mutating func skipHole(side: FlowSide, upTo limit: UInt32? = nil, conn: inout Connection, reason: GapReason, into events: inout [ReassemblyEvent]) {
+        if let first = conn[side].pending.first, let next = conn[side].nextSequence {
+            var count = SequenceNumber.distance(from: next, to: first.sequence)
+            if let limit { count = min(count, SequenceNumber.distance(from: next, to: limit)) }
+            if count > 0 {
+                if reason == .bufferLimit || reason == .holeTimeout { droppedByLimits += count }
+                events.append(.gap(stream: conn.stream, side: side, count: count, reason: reason))
+                conn[side].nextSequence = next &+ UInt32(count)
+            }
+        }
+        drain(side: side, conn: &conn, into: &events)
+    }
+
+    // MARK: - Acknowledgements and hole age
+
+    /// Records the other side's acknowledgement of `side`'s bytes and gives up the holes it covers.
+    private mutating func noteAcknowledgement(_ ack: UInt32, of side: FlowSide, conn: inout Connection, into events: inout [ReassemblyEvent]) {
+        let half = conn[side]
+        if let known = half.peerAcknowledged, SequenceNumber.distance(from: known, to: ack) <= 0 {
+            // Never move back (a reordered older ACK) unless the known value is useless: not
+            // ahead of the next byte, e.g. left behind by 2^31 bytes of data.
+            guard let next = half.nextSequence, SequenceNumber.distance(from: next, to: known) <= 0 else { return }
+        }
+        conn[side].peerAcknowledged = ack
+        skipAcknowledgedHoles(side: side, conn: &conn, into: &events)
+    }
+
+    /// A hole whose start the receiver has acknowledged will never be filled in the capture (a
+    /// retransmission of acknowledged bytes would be spurious): it becomes a gap, as far as the
+    /// acknowledgement reaches, and the data after it is delivered. Nothing happens while no data
+    /// is held, so a bogus ACK costs nothing until there is a hole.
+    private mutating func skipAcknowledgedHoles(side: FlowSide, conn: inout Connection, into events: inout [ReassemblyEvent]) {
+        while !conn[side].finished, !conn[side].pending.isEmpty, let ack = conn[side].peerAcknowledged,
+              let next = conn[side].nextSequence, SequenceNumber.distance(from: next, to: ack) > 0 {
+            skipHole(side: side, upTo: ack, conn: &conn, reason: .acknowledged, into: &events)
+        }
+    }
+
+    /// Starts the hole clock when data starts waiting, restarts it when the stream moved on
+    /// (a new hole now blocks), stops it when nothing waits.
+    private func updateHoleClock(_ side: FlowSide, nextBefore: UInt32?, conn: inout Connection) {
+        if conn[side].pending.isEmpty || conn[side].finished {
+            conn[side].holeSince = nil
+        } else if conn[side].holeSince == nil || conn[side].nextSequence != nextBefore {
+            conn[side].holeSince = now
+        }
+    }
+
+    /// Gives up holes that have kept data waiting for longer than the hole timeout.
+    private mutating func expireHoles(conn: inout Connection, into events: inout [ReassemblyEvent]) {
+        for side in [FlowSide.clientToServer, .serverToClient] {
+            guard let since = conn[side].holeSince, now - since >= limits.holeTimeout else { continue }
+            let before = conn[side].nextSequence
+            skipHole(side: side, conn: &conn, reason: .holeTimeout, into: &events)
+            updateHoleClock(side, nextBefore: before, conn: &conn)
+        }
+    }
+}
+
+extension FlowSide {
+    var opposite: FlowSide { self == .clientToServer ? .serverToClient : .clientToServer }
 }

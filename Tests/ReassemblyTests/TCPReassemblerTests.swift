@@ -6,10 +6,24 @@ import Testing
 private let client = Endpoint(address: .v4(0x7F00_0001), port: 50_000)
 private let server = Endpoint(address: .v4(0x7F00_0001), port: 1883)
 
-private func seg(_ toServer: Bool, _ seq: UInt32, _ text: String = "", _ flags: TCPFlags = [.ack], missing: Int = 0) -> TCPSegment {
+private func seg(_ toServer: Bool, _ seq: UInt32, _ text: String = "", _ flags: TCPFlags = [.ack], missing: Int = 0, ack: UInt32 = 0) -> TCPSegment {
     TCPSegment(source: toServer ? client : server, destination: toServer ? server : client,
-               sequence: seq, acknowledgement: 0, flags: flags, payload: Array(text.utf8)[...], missingPayload: missing)
+               sequence: seq, acknowledgement: ack, flags: flags, payload: Array(text.utf8)[...], missingPayload: missing)
 }
+
+/// A row of a reassembly table: segments in capture order (one a second), events out.
+struct ReassemblyCase: Sendable, CustomTestStringConvertible {
+    var name: String
+    var segments: [TCPSegment]
+    var expected: [String]
+    var limits = ReassemblyLimits()
+    var testDescription: String { name }
+}
+
+/// The handshake the acknowledgement cases start with: client ISN 100, server ISN 500.
+private let handshake = [seg(true, 100, "", [.syn]), seg(false, 500, "", [.syn, .ack], ack: 101)]
+private let opened = "open 0 client=50000"
+private let closedAtEnd = [">end", "<end", "close 0 endOfCapture"]
 
 /// What came out, flattened to comparable strings.
 private func run(_ segments: [TCPSegment], limits: ReassemblyLimits = ReassemblyLimits(), flush: Bool = true) -> [String] {
@@ -151,5 +165,73 @@ struct TCPReassemblerTests {
             #expect(r.activeConnections <= 10)
         }
         #expect(r.flushedConnections >= 990)
+    }
+
+    // Client bytes 101... are "abc" (101-103), a hole "def" (104-106) the capture lost, "ghi" (107-109).
+    @Test("holes the other side acknowledges, and holes it does not", arguments: [
+        ReassemblyCase(name: "an ACK past the hole: a gap of the hole's size at the ACK, held data delivered then",
+            segments: handshake + [seg(true, 101, "abc", ack: 501), seg(true, 107, "ghi", ack: 501),
+                                   seg(false, 501, "ok", ack: 110), seg(false, 503, "later", ack: 110)],
+            expected: [opened, ">abc", ">gap 3 acknowledged", ">ghi", "<ok", "<later"] + closedAtEnd),
+        ReassemblyCase(name: "an ACK seen before the data after the hole: the gap comes with that data",
+            segments: handshake + [seg(true, 101, "abc"), seg(false, 501, "ok", ack: 110), seg(true, 107, "ghi"),
+                                   seg(false, 503, "later", ack: 110)],
+            expected: [opened, ">abc", "<ok", ">gap 3 acknowledged", ">ghi", "<later"] + closedAtEnd),
+        ReassemblyCase(name: "an ACK exactly at the hole's start is not past it: held, then filled by a late segment",
+            segments: handshake + [seg(true, 101, "abc"), seg(true, 107, "ghi"), seg(false, 501, "ok", ack: 104),
+                                   seg(true, 104, "def"), seg(false, 503, "later", ack: 110)],
+            expected: [opened, ">abc", "<ok", ">def", ">ghi", "<later"] + closedAtEnd),
+        ReassemblyCase(name: "an ACK inside the hole: only the acknowledged part is a gap, the rest is filled late",
+            segments: handshake + [seg(true, 101, "abc"), seg(true, 107, "ghi"), seg(false, 501, "ok", ack: 105),
+                                   seg(true, 105, "ef"), seg(false, 503, "later", ack: 110)],
+            expected: [opened, ">abc", ">gap 1 acknowledged", "<ok", ">ef", ">ghi", "<later"] + closedAtEnd),
+        ReassemblyCase(name: "an acknowledgement number without the ACK flag is ignored",
+            segments: handshake + [seg(true, 101, "abc"), seg(true, 107, "ghi"), seg(false, 501, "ok", [.psh], ack: 110)],
+            expected: [opened, ">abc", "<ok", ">gap 3 lostSegment", ">ghi"] + closedAtEnd),
+        ReassemblyCase(name: "two holes, one ACK past both: two gaps, each of its hole's size",
+            segments: handshake + [seg(true, 101, "abc"), seg(true, 107, "ghi"), seg(true, 115, "pq"),
+                                   seg(false, 501, "ok", ack: 117)],
+            expected: [opened, ">abc", ">gap 3 acknowledged", ">ghi", ">gap 5 acknowledged", ">pq", "<ok"] + closedAtEnd),
+        ReassemblyCase(name: "a retransmission of the acknowledged hole after the gap adds nothing",
+            segments: handshake + [seg(true, 101, "abc"), seg(true, 107, "ghi"), seg(false, 501, "ok", ack: 110),
+                                   seg(true, 104, "def"), seg(true, 110, "jk")],
+            expected: [opened, ">abc", ">gap 3 acknowledged", ">ghi", "<ok", ">jk"] + closedAtEnd),
+        ReassemblyCase(name: "sequence numbers that wrap inside the hole",
+            segments: [seg(true, 0xFFFF_FFFA, "", [.syn]), seg(false, 500, "", [.syn, .ack], ack: 0xFFFF_FFFB),
+                       seg(true, 0xFFFF_FFFB, "abc"), seg(true, 0x0000_0001, "ghi"), seg(false, 501, "ok", ack: 0x0000_0004)],
+            expected: [opened, ">abc", ">gap 3 acknowledged", ">ghi", "<ok"] + closedAtEnd),
+        ReassemblyCase(name: "mid-stream: an ACK older than the first byte seen is no hole",
+            segments: [seg(false, 7000, "tail", ack: 2000), seg(true, 3000, "req", ack: 7004), seg(true, 3010, "xyz"),
+                       seg(false, 7004, "more", ack: 3003)],
+            expected: ["open 0 client=50000 mid", "<tail", ">req", "<more", ">gap 7 lostSegment", ">xyz"] + closedAtEnd),
+        ReassemblyCase(name: "mid-stream: an ACK past a hole after the first byte seen",
+            segments: [seg(false, 7000, "tail", ack: 2000), seg(true, 3000, "req", ack: 7004), seg(true, 3010, "xyz"),
+                       seg(false, 7004, "more", ack: 3013)],
+            expected: ["open 0 client=50000 mid", "<tail", ">req", ">gap 7 acknowledged", ">xyz", "<more"] + closedAtEnd),
+        ReassemblyCase(name: "no ACK from the other side: the hole is given up after the hole timeout",
+            segments: handshake + [seg(true, 101, "abc"), seg(true, 107, "ghi"), seg(false, 501, "", ack: 101),
+                                   seg(false, 501, "", ack: 101), seg(true, 110, "jk")],
+            expected: [opened, ">abc", ">gap 3 holeTimeout", ">ghi", ">jk"] + closedAtEnd,
+            limits: ReassemblyLimits(holeTimeout: 2)),
+    ])
+    func acknowledgedHoles(_ row: ReassemblyCase) {
+        #expect(run(row.segments, limits: row.limits) == row.expected)
+    }
+
+    @Test("a hole in a connection that has gone quiet is given up by capture time")
+    func quietHoleTimeout() {
+        var r = TCPReassembler(limits: ReassemblyLimits(holeTimeout: 5))
+        var events: [ReassemblyEvent] = []
+        r.process(seg(true, 100, "", [.syn]), time: 0, into: &events)
+        r.process(seg(true, 101, "abc"), time: 1, into: &events)
+        r.process(seg(true, 107, "ghi"), time: 2, into: &events)
+        let other = Endpoint(address: .v4(9), port: 40_000)
+        for t in 3...8 {
+            r.process(TCPSegment(source: other, destination: server, sequence: 1, acknowledgement: 0, flags: [.syn], payload: []),
+                      time: Double(t), into: &events)
+            let released = events.contains { if case .gap(0, .clientToServer, 3, .holeTimeout) = $0 { return true } else { return false } }
+            #expect(released == (t >= 7), "at \(t) s")
+        }
+        #expect(r.bufferedBytes == 0)
     }
 }
