@@ -17,8 +17,7 @@ struct HalfStream {
     /// The highest acknowledgement number the other side has sent for this direction's bytes:
     /// the receiver holds every byte before it, whether or not the capture does.
     var peerAcknowledged: UInt32?
-    /// The last bytes delivered, to compare retransmissions against.
-    var lastDelivered: ArraySlice<UInt8> = []
-    var lastDeliveredEnd: UInt32 = 0
+    /// Recently delivered bytes, to compare retransmissions against.
+    var recent = DeliveredWindow()
     var finished = false
 }

@@ -6,6 +6,10 @@
 /// at the first of: the other side acknowledging bytes of the hole (they reached the receiver,
 /// so the capture lost them); `holeTimeout` seconds of capture time; a buffer limit; the end
 /// of the connection.
+///
+/// Besides the held bytes, each direction keeps its most recently delivered segments (up to
+/// 64 KiB and 16 segments, as slices of their packets) to compare retransmissions with; over all
+/// connections these are bounded by `maxBufferedBytesTotal` as well, counted separately.
 public struct ReassemblyLimits: Sendable {
     /// Out-of-order bytes held for one direction before the hole is given up as a gap.
     public var maxBufferedBytesPerDirection: Int

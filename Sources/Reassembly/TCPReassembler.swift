@@ -10,8 +10,11 @@ import Packets
 ///   A capture that shows an ACK before the data it acknowledges (reordered by the capture
 ///   itself) loses that data to a gap.
 /// - Overlapping bytes: the first copy wins. A retransmission whose bytes differ from those
-///   already delivered is reported as an overlap conflict (checked against the last delivered
-///   segment and against held segments).
+///   already delivered is reported as an overlap conflict. It is checked against the direction's
+///   recently delivered segments (up to 64 KiB, 16 segments; only the newest one when the
+///   run-wide budget is spent) and against held segments that start at the same byte; older
+///   bytes are not compared. A keep-alive (one byte or none, just before the next byte) is not
+///   a conflict.
 /// - A capture that starts mid-connection is followed from its first segment; the dissector is
 ///   told so, since its first bytes may sit inside a PDU.
 /// - A new SYN on a pair whose connection has closed starts a new connection (a new stream number).
@@ -25,6 +28,8 @@ public struct TCPReassembler {
     private var closedAt: [FlowKey: Double] = [:]
     private var nextStream = 0
     private var totalBuffered = 0
+    /// Memory charged for the delivered-bytes windows of all connections.
+    private var totalRecent = 0
     private var lastSweep = -Double.infinity
     /// Capture time of the segment being processed.
     private var now = 0.0
@@ -68,7 +73,8 @@ public struct TCPReassembler {
             close(key, reason: conn.reset ? .reset : .fin, into: &events)
             open(key, segment, time: time, into: &events)
         }
-        guard var conn = connections[key] else { return }
+        // Taken out of the table while it changes, so that its arrays are not shared (no copy on write).
+        guard var conn = connections.removeValue(forKey: key) else { return }
         conn.lastSeen = time
         let side = conn.side(of: segment.source)
         let nextBefore = (conn[.clientToServer].nextSequence, conn[.serverToClient].nextSequence)
@@ -125,6 +131,7 @@ public struct TCPReassembler {
 
     private mutating func close(_ key: FlowKey, reason: CloseReason, into events: inout [ReassemblyEvent]) {
         guard var conn = connections.removeValue(forKey: key) else { return }
+        totalRecent -= conn.toServer.recent.retainedCost + conn.toClient.recent.retainedCost
         for side in [FlowSide.clientToServer, .serverToClient] {
             flushPending(side: side, conn: &conn, reason: .unfilledAtClose, into: &events)
             if !conn[side].finished {
@@ -196,13 +203,15 @@ public struct TCPReassembler {
         guard let next = conn[side].nextSequence else { return }
         let behind = -SequenceNumber.distance(from: next, to: piece.sequence) // ≥ 0
         let total = piece.bytes.count + piece.missing
-        if behind > 0 { checkOverlap(piece, side: side, conn: &conn, into: &events) }
+        // A keep-alive repeats the byte before the next one, maybe with garbage (RFC 9293 §3.8.4).
+        let keepAlive = behind == 1 && total <= 1 && !piece.fin
+        if behind > 0 && !keepAlive { checkOverlap(piece, side: side, conn: &conn, into: &events) }
         if behind < piece.bytes.count {
             let fresh = piece.bytes[(piece.bytes.startIndex + behind)...]
             events.append(.data(stream: conn.stream, side: side, bytes: fresh))
-            conn[side].nextSequence = next &+ UInt32(fresh.count)
-            conn[side].lastDelivered = fresh
-            conn[side].lastDeliveredEnd = next &+ UInt32(fresh.count)
+            let end = next &+ UInt32(fresh.count)
+            conn[side].nextSequence = end
+            remember(fresh, end: end, side: side, conn: &conn)
         }
         if behind < total && piece.missing > 0 {
             let lost = min(piece.missing, total - behind)
@@ -215,18 +224,20 @@ public struct TCPReassembler {
         }
     }
 
-    /// Compares the retransmitted part of a segment with the last delivered bytes.
-    private func checkOverlap(_ piece: HalfStream.Pending, side: FlowSide, conn: inout Connection, into events: inout [ReassemblyEvent]) {
-        let last = conn[side].lastDelivered
-        guard !last.isEmpty else { return }
-        let lastStart = conn[side].lastDeliveredEnd &- UInt32(last.count)
-        var differing = 0
-        for (i, b) in piece.bytes.enumerated() {
-            let d = SequenceNumber.distance(from: lastStart, to: piece.sequence &+ UInt32(i))
-            if d < 0 { continue }
-            if d >= last.count { break }
-            if last[last.startIndex + d] != b { differing += 1 }
+    /// Keeps a delivered slice (no copy) in the direction's window of recent bytes, within the
+    /// run-wide budget: once it is spent, a direction keeps only its newest slice.
+    private mutating func remember(_ bytes: ArraySlice<UInt8>, end: UInt32, side: FlowSide, conn: inout Connection) {
+        let before = conn[side].recent.retainedCost
+        conn[side].recent.append(bytes, end: end)
+        if totalRecent - before + conn[side].recent.retainedCost > limits.maxBufferedBytesTotal {
+            conn[side].recent.keepNewestOnly()
         }
+        totalRecent += conn[side].recent.retainedCost - before
+    }
+
+    /// Compares the retransmitted part of a segment with the recently delivered bytes.
+    private func checkOverlap(_ piece: HalfStream.Pending, side: FlowSide, conn: inout Connection, into events: inout [ReassemblyEvent]) {
+        let differing = conn[side].recent.differingBytes(piece.bytes, at: piece.sequence)
         if differing > 0 {
             events.append(.overlapConflict(stream: conn.stream, side: side, count: differing))
         }

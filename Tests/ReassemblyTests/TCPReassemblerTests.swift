@@ -208,6 +208,10 @@ struct TCPReassemblerTests {
             segments: [seg(false, 7000, "tail", ack: 2000), seg(true, 3000, "req", ack: 7004), seg(true, 3010, "xyz"),
                        seg(false, 7004, "more", ack: 3013)],
             expected: ["open 0 client=50000 mid", "<tail", ">req", ">gap 7 acknowledged", ">xyz", "<more"] + closedAtEnd),
+        ReassemblyCase(name: "keep-alives and window probes neither open a hole nor conflict",
+            segments: handshake + [seg(true, 101, "abc"), seg(true, 103, "\u{0}"), seg(true, 103, ""),
+                                   seg(false, 501, "ok", ack: 104), seg(true, 104, "d")],
+            expected: [opened, ">abc", "<ok", ">d"] + closedAtEnd),
         ReassemblyCase(name: "no ACK from the other side: the hole is given up after the hole timeout",
             segments: handshake + [seg(true, 101, "abc"), seg(true, 107, "ghi"), seg(false, 501, "", ack: 101),
                                    seg(false, 501, "", ack: 101), seg(true, 110, "jk")],
@@ -233,5 +237,24 @@ struct TCPReassemblerTests {
             #expect(released == (t >= 7), "at \(t) s")
         }
         #expect(r.bufferedBytes == 0)
+    }
+
+    @Test("a retransmission is compared with the recently delivered segments, not only the last", arguments: [
+        ("an older segment, one byte changed", seg(true, 101, "abXd"), [">conflict 1"]),
+        ("spanning two older segments", seg(true, 103, "cdEFgh"), [">conflict 2"]),
+        ("an older segment, unchanged", seg(true, 101, "abcd"), []),
+        ("a keep-alive with a garbage byte", seg(true, 112, "\u{0}"), []),
+    ])
+    func olderConflicts(name: String, retransmission: TCPSegment, expected: [String]) {
+        let out = run([seg(true, 100, "", [.syn]), seg(true, 101, "abcd"), seg(true, 105, "efgh"), seg(true, 109, "ijkl"), retransmission])
+        #expect(out.filter { $0.contains("conflict") } == expected)
+        #expect(out.filter { $0.hasPrefix(">") && $0 != ">end" } == [">abcd", ">efgh", ">ijkl"] + expected)
+    }
+
+    @Test("the window of delivered segments is bounded: a retransmission older than it is not compared")
+    func windowBound() {
+        let pieces = (0..<(DeliveredWindow.maxSlices + 1)).map { seg(true, 101 + UInt32($0) * 4, "abcd") }
+        let out = run([seg(true, 100, "", [.syn])] + pieces + [seg(true, 101, "XXXX"), seg(true, 105, "XXXX")])
+        #expect(out.filter { $0.contains("conflict") } == [">conflict 4"])
     }
 }
