@@ -10,8 +10,12 @@ public struct PipelineOptions {
     public var maxPDUs: Int?
     /// A BPF filter applied to every packet (`-f`).
     public var filter: PacketFilter?
+    /// The stream number of the first connection: a run over several captures continues the
+    /// numbering from one capture to the next, so summaries never merge two connections.
+    public var firstStream = 0
 
-    public init(limits: ReassemblyLimits = ReassemblyLimits(), maxPDUs: Int? = nil, filter: PacketFilter? = nil) {
+    public init(limits: ReassemblyLimits = ReassemblyLimits(), maxPDUs: Int? = nil, filter: PacketFilter? = nil, firstStream: Int = 0) {
+        self.firstStream = firstStream
         self.limits = limits
         self.maxPDUs = maxPDUs
         self.filter = filter
@@ -62,7 +66,7 @@ public final class Pipeline {
         self.registry = registry
         self.options = options
         let reg = registry
-        self.reassembler = TCPReassembler(limits: options.limits, isServerPort: { reg.protocolName(forPort: $0) != nil })
+        self.reassembler = TCPReassembler(limits: options.limits, firstStream: options.firstStream, isServerPort: { reg.protocolName(forPort: $0) != nil })
     }
 
     /// True once `-c` is reached (or the consumer asked to stop).

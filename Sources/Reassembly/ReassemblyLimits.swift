@@ -1,6 +1,5 @@
 /// The bounds that keep reassembly's memory flat, whatever the capture holds.
-/// Defaults are documented in the README; each is a command-line option, except `holeTimeout`
-/// (not yet an option: the default applies).
+/// Defaults are documented in the README; each is a command-line option.
 ///
 /// A hole (bytes missing before held data) is given up as a gap, and the held data delivered,
 /// at the first of: the other side acknowledging bytes of the hole (they reached the receiver,

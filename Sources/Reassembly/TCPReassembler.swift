@@ -39,8 +39,12 @@ public struct TCPReassembler {
     /// Connections flushed early by the connection limit or the idle timeout.
     public private(set) var flushedConnections = 0
 
-    public init(limits: ReassemblyLimits = ReassemblyLimits(), isServerPort: @escaping (UInt16) -> Bool = { _ in false }) {
+    /// - Parameter firstStream: the number of the first connection seen; a run over several
+    ///   captures continues the numbering so that streams stay distinct.
+    public init(limits: ReassemblyLimits = ReassemblyLimits(), firstStream: Int = 0,
+                isServerPort: @escaping (UInt16) -> Bool = { _ in false }) {
         self.limits = limits
+        self.nextStream = firstStream
         self.isServerPort = isServerPort
     }
 

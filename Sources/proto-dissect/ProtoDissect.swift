@@ -109,6 +109,9 @@ struct ProtoDissect: ParsableCommand {
     @Option(name: .customLong("max-connections"), help: ArgumentHelp("Connections tracked at once; the least recently active are flushed beyond it.", valueName: "N"))
     var maxConnections: Int = 65_536
 
+    @Option(name: .customLong("hole-timeout"), help: ArgumentHelp("Seconds of capture time a hole in a stream may hold back later data before it is given up as a gap.", valueName: "SECONDS"))
+    var holeTimeout: Double = 10
+
     @Option(name: .customLong("max-table-rows"), help: ArgumentHelp("Table format: rows per table; the rest are summed in one line.", valueName: "N"))
     var maxTableRows: Int = 1000
 
@@ -158,6 +161,9 @@ struct ProtoDissect: ParsableCommand {
         for (name, v) in [("--payload-preview", payloadPreview), ("--max-pdu-bytes", maxPDUBytes), ("--max-stream-buffer", maxStreamBuffer),
                           ("--max-total-buffer", maxTotalBuffer), ("--max-connections", maxConnections), ("--max-table-rows", maxTableRows)] where v <= 0 {
             throw ValidationError("\(name) takes a positive number")
+        }
+        for (name, v) in [("--idle-timeout", idleTimeout), ("--hole-timeout", holeTimeout)] where !(v > 0) {
+            throw ValidationError("\(name) takes a positive number of seconds")
         }
     }
 
@@ -223,18 +229,21 @@ struct ProtoDissect: ParsableCommand {
             }
         }
         let limits = ReassemblyLimits(maxBufferedBytesPerDirection: maxStreamBuffer, maxBufferedBytesTotal: maxTotalBuffer,
-                                      maxConnections: maxConnections, idleTimeout: idleTimeout)
+                                      maxConnections: maxConnections, idleTimeout: idleTimeout,
+                                      holeTimeout: holeTimeout)
         let options = PipelineOptions(limits: limits, maxPDUs: count, filter: packetFilter)
         var renderer = makeRenderer()
         let writer = OutputWriter(flushEachEvent: interface != nil)
         var status = ExitStatus.success
         var pdusSoFar = 0
+        var streamsSoFar = 0
 
         if let interface {
             status = try runLive(interface: interface, registry: registry, options: options, renderer: &renderer, writer: writer)
         } else {
             for path in readFiles + files {
                 var opts = options
+                opts.firstStream = streamsSoFar
                 if let c = count { opts.maxPDUs = c - pdusSoFar }
                 if let c = count, pdusSoFar >= c { break }
                 let pipeline = Pipeline(registry: registry, options: opts)
@@ -258,6 +267,7 @@ struct ProtoDissect: ParsableCommand {
                     status = ExitStatus.inputProblem
                 }
                 pdusSoFar += pipeline.statistics.pdus
+                streamsSoFar += pipeline.statistics.connections
                 reportLimits(pipeline.statistics, source: path == "-" ? "standard input" : path)
             }
         }

@@ -59,6 +59,25 @@ struct CommandLineTests {
         #expect(r.status == 0)
     }
 
+    @Test("several captures in one run keep their connections apart: stream numbers continue, -r works too")
+    func severalFiles() throws {
+        let a = Repo.samples.appendingPathComponent("mqtt31.pcap").path
+        let b = Repo.samples.appendingPathComponent("mqtt311-basic.pcap").path
+        let json = try dissect(["--format", "json", "-r", a, b])
+        #expect(json.status == 0)
+        let connections = jsonLines(json.stdout).filter { $0["event"] as? String == "connection" }
+        // 3 connections in the first file, 6 in the second: numbered 0…8, each once.
+        #expect(connections.compactMap { $0["stream"] as? Int }.sorted() == Array(0..<9))
+        let clientIDs = jsonLines(json.stdout).compactMap { line -> (Int, String)? in
+            guard let m = line["mqtt"] as? [String: Any], let id = m["client_id"] as? String, let s = line["stream"] as? Int else { return nil }
+            return (s, id)
+        }
+        #expect(Set(clientIDs.map(\.0)).count == clientIDs.count, "a stream number has two CONNECTs: \(clientIDs)")
+        let table = try dissect(["--format", "table", a, b])
+        let rows = table.stdout.split(separator: "\n").filter { $0.hasPrefix("     ") && $0.contains("127.0.0.1:") }
+        #expect(rows.count == 9, "\(table.stdout)")
+    }
+
     @Test("- reads the capture from standard input")
     func standardInput() throws {
         let c = conversation()

@@ -59,6 +59,42 @@ struct ConformanceTests {
         #expect(total > 0 || capture.hasPrefix(Repo.samples.path), "\(name): tshark decoded nothing")
     }
 
+    /// The oracle runs tshark with its defaults, which do not decode a broker on another port; for
+    /// a sample with `--decode-as PORT=mqtt`, tshark is told the same (`-d tcp.port==PORT,mqtt`) and
+    /// the PDUs (sender, type, remaining length) compared in order.
+    @Test("a sample on another port agrees with tshark told to decode that port",
+          arguments: Repo.sampleCaptures().filter { GoldenTests.arguments(for: $0).contains("--decode-as") })
+    func otherPort(sample: String) throws {
+        let capture = Repo.samples.appendingPathComponent(sample).path
+        let args = GoldenTests.arguments(for: sample)
+        let decodeAs = try #require(args.firstIndex(of: "--decode-as").map { args[$0 + 1] })
+        let port = try #require(decodeAs.split(separator: "=").first.map(String.init))
+        let tshark = try runProgram(URL(fileURLWithPath: "/usr/bin/env"),
+                                    ["tshark", "-r", capture, "-d", "tcp.port==\(port),mqtt", "-Y", "mqtt", "-T", "fields",
+                                     "-E", "separator=|", "-e", "ip.src", "-e", "tcp.srcport", "-e", "mqtt.msgtype", "-e", "mqtt.len"],
+                                    timeout: 120)
+        var theirs: [String] = []
+        for line in tshark.stdout.split(separator: "\n") {
+            let f = line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+            guard f.count == 4 else { continue }
+            // Several PDUs in one frame: the per-PDU fields are comma-separated.
+            for (type, length) in zip(f[2].split(separator: ","), f[3].split(separator: ",")) {
+                theirs.append("\(f[0]):\(f[1]) \(type) \(length)")
+            }
+        }
+        let typeNumbers = ["CONNECT": 1, "CONNACK": 2, "PUBLISH": 3, "PUBACK": 4, "PUBREC": 5, "PUBREL": 6, "PUBCOMP": 7,
+                           "SUBSCRIBE": 8, "SUBACK": 9, "UNSUBSCRIBE": 10, "UNSUBACK": 11, "PINGREQ": 12, "PINGRESP": 13,
+                           "DISCONNECT": 14, "AUTH": 15]
+        let ours = try dissect(["--format", "json"] + args + [capture]).stdout
+        let mine = jsonLines(ours).compactMap { line -> String? in
+            guard let m = line["mqtt"] as? [String: Any], let type = (m["type"] as? String).flatMap({ typeNumbers[$0] }),
+                  let length = m["remaining_length"] as? Int, let src = line["src"] as? String else { return nil }
+            return "\(src) \(type) \(length)"
+        }
+        #expect(!theirs.isEmpty, "tshark decoded nothing: \(tshark.stderr)")
+        #expect(mine == theirs)
+    }
+
     @Test("a 5.0 PUBLISH that sets a topic alias reports its one topic (tshark -2 reports it twice)")
     func aliasTopicOnce() throws {
         let capture = Repo.samples.appendingPathComponent("mqtt5-properties.pcap").path
