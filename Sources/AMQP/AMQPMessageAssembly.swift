@@ -45,13 +45,16 @@ struct AMQPMessageAssembly {
         }
     }
 
+    /// The method arguments a message view repeats: spec name, JSON key, label.
+    static let routingArguments: [(String, String, String)] =
+        ["exchange", "routing-key", "consumer-tag", "delivery-tag", "redelivered", "reply-code", "reply-text", "message-count"]
+            .map { ($0, AMQPSpec.snakeCase($0), AMQPSpec.titleCase($0)) }
+
     /// The `message` field: the method's routing, the properties, and the body preview.
     func field() -> Field {
         var children: [Field] = [Field("method", "Method", .string(method.fullName))]
-        for name in ["exchange", "routing-key", "consumer-tag", "delivery-tag", "redelivered", "reply-code", "reply-text", "message-count"] {
+        for (name, key, label) in Self.routingArguments {
             guard let value = methodValues[name] else { continue }
-            let key = AMQPSpec.snakeCase(name)
-            let label = AMQPSpec.titleCase(name)
             switch value {
             case .string(let s): children.append(Field(key, label, .string(s)))
             case .int(let v): children.append(Field(key, label, .int(v)))

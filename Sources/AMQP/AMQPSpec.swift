@@ -50,12 +50,15 @@ public struct AMQPArgumentSpec: Sendable, Equatable {
         self.name = name
         self.type = type
         self.domain = domain
+        // Computed once here, not per decoded frame: they are on the hot path.
+        self.key = AMQPSpec.snakeCase(name)
+        self.label = AMQPSpec.titleCase(name)
     }
 
     /// The JSON key: the spec name in snake_case (`routing_key`).
-    public var key: String { AMQPSpec.snakeCase(name) }
+    public let key: String
     /// The text-tree label: `Routing-Key`.
-    public var label: String { AMQPSpec.titleCase(name) }
+    public let label: String
 }
 
 /// One method of a class.

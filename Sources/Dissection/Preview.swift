@@ -25,19 +25,9 @@ public enum Preview {
                 if back < need { body = body[body.startIndex..<(i - 1)] }
             }
         }
-        for b in body where b < 0x20 && b != 0x09 && b != 0x0A && b != 0x0D { return nil }
-        if body.contains(0x7F) { return nil }
-        var it = body.makeIterator()
-        var decoder = UTF8()
-        var out = String.UnicodeScalarView()
-        loop: while true {
-            switch decoder.decode(&it) {
-            case .scalarValue(let s): out.append(s)
-            case .emptyInput: break loop
-            case .error: return nil
-            }
-        }
-        return String(out)
+        for b in body where (b < 0x20 && b != 0x09 && b != 0x0A && b != 0x0D) || b == 0x7F { return nil }
+        // The standard library's validating initializer: one pass, no per-scalar appends.
+        return String(validating: body, as: UTF8.self)
     }
 
     /// Lower-case hex, no separators.
