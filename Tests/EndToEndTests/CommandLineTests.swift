@@ -51,6 +51,20 @@ struct CommandLineTests {
         }
     }
 
+    @Test("AMQP SASL responses are hidden in every format unless --show-secrets", arguments: ["text", "json", "table"])
+    func saslSecrets(format: String) throws {
+        // The real RabbitMQ session's refused logins carry PLAIN responses with these passwords.
+        let path = Repo.samples.appendingPathComponent("amqp-errors.pcap").path
+        let hidden = try dissect(["--format", format, path])
+        #expect(hidden.status == 0)
+        #expect(!hidden.stdout.contains("wrong-password") && !hidden.stdout.contains("not-the-password"))
+        if format != "table" {
+            #expect(hidden.stdout.contains("<hidden>"))
+            let shown = try dissect(["--format", format, "--show-secrets", path])
+            #expect(shown.stdout.contains("wrong-password") && shown.stdout.contains("not-the-password"))
+        }
+    }
+
     @Test("-c stops after N PDUs")
     func count() throws {
         let path = try conversation().write(name: "count")
