@@ -64,14 +64,10 @@ struct AMQPContentHeaderDecoder {
         var flagField = Field("property_flags", "Property flags", .int(Int(words[0])),
                               line: "Property flags: \(AMQPHex.string(UInt64(words[0]), digits: 4))",
                               range: (7 + flagsStart)..<(7 + r.offset))
+        let lines = AMQPContentHeaderDecoder.flagLines(classID: classID, properties: properties)
         for (i, prop) in properties.enumerated() where i < flags.count {
-            let bit = 15 - i % 15
-            var mask = Array(repeating: Character("."), count: 16)
-            mask[15 - bit] = flags[i] ? "1" : "0"
-            let text = String(mask[0..<4]) + " " + String(mask[4..<8]) + " " + String(mask[8..<12]) + " " + String(mask[12..<16])
-            flagField.children.append(Field("flag_" + prop.key, prop.label, .bool(flags[i]),
-                                            line: "\(text) = \(prop.label): \(flags[i] ? "present" : "absent")",
-                                            textOnly: true))
+            flagField.children.append(Field(lines[i].key, prop.label, .bool(flags[i]),
+                                            line: flags[i] ? lines[i].present : lines[i].absent, textOnly: true))
         }
         if words.count > 1 {
             flagField.children.append(Field("property_flags_more", "More property flags",
@@ -117,6 +113,26 @@ struct AMQPContentHeaderDecoder {
         result.problems += reader.problems
         result.propertySummary = AMQPContentHeaderDecoder.summary(reader.values)
         return result
+    }
+
+    /// The text lines of the property flag bits, `1... .... .... .... = Content-Type: present`,
+    /// made once per class: they are the same for every content header.
+    private static let basicFlagLines = makeFlagLines(AMQPSpec.class(id: 60)?.properties ?? [])
+
+    static func flagLines(classID: UInt16, properties: [AMQPArgumentSpec]) -> [(key: String, present: String, absent: String)] {
+        classID == 60 ? basicFlagLines : makeFlagLines(properties)
+    }
+
+    private static func makeFlagLines(_ properties: [AMQPArgumentSpec]) -> [(key: String, present: String, absent: String)] {
+        properties.enumerated().map { i, prop in
+            func line(_ set: Bool) -> String {
+                var mask = Array(repeating: Character("."), count: 16)
+                mask[i % 15] = set ? "1" : "0"
+                let text = String(mask[0..<4]) + " " + String(mask[4..<8]) + " " + String(mask[8..<12]) + " " + String(mask[12..<16])
+                return "\(text) = \(prop.label): \(set ? "present" : "absent")"
+            }
+            return ("flag_" + prop.key, line(true), line(false))
+        }
     }
 
     /// The properties people look for first, as `name=value` pairs.

@@ -3,13 +3,16 @@ import Dissection
 /// Upper-case hex for wire values in messages: `0x9F`, `0x003C`.
 enum AMQPHex {
     static func string(_ value: UInt64, digits: Int) -> String {
-        let hexDigits: [Character] = Array("0123456789ABCDEF")
-        var s = ""
+        let count = min(max(digits, 1), 16)
+        var bytes = [UInt8](repeating: 0, count: count + 2)
+        bytes[0] = UInt8(ascii: "0")
+        bytes[1] = UInt8(ascii: "x")
         var v = value
-        for _ in 0..<max(digits, 1) {
-            s.insert(hexDigits[Int(v & 0xF)], at: s.startIndex)
+        for i in stride(from: count + 1, through: 2, by: -1) {
+            let d = UInt8(v & 0xF)
+            bytes[i] = d < 10 ? UInt8(ascii: "0") + d : UInt8(ascii: "A") + d - 10
             v >>= 4
         }
-        return "0x" + s
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

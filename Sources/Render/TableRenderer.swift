@@ -100,41 +100,30 @@ public struct TableRenderer: Renderer {
     public mutating func render(_ event: OutputEvent, into out: inout String) {
         switch event {
         case .pdu(let ctx, let direction, let pdu):
-            let tracked = tracks(ctx.stream)
-            var row = tracked ? connections[ctx.stream] ?? ConnectionRow(stream: ctx.stream) : untracked
-            row.protocolName = pdu.protocolName
-            if row.client.isEmpty {
-                row.client = direction == .toServer ? ctx.source : ctx.destination
-                row.server = direction == .toServer ? ctx.destination : ctx.source
-            }
-            if row.first == nil { row.first = ctx.time }
-            row.last = ctx.time
-            row.pdus += 1
             let kind = root(pdu, "method")?.value.stringValue ?? root(pdu, "type")?.value.stringValue
                 ?? root(pdu, "frame_type")?.value.stringValue
                 ?? pdu.field("method")?.value.stringValue ?? pdu.field("type")?.value.stringValue
                 ?? pdu.field("frame_type")?.value.stringValue ?? "?"
-            if let i = row.kinds.firstIndex(where: { $0.0 == kind }) { row.kinds[i].1 += 1 } else { row.kinds.append((kind, 1)) }
-            if kind == "CONNECT" {
-                if let id = pdu.field("client_id")?.value.stringValue { row.clientID = id }
-                if let v = pdu.field("version")?.value.stringValue { row.version = v }
-            } else if row.version.isEmpty, let v = root(pdu, "version")?.value.stringValue {
-                row.version = v
+            // The row is updated in place (a copy out of the dictionary would copy its arrays per PDU).
+            if tracks(ctx.stream) {
+                if connections[ctx.stream] == nil { connections[ctx.stream] = ConnectionRow(stream: ctx.stream) }
+                Self.note(pdu, kind: kind, ctx, direction, in: &connections[ctx.stream]!)
+            } else {
+                Self.note(pdu, kind: kind, ctx, direction, in: &untracked)
             }
-            noteIdentity(pdu, &row)
-            if tracked { connections[ctx.stream] = row } else { untracked.pdus = row.pdus }
             if kind == "PUBLISH" {
                 let name = pdu.field("topic")?.value.stringValue ?? "?"
                 if topics[name] == nil && topics.count >= options.maxTableRows {
                     untrackedTopics += 1
                 } else {
-                var t = topics[name] ?? TopicRow(name: name)
-                if topics[name] == nil { topicOrder.append(name) }
-                t.messages += 1
-                t.bytes += pdu.field("payload_length")?.value.intValue ?? 0
-                if let q = pdu.field("qos")?.value.intValue, (0...2).contains(q) { t.qos[q] += 1 }
-                if case .bool(true)? = pdu.field("retain")?.value { t.retained += 1 }
-                topics[name] = t
+                    if topics[name] == nil {
+                        topicOrder.append(name)
+                        topics[name] = TopicRow(name: name)
+                    }
+                    let bytes = pdu.field("payload_length")?.value.intValue ?? 0
+                    let qos = pdu.field("qos")?.value.intValue
+                    let retained = pdu.field("retain")?.value == .bool(true)
+                    Self.count(bytes: bytes, qos: qos, retained: retained, in: &topics[name]!)
                 }
             }
             notePublish(pdu)
@@ -170,15 +159,47 @@ public struct TableRenderer: Renderer {
         }
     }
 
+    private static func count(bytes: Int, qos: Int?, retained: Bool, in t: inout TopicRow) {
+        t.messages += 1
+        t.bytes += bytes
+        if let q = qos, (0...2).contains(q) { t.qos[q] += 1 }
+        if retained { t.retained += 1 }
+    }
+
+    /// One PDU's share of its connection's row.
+    private static func note(_ pdu: DissectedPDU, kind: String, _ ctx: StreamContext, _ direction: Direction,
+                             in row: inout ConnectionRow) {
+        row.protocolName = pdu.protocolName
+        if row.client.isEmpty {
+            row.client = direction == .toServer ? ctx.source : ctx.destination
+            row.server = direction == .toServer ? ctx.destination : ctx.source
+        }
+        if row.first == nil { row.first = ctx.time }
+        row.last = ctx.time
+        row.pdus += 1
+        if let i = row.kinds.firstIndex(where: { $0.0 == kind }) { row.kinds[i].1 += 1 } else { row.kinds.append((kind, 1)) }
+        if kind == "CONNECT" {
+            if let id = pdu.field("client_id")?.value.stringValue { row.clientID = id }
+            if let v = pdu.field("version")?.value.stringValue { row.version = v }
+        }
+        noteIdentity(pdu, &row)
+    }
+
     /// Who the client is: the SASL user, virtual host and client-properties of an AMQP
-    /// connection, and the channels it used.
-    private func noteIdentity(_ pdu: DissectedPDU, _ row: inout ConnectionRow) {
-        if let user = root(pdu, "sasl_user")?.value.stringValue { row.user = user }
-        if let vhost = root(pdu, "vhost")?.value.stringValue { row.vhost = vhost }
-        if let product = root(pdu, "client_product")?.value.stringValue { row.product = product }
-        if let version = root(pdu, "client_version")?.value.stringValue { row.productVersion = version }
-        if let platform = root(pdu, "client_platform")?.value.stringValue { row.platform = platform }
-        if let channel = root(pdu, "channel")?.value.intValue, channel != 0 { row.channels.insert(channel) }
+    /// connection, the channels it used, and the protocol version; one pass over the root fields.
+    private static func noteIdentity(_ pdu: DissectedPDU, _ row: inout ConnectionRow) {
+        for field in pdu.fields {
+            switch field.key {
+            case "sasl_user": if let v = field.value.stringValue { row.user = v }
+            case "vhost": if let v = field.value.stringValue { row.vhost = v }
+            case "client_product": if let v = field.value.stringValue { row.product = v }
+            case "client_version": if let v = field.value.stringValue { row.productVersion = v }
+            case "client_platform": if let v = field.value.stringValue { row.platform = v }
+            case "channel": if let c = field.value.intValue, c != 0 { row.channels.insert(c) }
+            case "version": if row.version.isEmpty, let v = field.value.stringValue { row.version = v }
+            default: continue
+            }
+        }
     }
 
     /// A completed published message: counted once, on the PDU that completed it.
