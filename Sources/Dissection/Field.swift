@@ -26,13 +26,18 @@ public struct Field: Sendable, Equatable {
     /// In JSON only, left out of the text tree (a name that the text line already shows, say).
     public var jsonOnly: Bool
 
-    public init(_ key: String, _ label: String, _ value: FieldValue = .none, line: String? = nil,
+    /// Whether decoders build the text-tree `line`s. Only the text renderer shows them; a program
+    /// that prints JSON or tables alone (proto-dissect does) turns this off once, before decoding,
+    /// and the line strings — most of a PDU's formatting work — are never made. Default: on.
+    nonisolated(unsafe) public static var buildsTextLines = true
+
+    public init(_ key: String, _ label: String, _ value: FieldValue = .none, line: @autoclosure () -> String? = nil,
                 range: Range<Int>? = nil, children: [Field] = [], isList: Bool = false, textOnly: Bool = false,
                 jsonOnly: Bool = false) {
         self.key = key
         self.label = label
         self.value = value
-        self.line = line
+        self.line = Field.buildsTextLines ? line() : nil
         self.range = range
         self.children = children
         self.isList = isList

@@ -232,6 +232,8 @@ struct ProtoDissect: ParsableCommand {
                                       maxConnections: maxConnections, idleTimeout: idleTimeout,
                                       holeTimeout: holeTimeout)
         let options = PipelineOptions(limits: limits, maxPDUs: count, filter: packetFilter)
+        // Only the text format shows the tree's bit-by-bit lines: skip making them otherwise.
+        Field.buildsTextLines = format == .text
         var renderer = makeRenderer()
         let writer = OutputWriter(flushEachEvent: interface != nil)
         var status = ExitStatus.success
