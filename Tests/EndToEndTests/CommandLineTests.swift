@@ -245,3 +245,227 @@ struct CommandLineTests {
         for line in r.stdout.split(separator: "\n") { #expect(line.count <= 80, "\(line)") }
     }
 }
+
+// MARK: - Colour, assumed MQTT version, link layers, timestamps
+
+/// Runs proto-dissect with `environment` changes applied (nil removes a variable; Support's
+/// runProgram always sets NO_COLOR=1). With `terminal`, standard output is a pseudo-terminal,
+/// so `--color auto` sees a TTY; its output is returned as stdout (with the TTY's CR LF line ends).
+private func dissect(_ arguments: [String], environment: [String: String?], terminal: Bool = false) throws -> RunResult {
+    guard terminal else {
+        // runProgram sets NO_COLOR itself; run without it through env(1), which can unset it.
+        var envArguments: [String] = []
+        for (name, value) in environment.sorted(by: { $0.key < $1.key }) {
+            if let value { envArguments.append("\(name)=\(value)") } else { envArguments += ["-u", name] }
+        }
+        return try runProgram(URL(fileURLWithPath: "/usr/bin/env"), envArguments + [Repo.binary.path] + arguments)
+    }
+    // The pseudo-terminal calls are in libc but not in Swift's Glibc module: look them up.
+    typealias FDCall = @convention(c) (Int32) -> Int32
+    typealias NameCall = @convention(c) (Int32) -> UnsafeMutablePointer<CChar>?
+    guard let openpt = dlsym(nil, "posix_openpt"), let grant = dlsym(nil, "grantpt"),
+          let unlock = dlsym(nil, "unlockpt"), let ptsname = dlsym(nil, "ptsname") else {
+        throw CocoaError(.featureUnsupported)
+    }
+    let master = unsafeBitCast(openpt, to: FDCall.self)(O_RDWR | O_NOCTTY)
+    guard master >= 0, unsafeBitCast(grant, to: FDCall.self)(master) == 0, unsafeBitCast(unlock, to: FDCall.self)(master) == 0,
+          let name = unsafeBitCast(ptsname, to: NameCall.self)(master) else {
+        throw CocoaError(.fileReadUnknown)
+    }
+    defer { close(master) }
+    let slave = open(String(cString: name), O_RDWR | O_NOCTTY)
+    guard slave >= 0 else { throw CocoaError(.fileReadUnknown) }
+    let p = Process()
+    p.executableURL = Repo.binary
+    p.arguments = arguments
+    var env = ProcessInfo.processInfo.environment
+    for (key, value) in environment { env[key] = value }
+    p.environment = env
+    p.standardInput = FileHandle.nullDevice
+    p.standardOutput = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
+    p.standardError = FileHandle.nullDevice
+    try p.run()
+    close(slave) // the child holds its own copy; reads see EIO once it exits and all is drained
+    var output: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    let deadline = Date().addingTimeInterval(60)
+    while Date() < deadline {
+        var fds = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&fds, 1, 100)
+        if ready > 0 {
+            let n = read(master, &buffer, buffer.count)
+            if n <= 0 { break }
+            output += buffer[0..<n]
+        } else if !p.isRunning {
+            break
+        }
+    }
+    if p.isRunning { kill(p.processIdentifier, SIGKILL) }
+    p.waitUntilExit()
+    return RunResult(status: p.terminationStatus, stdout: String(decoding: output, as: UTF8.self), stderr: "",
+                     crashed: p.terminationReason == .uncaughtSignal)
+}
+
+/// A capture that starts inside an MQTT 5.0 connection: no handshake, no CONNECT, a PUBLISH
+/// whose properties (Payload Format Indicator 1) a 3.1.1 reading would take for payload.
+private func midConnection5() -> SyntheticCapture {
+    var c = SyntheticCapture()
+    c.send(toServer: true, MQTTBytes.publish5(topic: "a/b", properties: [0x01, 0x01], payload: Array("hi".utf8)))
+    c.send(toServer: true, MQTTBytes.publish5(topic: "a/c", properties: [0x01, 0x00], payload: Array("ho".utf8)))
+    return c
+}
+
+private let ansiEscape = "\u{1B}["
+
+extension CommandLineTests {
+    @Test("--color always paints text output; --color never and the default into a pipe do not")
+    func colourChoices() throws {
+        let path = try conversation().write(name: "colour")
+        // No NO_COLOR anywhere, so only the choice and the pipe decide.
+        let always = try dissect(["--color", "always", path], environment: ["NO_COLOR": nil])
+        #expect(always.status == 0)
+        #expect(always.stdout.contains(ansiEscape + "1mCONNECT"), "\(always.stdout)")
+        let never = try dissect(["--color", "never", path], environment: ["NO_COLOR": nil])
+        #expect(never.status == 0)
+        #expect(never.stdout.contains("CONNECT"))
+        #expect(!never.stdout.contains("\u{1B}"))
+        let piped = try dissect([path], environment: ["NO_COLOR": nil])
+        #expect(piped.stdout.contains("CONNECT"))
+        #expect(!piped.stdout.contains("\u{1B}"))
+        // Only text is painted: JSON stays plain even when asked.
+        #expect(!(try dissect(["--color", "always", "--format", "json", path], environment: ["NO_COLOR": nil])).stdout.contains("\u{1B}"))
+    }
+
+    @Test("--color auto paints on a terminal unless NO_COLOR is set")
+    func colourAutoOnTerminal() throws {
+        let path = try conversation().write(name: "colour-tty")
+        let tty = try dissect(["--color", "auto", path], environment: ["NO_COLOR": nil], terminal: true)
+        #expect(tty.status == 0)
+        #expect(tty.stdout.contains(ansiEscape), "a terminal without NO_COLOR gets colour: \(tty.stdout)")
+        let noColor = try dissect(["--color", "auto", path], environment: ["NO_COLOR": "1"], terminal: true)
+        #expect(noColor.status == 0)
+        #expect(noColor.stdout.contains("CONNECT"))
+        #expect(!noColor.stdout.contains("\u{1B}"))
+        // --color always wins over NO_COLOR.
+        let forced = try dissect(["--color", "always", path], environment: ["NO_COLOR": "1"], terminal: true)
+        #expect(forced.stdout.contains(ansiEscape))
+    }
+
+    @Test("--mqtt-version 5 decodes a connection whose CONNECT was not captured as 5.0")
+    func assumedVersion5() throws {
+        let path = try midConnection5().write(name: "assume-v5")
+        let assumed = try dissect(["--format", "json", "--mqtt-version", "5", path])
+        #expect(assumed.status == 0)
+        let pdus = jsonLines(assumed.stdout).filter { $0["protocol"] as? String == "mqtt" }
+        let mqtt = pdus.compactMap { $0["mqtt"] as? [String: Any] }
+        try #require(mqtt.count == 2, "\(assumed.stdout)")
+        #expect(mqtt.map { ($0["properties"] as? [String: Any])?["payload_format_indicator"] as? Int } == [1, 0])
+        #expect(mqtt.map { $0["payload"] as? String } == ["hi", "ho"])
+        #expect(mqtt.map { $0["topic"] as? String } == ["a/b", "a/c"])
+        let codes = pdus.flatMap { ($0["problems"] as? [[String: Any]] ?? []).compactMap { $0["code"] as? String } }
+        #expect(!codes.contains("version-guessed"))
+
+        // Without the option the same bytes read as 3.1.1: properties become payload, and the guess is flagged.
+        let guessed = try dissect(["--format", "json", path])
+        #expect(guessed.status == 0)
+        let first = try #require(jsonLines(guessed.stdout).first { $0["protocol"] as? String == "mqtt" })
+        let firstMQTT = try #require(first["mqtt"] as? [String: Any])
+        #expect(firstMQTT["properties"] == nil)
+        #expect(firstMQTT["payload_length"] as? Int == 5) // 02 01 01 'h' 'i'
+        let problems = (first["problems"] as? [[String: Any]] ?? []).compactMap { $0["code"] as? String }
+        #expect(problems.contains("version-guessed"))
+    }
+
+    @Test("--mqtt-version takes only 3.1, 3.1.1 or 5: anything else is a usage error", arguments: ["4", "garbage", "5.1", ""])
+    func badMQTTVersion(value: String) throws {
+        let path = try midConnection5().write(name: "bad-version")
+        let r = try dissect(["--mqtt-version", value, path])
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("--mqtt-version"), "\(r.stderr)")
+        #expect(r.stdout.isEmpty)
+    }
+
+    @Test("an unsupported link type is reported once per capture, not once per packet", arguments: ["text", "json"])
+    func unsupportedLinkTypeOnce(format: String) throws {
+        let c = conversation() // 10 packets
+        try #require(c.records.count == 10)
+        var bytes = c.bytes
+        bytes.replaceSubrange(20..<24, with: [147, 0, 0, 0]) // LINKTYPE_USER0
+        let path = try SyntheticCapture.write(bytes, name: "unknown-link-\(format)", suffix: "pcap")
+        let r = try dissect(["--format", format, path])
+        #expect(r.status == 0)
+        let everything = r.stdout + r.stderr
+        #expect(everything.components(separatedBy: "link type 147").count - 1 == 1, "\(everything)")
+        if format == "json" {
+            let notes = jsonLines(r.stdout).filter { $0["event"] as? String == "unsupported-link-type" }
+            #expect(notes.count == 1)
+        } else {
+            #expect(everything.contains("is not supported"))
+        }
+        #expect(!everything.contains("CONNECT"))
+    }
+
+    @Test("pcapng with an Ethernet and a Linux SLL2 interface, nanosecond timestamps: both decode, times keep 9 digits")
+    func pcapngTwoLinkTypes() throws {
+        var ethernet = SyntheticCapture(clientPort: 50_001, link: .ethernet)
+        ethernet.extraNanoseconds = 123
+        ethernet.handshake()
+        ethernet.send(toServer: true, MQTTBytes.connect(clientID: "over-ethernet"))
+        ethernet.send(toServer: false, MQTTBytes.connack)
+        ethernet.close()
+        var cooked = SyntheticCapture(clientPort: 50_002, link: .linuxSLL2)
+        cooked.time += 10 // after the Ethernet conversation: records are written interface by interface
+        cooked.extraNanoseconds = 456
+        cooked.handshake()
+        cooked.send(toServer: true, MQTTBytes.connect(clientID: "over-sll2"))
+        cooked.send(toServer: false, MQTTBytes.connack)
+        cooked.close()
+        let file = SyntheticCapture.pcapng([(ethernet, 9), (cooked, 9)])
+        let path = try SyntheticCapture.write(file, name: "two-links", suffix: "pcapng")
+
+        let r = try dissect(["--format", "json", path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let pdus = jsonLines(r.stdout).filter { $0["protocol"] as? String == "mqtt" }
+        #expect(pdus.compactMap { ($0["mqtt"] as? [String: Any])?["client_id"] as? String } == ["over-ethernet", "over-sll2"])
+        #expect(pdus.compactMap { ($0["mqtt"] as? [String: Any])?["type"] as? String } == ["CONNECT", "CONNACK", "CONNECT", "CONNACK"])
+        #expect(pdus.compactMap { $0["src"] as? String } == ["127.0.0.1:50001", "127.0.0.1:1883", "127.0.0.1:50002", "127.0.0.1:1883"])
+        // The fourth packet of each conversation: 4 ms after its start, plus the sub-microsecond part.
+        #expect(pdus.compactMap { $0["time"] as? String } == ["2023-11-14T22:13:20.004000123Z", "2023-11-14T22:13:20.005000123Z",
+                                                               "2023-11-14T22:13:30.004000456Z", "2023-11-14T22:13:30.005000456Z"])
+        let text = try dissect([path])
+        #expect(text.stdout.contains("22:13:30.004000456"), "\(text.stdout)")
+    }
+
+    @Test("raw IPv4 (LINKTYPE_IPV4, 228) decodes MQTT")
+    func linkTypeIPv4() throws {
+        var c = SyntheticCapture(link: .ipv4)
+        c.handshake()
+        c.send(toServer: true, MQTTBytes.connect(clientID: "raw-v4"))
+        c.send(toServer: false, MQTTBytes.connack)
+        c.close()
+        #expect(Array(c.bytes[20..<24]) == [228, 0, 0, 0])
+        let r = try dissect(["--format", "json", try c.write(name: "linktype-228")])
+        #expect(r.status == 0)
+        let pdus = jsonLines(r.stdout).filter { $0["protocol"] as? String == "mqtt" }
+        #expect(pdus.compactMap { ($0["mqtt"] as? [String: Any])?["client_id"] as? String } == ["raw-v4"])
+        #expect(pdus.compactMap { $0["src"] as? String } == ["127.0.0.1:50000", "127.0.0.1:1883"])
+    }
+
+    @Test("IPv6 over Ethernet with a hop-by-hop options header decodes MQTT; endpoints print as [addr]:port")
+    func ipv6HopByHop() throws {
+        var c = SyntheticCapture(link: .ethernet, ipv6: true, hopByHop: true)
+        c.handshake()
+        c.send(toServer: true, MQTTBytes.connect(clientID: "v6-client"))
+        c.send(toServer: false, MQTTBytes.connack)
+        c.send(toServer: true, MQTTBytes.publish(topic: "v6/topic", payload: Array("six".utf8)))
+        c.close()
+        let r = try dissect(["--format", "json", try c.write(name: "ipv6-hbh")])
+        #expect(r.status == 0)
+        let pdus = jsonLines(r.stdout).filter { $0["protocol"] as? String == "mqtt" }
+        #expect(pdus.compactMap { ($0["mqtt"] as? [String: Any])?["type"] as? String } == ["CONNECT", "CONNACK", "PUBLISH"])
+        #expect(pdus.compactMap { $0["src"] as? String } == ["[2001:db8::1]:50000", "[2001:db8::2]:1883", "[2001:db8::1]:50000"])
+        #expect(pdus.compactMap { $0["dst"] as? String } == ["[2001:db8::2]:1883", "[2001:db8::1]:50000", "[2001:db8::2]:1883"])
+        #expect(pdus.last.flatMap { ($0["mqtt"] as? [String: Any])?["payload"] as? String } == "six")
+        #expect(pdus.allSatisfy { ($0["problems"] as? [Any])?.isEmpty == true })
+    }
+}
