@@ -95,6 +95,7 @@ public enum MQTTDecoder {
         let declared: Int
         let bodyStart: Int
         var headerProblems: [Problem] = []
+        var nonMinimalLength: Int?
         let spec = Spec(version: version)
         switch VariableByteInteger.decode(bytes, at: 1) {
         case .needMore:
@@ -118,11 +119,7 @@ public enum MQTTDecoder {
         case .value(let length, let n, let minimal):
             declared = 1 + n + length
             bodyStart = 1 + n
-            if !minimal {
-                headerProblems.append(Problem(.error, "non-minimal-remaining-length",
-                                              "The remaining length \(length) is encoded in \(n) bytes, more than needed",
-                                              reference: "MQTT 5.0 §1.5.5", range: 1..<bodyStart))
-            }
+            nonMinimalLength = minimal ? nil : length
         }
         let wire = wireLength ?? declared
         if wireLength == nil, bytes.count > declared {
@@ -136,6 +133,13 @@ public enum MQTTDecoder {
         if type == .connect, let level = connectLevel(bytes, bodyStart: bodyStart) {
             if let v = MQTTVersion(level: level) { packetVersion = v }
             facts.connectVersion = MQTTVersion(level: level)
+        }
+        if let length = nonMinimalLength {
+            // MQTT 5.0 §1.5.5 [MQTT-1.5.5-1]: the minimum number of bytes; 3.1.1 §2.2.3 defines the
+            // same encoding. Cited from the document of the version the packet is decoded with.
+            headerProblems.insert(Problem(.error, "non-minimal-remaining-length",
+                                          "The remaining length \(length) is encoded in \(bodyStart - 1) bytes, more than needed",
+                                          reference: Spec(version: packetVersion).variableByteInteger, range: 1..<bodyStart), at: 0)
         }
 
         var p = PacketParser(bytes: bytes, wireLength: wire, bodyStart: bodyStart, version: packetVersion,
@@ -177,7 +181,18 @@ public enum MQTTDecoder {
     }
 
     /// The first byte, bit by bit: type, then DUP/QoS/RETAIN for PUBLISH or the reserved flags.
+    /// The fixed-header field of every first byte, for the usual type of its upper four bits: the
+    /// bit lines are the same for every packet that starts with that byte, so they are made once.
+    private static let fixedHeaderFields: [Field] = (0...255).map {
+        makeFixedHeaderField(UInt8($0), type: MQTTPacketType(rawValue: UInt8($0) >> 4))
+    }
+
     static func fixedHeaderField(_ first: UInt8, type: MQTTPacketType) -> Field {
+        // A type other than the upper bits' own (15 read as reserved before 5.0) is made afresh.
+        type.rawValue == first >> 4 && type != .reserved ? fixedHeaderFields[Int(first)] : makeFixedHeaderField(first, type: type)
+    }
+
+    private static func makeFixedHeaderField(_ first: UInt8, type: MQTTPacketType) -> Field {
         let flags = first & 0x0F
         var children: [Field] = []
         if type == .publish {

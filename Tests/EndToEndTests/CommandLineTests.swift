@@ -468,4 +468,22 @@ extension CommandLineTests {
         #expect(pdus.last.flatMap { ($0["mqtt"] as? [String: Any])?["payload"] as? String } == "six")
         #expect(pdus.allSatisfy { ($0["problems"] as? [Any])?.isEmpty == true })
     }
+
+    @Test("a non-minimal remaining length cites the document of the connection's version",
+          arguments: [(UInt8(3), "MQTT 3.1.1 §2.2.3"), (4, "MQTT 3.1.1 §2.2.3"), (5, "MQTT 5.0 §1.5.5")])
+    func nonMinimalRemainingLengthReference(level: UInt8, reference: String) throws {
+        var c = SyntheticCapture()
+        c.handshake()
+        c.send(toServer: true, MQTTBytes.connect(clientID: "vbi", level: level))
+        c.send(toServer: false, level == 5 ? [0x20, 0x03, 0x00, 0x00, 0x00] : MQTTBytes.connack)
+        let body = MQTTBytes.string("t") + (level == 5 ? [0] : []) + Array("x".utf8)
+        let lengthInTwoBytes: [UInt8] = [0x80 | UInt8(body.count), 0x00] // the same length, with an empty second group
+        c.send(toServer: true, [0x30] + lengthInTwoBytes + body)
+        c.close()
+        let r = try dissect(["--format", "json", try c.write(name: "non-minimal-\(level)")])
+        let publish = try #require(jsonLines(r.stdout).first { ($0["mqtt"] as? [String: Any])?["type"] as? String == "PUBLISH" })
+        #expect((publish["mqtt"] as? [String: Any])?["payload"] as? String == "x")
+        let problem = try #require((publish["problems"] as? [[String: Any]])?.first { $0["code"] as? String == "non-minimal-remaining-length" })
+        #expect(problem["reference"] as? String == reference)
+    }
 }
