@@ -198,7 +198,7 @@ public struct CaptureFileReader: PacketSource {
                 let secs = ts / iface.unitsPerSecond, rem = ts % iface.unitsPerSecond
                 let nanos = UInt32(truncatingIfNeeded: rem.multipliedReportingOverflow(by: 1_000_000_000).overflow ? 0 : rem * 1_000_000_000 / iface.unitsPerSecond)
                 return CapturedPacket(number: recordNumber, seconds: Int64(truncatingIfNeeded: secs), nanoseconds: nanos,
-                                      precision: iface.unitsPerSecond > 1_000_000 ? .nanoseconds : .microseconds,
+                                      precision: TimestampPrecision(unitsPerSecond: iface.unitsPerSecond),
                                       linkType: iface.linkType, originalLength: max(origlen, caplen),
                                       bytes: Array(block[dataStart..<(dataStart + caplen)]))
             case 3: // Simple Packet Block: interface 0, no timestamp

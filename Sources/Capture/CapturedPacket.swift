@@ -1,7 +1,25 @@
 /// How finely a capture records time.
 public enum TimestampPrecision: Sendable {
+    /// Milliseconds or coarser (a pcapng interface with `if_tsresol` 3 or less).
+    case milliseconds
     case microseconds
+    /// Nanoseconds, or anything finer than microseconds.
     case nanoseconds
+
+    /// The precision of a clock ticking `unitsPerSecond` times a second: finer than
+    /// microseconds counts as nanoseconds, finer than milliseconds as microseconds.
+    public init(unitsPerSecond: UInt64) {
+        self = unitsPerSecond > 1_000_000 ? .nanoseconds : unitsPerSecond > 1000 ? .microseconds : .milliseconds
+    }
+
+    /// Digits after the decimal point that show this precision: 3, 6 or 9.
+    public var fractionalDigits: Int {
+        switch self {
+        case .milliseconds: return 3
+        case .microseconds: return 6
+        case .nanoseconds: return 9
+        }
+    }
 }
 
 /// One record of a capture: the only copy of the packet's bytes that the pipeline makes.

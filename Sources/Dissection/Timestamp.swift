@@ -2,13 +2,25 @@
 public struct Timestamp: Sendable, Equatable, Comparable {
     public var seconds: Int64
     public var nanoseconds: UInt32
-    /// Nanosecond precision (else microseconds).
-    public var nanosecondPrecision: Bool
+    /// Digits printed after the decimal point (0…9): the capture's precision, e.g. 3 for a
+    /// pcapng interface with millisecond timestamps, 6 for microseconds, 9 for nanoseconds.
+    public private(set) var fractionalDigits: Int
+
+    /// Nanosecond precision (9 digits; else microseconds, 6 digits).
+    public var nanosecondPrecision: Bool {
+        get { fractionalDigits > 6 }
+        set { fractionalDigits = newValue ? 9 : 6 }
+    }
 
     public init(seconds: Int64, nanoseconds: UInt32, nanosecondPrecision: Bool = false) {
+        self.init(seconds: seconds, nanoseconds: nanoseconds, fractionalDigits: nanosecondPrecision ? 9 : 6)
+    }
+
+    /// A time printed with `fractionalDigits` digits after the point (clamped to 0…9).
+    public init(seconds: Int64, nanoseconds: UInt32, fractionalDigits: Int) {
         self.seconds = seconds
         self.nanoseconds = nanoseconds
-        self.nanosecondPrecision = nanosecondPrecision
+        self.fractionalDigits = min(max(fractionalDigits, 0), 9)
     }
 
     public var timeInterval: Double { Double(seconds) + Double(nanoseconds) / 1e9 }
@@ -17,7 +29,7 @@ public struct Timestamp: Sendable, Equatable, Comparable {
         (l.seconds, l.nanoseconds) < (r.seconds, r.nanoseconds)
     }
 
-    /// ISO 8601 in UTC with 6 or 9 fractional digits, e.g. `2026-11-22T04:06:21.123456Z`.
+    /// ISO 8601 in UTC with `fractionalDigits` fractional digits, e.g. `2026-11-22T04:06:21.123456Z`.
     public var iso8601: String {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secOfDay = Int(seconds - days * 86_400)
@@ -26,8 +38,7 @@ public struct Timestamp: Sendable, Equatable, Comparable {
         s.reserveCapacity(32)
         s += pad(Int(y), 4); s += "-"; s += pad(m, 2); s += "-"; s += pad(d, 2)
         s += "T"; s += pad(secOfDay / 3600, 2); s += ":"; s += pad(secOfDay / 60 % 60, 2); s += ":"; s += pad(secOfDay % 60, 2)
-        s += "."
-        s += nanosecondPrecision ? pad(Int(nanoseconds), 9) : pad(Int(nanoseconds / 1000), 6)
+        s += fraction
         s += "Z"
         return s
     }
@@ -35,8 +46,15 @@ public struct Timestamp: Sendable, Equatable, Comparable {
     /// Time of day only, `04:06:21.123456`, for compact text output.
     public var timeOfDay: String {
         let secOfDay = Int(((seconds % 86_400) + 86_400) % 86_400)
-        return pad(secOfDay / 3600, 2) + ":" + pad(secOfDay / 60 % 60, 2) + ":" + pad(secOfDay % 60, 2) + "."
-            + (nanosecondPrecision ? pad(Int(nanoseconds), 9) : pad(Int(nanoseconds / 1000), 6))
+        return pad(secOfDay / 3600, 2) + ":" + pad(secOfDay / 60 % 60, 2) + ":" + pad(secOfDay % 60, 2) + fraction
+    }
+
+    /// `.` and the fraction of the second, truncated to `fractionalDigits` (empty for 0 digits).
+    private var fraction: String {
+        guard fractionalDigits > 0 else { return "" }
+        var divisor: UInt32 = 1
+        for _ in fractionalDigits..<9 { divisor *= 10 }
+        return "." + pad(Int(nanoseconds / divisor), fractionalDigits)
     }
 
     /// Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant's civil_from_days).

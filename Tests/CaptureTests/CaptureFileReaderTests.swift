@@ -133,3 +133,22 @@ struct CaptureFileReaderTests {
         #expect(packets.first?.linkType == 101)
     }
 }
+
+extension CaptureFileReaderTests {
+    @Test("an interface's if_tsresol sets the precision: ms or coarser, µs up to finer than ms, ns finer than µs",
+          arguments: [(UInt8(0), TimestampPrecision.milliseconds), (3, .milliseconds), (4, .microseconds), (6, .microseconds),
+                      (7, .nanoseconds), (9, .nanoseconds),
+                      (0x8A, .microseconds),  // 2^-10 s: finer than a millisecond
+                      (0x94, .nanoseconds)])  // 2^-20 s: finer than a microsecond
+    func timestampResolution(tsresol: UInt8, precision: TimestampPrecision) throws {
+        var f = block(0x0A0D_0D0A, le32(0x1A2B_3C4D) + [1, 0, 0, 0] + [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])
+        f += block(1, le16(1) + [0, 0] + le32(0) + le16(9) + le16(1) + [tsresol, 0, 0, 0] + [0, 0, 0, 0])
+        f += block(6, le32(0) + le32(0) + le32(1234) + le32(4) + le32(4) + packetA)
+        let (packets, error) = readAll(temporaryFile(f))
+        #expect(error == nil)
+        let packet = try #require(packets.first)
+        #expect(packet.precision == precision)
+        #expect(packet.precision.fractionalDigits == [.milliseconds: 3, .microseconds: 6, .nanoseconds: 9][precision])
+        if tsresol == 3 { #expect(packet.seconds == 1 && packet.nanoseconds == 234_000_000) }
+    }
+}
