@@ -233,13 +233,15 @@ check() {
         done
         ;;
     properties)
-        need "$f" basic.deliver 3
+        need "$f" basic.deliver 4
         # 20000 bytes, frame-max 4096 (4088 bytes of payload per body frame):
         # 5 body frames from the publisher and 5 to the consumer.
         need "$f" content-body 10
         need_text "$f" 'amqp.method.properties.cluster_id == "pd-cluster" && amqp.method.properties.user_id == "guest"' \
             "all properties"
         need_text "$f" 'amqp.method.arguments.frame_max == 4096' "frame-max 4096"
+        need_text "$f" 'amqp.method.properties.message_id == "msg-0004-all-types"' \
+            "the hand-encoded headers table (amqp_clients.py RawAMQP)"
         ;;
     consume)
         for w in basic.qos basic.consume basic.deliver basic.ack basic.nack basic.reject basic.cancel \
