@@ -95,7 +95,7 @@ public final class Pipeline {
         statistics.packets += 1
         if let filter = options.filter, !filter.matches(packet) { return }
         let time = Timestamp(seconds: packet.seconds, nanoseconds: packet.nanoseconds,
-                             nanosecondPrecision: packet.precision == .nanoseconds)
+                             fractionalDigits: packet.precision.fractionalDigits)
         lastFrame = packet.number
         lastTime = time
         let linkType = LinkType(rawValue: packet.linkType)

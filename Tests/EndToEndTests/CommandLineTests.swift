@@ -535,11 +535,7 @@ extension CommandLineTests {
     func millisecondPrecision() throws {
         let (json, text) = try fractionDigits(tsresol: 3)
         #expect(json.count == 2 && text.count == 2)
-        // The reader reports milliseconds (CapturedPacket.precision) and Timestamp prints 3 digits,
-        // but Pipeline builds its Timestamp with nanosecondPrecision: only 6 or 9 digits reach the output.
-        withKnownIssue("Pipeline.process should build Timestamp(…, fractionalDigits: packet.precision.fractionalDigits)") {
-            #expect(json == [3, 3])
-            #expect(text == [3, 3])
-        }
+        #expect(json == [3, 3])
+        #expect(text == [3, 3])
     }
 }
