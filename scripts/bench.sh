@@ -15,11 +15,14 @@ REPEAT=${REPEAT:-4}
 swift build -c release --product proto-dissect 2>&1 | grep -E "error|Compiling|Build" | tail -1 >&2
 bin=$(swift build -c release --show-bin-path)/proto-dissect
 
+timing=$(mktemp)
+trap 'rm -f "$timing"' EXIT
 # best SECONDS and PEAK_KB of RUNS runs of a command (its output goes to /dev/null)
 best() {
     local t m bt="" bm="" i
     for ((i = 0; i < RUNS; i++)); do
-        read -r t m < <( { /usr/bin/time -f "%e %M" "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+        /usr/bin/time -o "$timing" -f "%e %M" "$@" >/dev/null 2>/dev/null || true
+        read -r t m < <(tail -1 "$timing")
         if [ -z "$bt" ] || awk "BEGIN{exit !($t < $bt)}"; then bt=$t; fi
         if [ -z "$bm" ] || [ "$m" -lt "$bm" ]; then bm=$m; fi
     done

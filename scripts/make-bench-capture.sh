@@ -4,8 +4,8 @@
 #
 #   scripts/make-bench-capture.sh [OUT]        default OUT: .build-bench/bench.pcap
 #
-# Environment: MQTT_PUBLISHERS (6) x MQTT_EACH (17000) PUBLISHes, AMQP_PUBLISHERS (4) x AMQP_EACH
-# (8000) publishes. The defaults give about 150 MB. Needs root (tcpdump); installs what it needs.
+# Environment: MQTT_PUBLISHERS (6) x MQTT_EACH (21000) PUBLISHes, AMQP_PUBLISHERS (4) x AMQP_EACH
+# (10000) publishes. The defaults give about 150 MB. Needs root (tcpdump); installs what it needs.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
@@ -22,9 +22,9 @@ install_rabbitmq_deps
 MOSQUITTO_LOG_TYPE=error start_mosquitto 1883 "$WORK/mosquitto" "max_queued_messages 100000" "max_inflight_messages 64"
 start_rabbitmq 5672
 CAPTURE_BUFFER_KIB=${CAPTURE_BUFFER_KIB:-262144} start_capture lo "tcp port 1883 or tcp port 5672" "$WORK/bench.pcap"
-timeout 900 python3 "$HERE/bench_load.py" mqtt 1883 "${MQTT_PUBLISHERS:-6}" "${MQTT_EACH:-17000}" &
+timeout 900 python3 "$HERE/bench_load.py" mqtt 1883 "${MQTT_PUBLISHERS:-6}" "${MQTT_EACH:-21000}" &
 mqtt=$!
-timeout 900 python3 "$HERE/bench_load.py" amqp 5672 "${AMQP_PUBLISHERS:-4}" "${AMQP_EACH:-8000}" &
+timeout 900 python3 "$HERE/bench_load.py" amqp 5672 "${AMQP_PUBLISHERS:-4}" "${AMQP_EACH:-10000}" &
 amqp=$!
 wait $mqtt
 wait $amqp

@@ -44,9 +44,12 @@ public struct TextRenderer: Renderer {
 
     public mutating func finish(into out: inout String) {}
 
+    /// Indentation by depth, made once.
+    private static let indents = (0..<24).map { String(repeating: "    ", count: $0) }
+
     private func field(_ f: Field, depth: Int, into out: inout String) {
         if f.jsonOnly { return }
-        out.append(String(repeating: "    ", count: depth))
+        out.append(depth < TextRenderer.indents.count ? TextRenderer.indents[depth] : String(repeating: "    ", count: depth))
         if let line = f.line {
             out.append(line)
         } else {

@@ -46,6 +46,19 @@ func amqpPublish(routingKey: String, size: Int) -> [UInt8] {
     return frame(1, method) + frame(2, header) + frame(3, body)
 }
 
+/// Feeds a client's stream to a dissector in 1460-byte segments, as a capture would.
+func feedInSegments<D: StreamDissector>(_ dissector: inout D, _ stream: [UInt8]) {
+    var out: [DissectedPDU] = []
+    var offset = 0
+    while offset < stream.count {
+        let end = min(stream.count, offset + 1460)
+        dissector.receive(stream[offset..<end], from: .toServer, into: &out)
+        blackHole(out)
+        out.removeAll(keepingCapacity: true)
+        offset = end
+    }
+}
+
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(metrics: [.wallClock, .throughput, .mallocCountTotal, .peakMemoryResident],
                                            scalingFactor: .kilo, maxDuration: .seconds(2), maxIterations: 50)
@@ -64,15 +77,7 @@ let benchmarks: @Sendable () -> Void = {
         for _ in 0..<(benchmark.scaledIterations.count / 1000) {
             var dissector = MQTTConnectionDissector(info: ConnectionInfo(startedMidStream: false, serverPort: 1883),
                                                     options: MQTTOptions(assumedVersion: .v3_1_1))
-            var out: [DissectedPDU] = []
-            var offset = 0
-            while offset < mqttStream.count {
-                let end = min(mqttStream.count, offset + 1460)
-                dissector.receive(mqttStream[offset..<end], from: .toServer, into: &out)
-                blackHole(out)
-                out.removeAll(keepingCapacity: true)
-                offset = end
-            }
+            feedInSegments(&dissector, mqttStream)
         }
     }
 
@@ -82,15 +87,7 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("AMQP frame and decode a stream, per message (method + header + body)") { benchmark in
         for _ in 0..<(benchmark.scaledIterations.count / 1000) {
             var dissector = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: false, serverPort: 5672))
-            var out: [DissectedPDU] = []
-            var offset = 0
-            while offset < amqpStream.count {
-                let end = min(amqpStream.count, offset + 1460)
-                dissector.receive(amqpStream[offset..<end], from: .toServer, into: &out)
-                blackHole(out)
-                out.removeAll(keepingCapacity: true)
-                offset = end
-            }
+            feedInSegments(&dissector, amqpStream)
         }
     }
 
