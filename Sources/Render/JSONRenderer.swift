@@ -3,6 +3,8 @@ import Dissection
 /// One JSON object per line per PDU (NDJSON). The schema is in docs/json-schema.md.
 public struct JSONRenderer: Renderer {
     public let options: RenderOptions
+    private var cachedSecond = Int64.min
+    private var cachedDateTime = ""
 
     public init(options: RenderOptions) {
         self.options = options
@@ -17,7 +19,9 @@ public struct JSONRenderer: Renderer {
             JSON.escape(pdu.protocolName, into: &out)
             out.append(",\"summary\":")
             JSON.escape(pdu.summary, into: &out)
-            out.append(",\"length\":\(pdu.wireLength),")
+            out.append(",\"length\":")
+            out.append(String(pdu.wireLength))
+            out.append(",")
             JSON.escape(pdu.protocolName, into: &out)
             out.append(":")
             object(pdu.fields, into: &out)
@@ -60,10 +64,20 @@ public struct JSONRenderer: Renderer {
 
     public mutating func finish(into out: inout String) {}
 
-    private func context(_ c: StreamContext, into out: inout String) {
-        out.append("\"frame\":\(c.frame),\"time\":")
-        JSON.escape(c.time.iso8601, into: &out)
-        out.append(",\"stream\":\(c.stream),\"src\":")
+    private mutating func context(_ c: StreamContext, into out: inout String) {
+        out.append("\"frame\":")
+        out.append(String(c.frame))
+        out.append(",\"time\":\"")
+        // The date and time to the second change rarely from one PDU to the next: made once per second.
+        if c.time.seconds != cachedSecond {
+            cachedSecond = c.time.seconds
+            cachedDateTime = c.time.iso8601Seconds
+        }
+        out.append(cachedDateTime)
+        c.time.appendFraction(to: &out)
+        out.append("Z\",\"stream\":")
+        out.append(String(c.stream))
+        out.append(",\"src\":")
         JSON.escape(c.source, into: &out)
         out.append(",\"dst\":")
         JSON.escape(c.destination, into: &out)
