@@ -100,19 +100,19 @@ public struct TableRenderer: Renderer {
     public mutating func render(_ event: OutputEvent, into out: inout String) {
         switch event {
         case .pdu(let ctx, let direction, let pdu):
-            let kind = root(pdu, "method")?.value.stringValue ?? root(pdu, "type")?.value.stringValue
-                ?? root(pdu, "frame_type")?.value.stringValue
+            let facts = RootFacts(pdu)
+            let kind = facts.method ?? facts.type ?? facts.frameType
                 ?? pdu.field("method")?.value.stringValue ?? pdu.field("type")?.value.stringValue
                 ?? pdu.field("frame_type")?.value.stringValue ?? "?"
             // The row is updated in place (a copy out of the dictionary would copy its arrays per PDU).
             if tracks(ctx.stream) {
                 if connections[ctx.stream] == nil { connections[ctx.stream] = ConnectionRow(stream: ctx.stream) }
-                Self.note(pdu, kind: kind, ctx, direction, in: &connections[ctx.stream]!)
+                Self.note(pdu, facts, kind: kind, ctx, direction, in: &connections[ctx.stream]!)
             } else {
-                Self.note(pdu, kind: kind, ctx, direction, in: &untracked)
+                Self.note(pdu, facts, kind: kind, ctx, direction, in: &untracked)
             }
             if kind == "PUBLISH" {
-                let name = pdu.field("topic")?.value.stringValue ?? "?"
+                let name = facts.topic ?? pdu.field("topic")?.value.stringValue ?? "?"
                 if topics[name] == nil && topics.count >= options.maxTableRows {
                     untrackedTopics += 1
                 } else {
@@ -120,14 +120,11 @@ public struct TableRenderer: Renderer {
                         topicOrder.append(name)
                         topics[name] = TopicRow(name: name)
                     }
-                    let bytes = pdu.field("payload_length")?.value.intValue ?? 0
-                    let qos = pdu.field("qos")?.value.intValue
-                    let retained = pdu.field("retain")?.value == .bool(true)
-                    Self.count(bytes: bytes, qos: qos, retained: retained, in: &topics[name]!)
+                    Self.count(bytes: facts.payloadLength ?? 0, qos: facts.qos, retained: facts.retained, in: &topics[name]!)
                 }
             }
-            notePublish(pdu)
-            noteQueue(pdu, kind: kind)
+            if let i = facts.messageIndex { notePublish(pdu.fields[i]) }
+            if let queue = facts.queue { noteQueue(queue, count: facts.ackedCount ?? 1, kind: kind) }
             if kind == "channel.close" || kind == "connection.close", closes.count >= options.maxTableRows {
                 untrackedCloses += 1
             } else if kind == "channel.close" || kind == "connection.close" {
@@ -167,7 +164,7 @@ public struct TableRenderer: Renderer {
     }
 
     /// One PDU's share of its connection's row.
-    private static func note(_ pdu: DissectedPDU, kind: String, _ ctx: StreamContext, _ direction: Direction,
+    private static func note(_ pdu: DissectedPDU, _ facts: RootFacts, kind: String, _ ctx: StreamContext, _ direction: Direction,
                              in row: inout ConnectionRow) {
         row.protocolName = pdu.protocolName
         if row.client.isEmpty {
@@ -182,30 +179,18 @@ public struct TableRenderer: Renderer {
             if let id = pdu.field("client_id")?.value.stringValue { row.clientID = id }
             if let v = pdu.field("version")?.value.stringValue { row.version = v }
         }
-        noteIdentity(pdu, &row)
-    }
-
-    /// Who the client is: the SASL user, virtual host and client-properties of an AMQP
-    /// connection, the channels it used, and the protocol version; one pass over the root fields.
-    private static func noteIdentity(_ pdu: DissectedPDU, _ row: inout ConnectionRow) {
-        for field in pdu.fields {
-            switch field.key {
-            case "sasl_user": if let v = field.value.stringValue { row.user = v }
-            case "vhost": if let v = field.value.stringValue { row.vhost = v }
-            case "client_product": if let v = field.value.stringValue { row.product = v }
-            case "client_version": if let v = field.value.stringValue { row.productVersion = v }
-            case "client_platform": if let v = field.value.stringValue { row.platform = v }
-            case "channel": if let c = field.value.intValue, c != 0 { row.channels.insert(c) }
-            case "version": if row.version.isEmpty, let v = field.value.stringValue { row.version = v }
-            default: continue
-            }
-        }
+        if let v = facts.saslUser { row.user = v }
+        if let v = facts.vhost { row.vhost = v }
+        if let v = facts.product { row.product = v }
+        if let v = facts.productVersion { row.productVersion = v }
+        if let v = facts.platform { row.platform = v }
+        if let c = facts.channel, c != 0 { row.channels.insert(c) }
+        if row.version.isEmpty, let v = facts.version { row.version = v }
     }
 
     /// A completed published message: counted once, on the PDU that completed it.
-    private mutating func notePublish(_ pdu: DissectedPDU) {
-        guard let message = root(pdu, "message"),
-              message.children.first(where: { $0.key == "method" })?.value.stringValue == "basic.publish" else { return }
+    private mutating func notePublish(_ message: Field) {
+        guard message.children.first(where: { $0.key == "method" })?.value.stringValue == "basic.publish" else { return }
         func child(_ key: String) -> FieldValue? { message.children.first { $0.key == key }?.value }
         let key = ExchangeKey(exchange: child("exchange")?.stringValue ?? "", routingKey: child("routing_key")?.stringValue ?? "")
         if exchanges[key] == nil && exchanges.count >= options.maxTableRows {
@@ -219,9 +204,7 @@ public struct TableRenderer: Renderer {
     }
 
     /// Deliveries and the client's settlements, by the queue the decoder attributed them to.
-    private mutating func noteQueue(_ pdu: DissectedPDU, kind: String) {
-        guard let queue = root(pdu, "queue")?.value.stringValue else { return }
-        let count = root(pdu, "acked_count")?.value.intValue ?? 1
+    private mutating func noteQueue(_ queue: String, count: Int, kind: String) {
         if queues[queue] == nil && queues.count >= options.maxTableRows {
             untrackedQueues += 1
             return
@@ -345,10 +328,47 @@ public struct TableRenderer: Renderer {
     }
 }
 
-/// The root field with this key: derived summary keys live at the root, and a depth-first
-/// search could find an argument or message property of the same name instead.
-private func root(_ pdu: DissectedPDU, _ key: String) -> Field? {
-    pdu.fields.first { $0.key == key }
+/// What the tables read from a PDU's root fields, gathered in one pass. Derived summary keys live
+/// at the root; a depth-first search could find an argument or message property of the same name.
+private struct RootFacts {
+    var method, type, frameType: String?
+    var queue: String?
+    var ackedCount: Int?
+    var messageIndex: Int?
+    var topic: String?
+    var payloadLength, qos: Int?
+    var retained = false
+    var saslUser, vhost, product, productVersion, platform, version: String?
+    var channel: Int?
+
+    init(_ pdu: DissectedPDU) {
+        for i in pdu.fields.indices {
+            let value = pdu.fields[i].value
+            switch pdu.fields[i].key {
+            case "method": method = method ?? value.stringValue
+            case "type":
+                type = type ?? value.stringValue
+                // An MQTT fixed header: the PUBLISH flags are its children.
+                for c in pdu.fields[i].children {
+                    if c.key == "qos" { qos = c.value.intValue } else if c.key == "retain" { retained = c.value == .bool(true) }
+                }
+            case "frame_type": frameType = frameType ?? value.stringValue
+            case "queue": queue = queue ?? value.stringValue
+            case "acked_count": ackedCount = ackedCount ?? value.intValue
+            case "message": messageIndex = messageIndex ?? i
+            case "topic": topic = topic ?? value.stringValue
+            case "payload_length": payloadLength = payloadLength ?? value.intValue
+            case "sasl_user": saslUser = value.stringValue
+            case "vhost": vhost = value.stringValue
+            case "client_product": product = value.stringValue
+            case "client_version": productVersion = value.stringValue
+            case "client_platform": platform = value.stringValue
+            case "channel": channel = value.intValue
+            case "version": version = version ?? value.stringValue
+            default: continue
+            }
+        }
+    }
 }
 
 /// Cuts `s` to at most `width` columns (a cut string ends in …), without padding.
