@@ -77,7 +77,7 @@ struct AMQPFrameDecoder {
             fields += result.fields
             problems += result.problems
             if let spec = result.spec {
-                summary = AMQPMethodDecoder.summary(spec, result.values)
+                summary = DissectedPDU.buildsSummaries ? AMQPMethodDecoder.summary(spec, result.values) : spec.fullName
                 if spec.classID == 10, spec.methodID == 11 || spec.methodID == 21,
                    let user = AMQPSASL.user(mechanism: result.values.string("mechanism") ?? requests[.connectionStartOK]?.string("mechanism"),
                                             response: result.values["response"]) {
@@ -111,8 +111,10 @@ struct AMQPFrameDecoder {
             problems += result.problems
             let className = result.classID.map { AMQPSpec.class(id: $0)?.name ?? AMQPFrameType.unknown(UInt64($0), digits: 4) } ?? "?"
             summary = "content header \(className)"
-            if let bodySize = result.bodySize { summary += " body-size=\(bodySize)" }
-            if !result.propertySummary.isEmpty { summary += " " + result.propertySummary }
+            if DissectedPDU.buildsSummaries {
+                if let bodySize = result.bodySize { summary += " body-size=\(bodySize)" }
+                if !result.propertySummary.isEmpty { summary += " " + result.propertySummary }
+            }
             if frame.channel == 0 {
                 problems.append(Problem(.error, "wrong-channel", "content header on channel 0, which carries no content",
                                         reference: "AMQP 0-9-1 §4.2.3", range: 1..<3))
@@ -123,7 +125,7 @@ struct AMQPFrameDecoder {
             fields.append(Field("body", "Body", body, range: 7..<(7 + frame.payload.count)))
             fields.append(Field("length", "Body length", .int(size), range: 3..<7))
             summary = "body \(size) bytes"
-            if let shown = AMQPFrameDecoder.summaryPreview(frame.payload) { summary += " " + shown }
+            if DissectedPDU.buildsSummaries, let shown = AMQPFrameDecoder.summaryPreview(frame.payload) { summary += " " + shown }
             if frame.channel == 0 {
                 problems.append(Problem(.error, "wrong-channel", "content body on channel 0, which carries no content",
                                         reference: "AMQP 0-9-1 §4.2.3", range: 1..<3))

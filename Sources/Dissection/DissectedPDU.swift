@@ -10,6 +10,12 @@ public struct DissectedPDU: Sendable {
     /// Bytes the PDU occupies on the wire (header included), whether or not all were captured.
     public var wireLength: Int
 
+    /// Whether decoders spend work on the summary line's optional detail (an AMQP method's
+    /// arguments, a body preview, content properties). Only text and JSON print summaries; a
+    /// program that prints tables alone (proto-dissect does) turns this off once, before
+    /// decoding, and summaries keep only the PDU's name. Default: on.
+    @exclusivity(unchecked) nonisolated(unsafe) public static var buildsSummaries = true
+
     public init(protocolName: String, summary: String, fields: [Field], problems: [Problem] = [], wireLength: Int) {
         self.protocolName = protocolName
         self.summary = summary

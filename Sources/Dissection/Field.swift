@@ -29,7 +29,7 @@ public struct Field: Sendable, Equatable {
     /// Whether decoders build the text-tree `line`s. Only the text renderer shows them; a program
     /// that prints JSON or tables alone (proto-dissect does) turns this off once, before decoding,
     /// and the line strings — most of a PDU's formatting work — are never made. Default: on.
-    nonisolated(unsafe) public static var buildsTextLines = true
+    @exclusivity(unchecked) nonisolated(unsafe) public static var buildsTextLines = true
 
     public init(_ key: String, _ label: String, _ value: FieldValue = .none, line: @autoclosure () -> String? = nil,
                 range: Range<Int>? = nil, children: [Field] = [], isList: Bool = false, textOnly: Bool = false,

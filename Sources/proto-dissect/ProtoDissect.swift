@@ -234,6 +234,7 @@ struct ProtoDissect: ParsableCommand {
         let options = PipelineOptions(limits: limits, maxPDUs: count, filter: packetFilter)
         // Only the text format shows the tree's bit-by-bit lines: skip making them otherwise.
         Field.buildsTextLines = format == .text
+        DissectedPDU.buildsSummaries = format != .table
         var renderer = makeRenderer()
         let writer = OutputWriter(flushEachEvent: interface != nil)
         var status = ExitStatus.success
