@@ -25,9 +25,14 @@ public enum Preview {
                 if back < need { body = body[body.startIndex..<(i - 1)] }
             }
         }
-        for b in body where (b < 0x20 && b != 0x09 && b != 0x0A && b != 0x0D) || b == 0x7F { return nil }
-        // The standard library's validating initializer: one pass, no per-scalar appends.
-        return String(validating: body, as: UTF8.self)
+        // Control characters other than tab, newline and CR make it binary; then the standard
+        // library validates the UTF-8 in one pass. Both over the contiguous bytes, no per-byte checks.
+        return body.withUnsafeBufferPointer { p -> String? in
+            for b in p where b < 0x20 || b == 0x7F {
+                if b != 0x09 && b != 0x0A && b != 0x0D { return nil }
+            }
+            return String(validating: p, as: UTF8.self)
+        }
     }
 
     /// Lower-case hex, no separators.
