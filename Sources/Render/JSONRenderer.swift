@@ -10,7 +10,18 @@ public struct JSONRenderer: Renderer {
         self.options = options
     }
 
+    private var sink = ByteSink(capacity: 1 << 14)
+
     public mutating func render(_ event: OutputEvent, into out: inout String) {
+        // The line is built in bytes, then handed over as one String.
+        var line = ByteSink()
+        swap(&line, &sink)
+        write(event, into: &line)
+        out.append(line.take())
+        swap(&line, &sink)
+    }
+
+    private mutating func write(_ event: OutputEvent, into out: inout ByteSink) {
         switch event {
         case .pdu(let ctx, _, let pdu):
             out.append("{")
@@ -64,7 +75,7 @@ public struct JSONRenderer: Renderer {
 
     public mutating func finish(into out: inout String) {}
 
-    private mutating func context(_ c: StreamContext, into out: inout String) {
+    private mutating func context(_ c: StreamContext, into out: inout ByteSink) {
         out.append("\"frame\":")
         out.append(String(c.frame))
         out.append(",\"time\":\"")
@@ -74,7 +85,7 @@ public struct JSONRenderer: Renderer {
             cachedDateTime = c.time.iso8601Seconds
         }
         out.append(cachedDateTime)
-        c.time.appendFraction(to: &out)
+        out.appendFraction(c.time)
         out.append("Z\",\"stream\":")
         out.append(String(c.stream))
         out.append(",\"src\":")
@@ -83,7 +94,7 @@ public struct JSONRenderer: Renderer {
         JSON.escape(c.destination, into: &out)
     }
 
-    private func problem(_ p: Problem, into out: inout String) {
+    private func problem(_ p: Problem, into out: inout ByteSink) {
         out.append("{\"severity\":")
         JSON.escape(p.severity.rawValue, into: &out)
         out.append(",\"code\":")
@@ -101,14 +112,14 @@ public struct JSONRenderer: Renderer {
     }
 
     /// The pairs of `fields` inside braces.
-    private func object(_ fields: [Field], into out: inout String) {
+    private func object(_ fields: [Field], into out: inout ByteSink) {
         out.append("{")
         var first = true
         members(fields, first: &first, into: &out)
         out.append("}")
     }
 
-    private func members(_ fields: [Field], first: inout Bool, into out: inout String) {
+    private func members(_ fields: [Field], first: inout Bool, into out: inout ByteSink) {
         for f in fields where !f.textOnly {
             if f.value == .none && f.children.isEmpty { continue }
             if !first { out.append(",") }
@@ -132,7 +143,7 @@ public struct JSONRenderer: Renderer {
         }
     }
 
-    private func list(_ items: [Field], into out: inout String) {
+    private func list(_ items: [Field], into out: inout ByteSink) {
         out.append("[")
         var first = true
         for item in items where !item.textOnly {
@@ -154,7 +165,7 @@ public struct JSONRenderer: Renderer {
         out.append("]")
     }
 
-    private func value(_ v: FieldValue, into out: inout String) {
+    private func value(_ v: FieldValue, into out: inout ByteSink) {
         switch v {
         case .none: out.append("null")
         case .bool(let b): out.append(b ? "true" : "false")

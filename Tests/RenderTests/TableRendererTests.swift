@@ -231,3 +231,32 @@ struct TableByteCountTests {
         #expect(size(bytes).count <= 8)
     }
 }
+
+@Suite("JSON text")
+struct JSONTextTests {
+    @Test("escaping into bytes gives the same text as escaping into a String",
+          arguments: ["plain", "", "quote \" and backslash \\", "new\nline\rtab\t", "\u{01}\u{1F}\u{7F}", "ünïcødé ✓ 🚀",
+                      "mixed \"ü\"\n\u{0}end"])
+    func escapeBytes(text: String) {
+        var viaString = ""
+        JSON.escape(text, into: &viaString)
+        var sink = ByteSink()
+        JSON.escape(text, into: &sink)
+        #expect(sink.take() == viaString)
+        #expect(viaString.hasPrefix("\"") && viaString.hasSuffix("\""))
+    }
+
+    @Test("control characters become \\u escapes, lower-case hex")
+    func controlEscapes() {
+        var sink = ByteSink()
+        JSON.escape("a\u{01}b\u{1F}", into: &sink)
+        #expect(sink.take() == "\"a\\u0001b\\u001f\"")
+    }
+
+    @Test("fractions keep the capture's digits", arguments: [(3, 123_000_000 as UInt32, ".123"), (6, 5_000, ".000005"), (9, 7, ".000000007"), (0, 999, "")])
+    func fractions(digits: Int, nanoseconds: UInt32, expected: String) {
+        var sink = ByteSink()
+        sink.appendFraction(Timestamp(seconds: 0, nanoseconds: nanoseconds, fractionalDigits: digits))
+        #expect(sink.take() == expected)
+    }
+}
