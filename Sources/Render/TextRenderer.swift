@@ -12,7 +12,18 @@ public struct TextRenderer: Renderer {
         options.color ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s
     }
 
+    private var sink = ByteSink(capacity: 1 << 14)
+
     public mutating func render(_ event: OutputEvent, into out: inout String) {
+        // The event's lines are built in bytes, then handed over as one String.
+        var lines = ByteSink()
+        swap(&lines, &sink)
+        write(event, into: &lines)
+        out.append(lines.take())
+        swap(&lines, &sink)
+    }
+
+    private func write(_ event: OutputEvent, into out: inout ByteSink) {
         switch event {
         case .pdu(let ctx, _, let pdu):
             out.append(paint("#\(ctx.frame)", "2"))
@@ -47,7 +58,7 @@ public struct TextRenderer: Renderer {
     /// Indentation by depth, made once.
     private static let indents = (0..<24).map { String(repeating: "    ", count: $0) }
 
-    private func field(_ f: Field, depth: Int, into out: inout String) {
+    private func field(_ f: Field, depth: Int, into out: inout ByteSink) {
         if f.jsonOnly { return }
         out.append(depth < TextRenderer.indents.count ? TextRenderer.indents[depth] : String(repeating: "    ", count: depth))
         if let line = f.line {
