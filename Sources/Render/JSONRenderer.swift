@@ -21,6 +21,13 @@ public struct JSONRenderer: Renderer {
         swap(&line, &sink)
     }
 
+    public mutating func render(_ event: OutputEvent, into bytes: inout [UInt8]) {
+        var line = ByteSink()
+        swap(&line.bytes, &bytes)
+        write(event, into: &line)
+        swap(&line.bytes, &bytes)
+    }
+
     private mutating func write(_ event: OutputEvent, into out: inout ByteSink) {
         switch event {
         case .pdu(let ctx, _, let pdu):

@@ -27,8 +27,19 @@ public struct RenderOptions: Sendable {
 /// Turns output events into text appended to a buffer; the caller decides when to write it.
 public protocol Renderer {
     mutating func render(_ event: OutputEvent, into out: inout String)
+    /// The same text as UTF-8 bytes, for a program that writes bytes: renderers that build their
+    /// lines as bytes skip making a String of them.
+    mutating func render(_ event: OutputEvent, into bytes: inout [UInt8])
     /// After the last event (summaries go here).
     mutating func finish(into out: inout String)
+}
+
+extension Renderer {
+    public mutating func render(_ event: OutputEvent, into bytes: inout [UInt8]) {
+        var text = ""
+        render(event, into: &text)
+        bytes.append(contentsOf: text.utf8)
+    }
 }
 
 /// The placeholder printed for a hidden credential.

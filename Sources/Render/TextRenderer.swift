@@ -23,6 +23,13 @@ public struct TextRenderer: Renderer {
         swap(&lines, &sink)
     }
 
+    public mutating func render(_ event: OutputEvent, into bytes: inout [UInt8]) {
+        var lines = ByteSink()
+        swap(&lines.bytes, &bytes)
+        write(event, into: &lines)
+        swap(&lines.bytes, &bytes)
+    }
+
     private func write(_ event: OutputEvent, into out: inout ByteSink) {
         switch event {
         case .pdu(let ctx, _, let pdu):

@@ -4,33 +4,38 @@ import Glibc
 
 /// Buffered writes to standard output: batches for files and pipes, each event at once when live.
 final class OutputWriter {
-    var buffer = ""
+    /// UTF-8 text waiting to be written.
+    var bytes: [UInt8] = []
     private let flushEachEvent: Bool
 
     init(flushEachEvent: Bool) {
         self.flushEachEvent = flushEachEvent
-        buffer.reserveCapacity(1 << 17)
+        bytes.reserveCapacity(1 << 17)
     }
 
-    /// Call after each event's text has been appended to `buffer`.
+    /// Appends text that is not an event's (the table's summaries, say).
+    func append(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// Call after each event's text has been appended to `bytes`.
     func eventDone() {
-        if flushEachEvent || buffer.utf8.count >= 1 << 16 { flush() }
+        if flushEachEvent || bytes.count >= 1 << 16 { flush() }
     }
 
     func flush() {
-        guard !buffer.isEmpty else { return }
-        var rest = buffer.utf8[...]
-        while !rest.isEmpty {
-            let n = rest.withContiguousStorageIfAvailable { p in Glibc.write(1, p.baseAddress, p.count) }
-                ?? Array(rest).withUnsafeBytes { Glibc.write(1, $0.baseAddress, $0.count) }
+        guard !bytes.isEmpty else { return }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { p in Glibc.write(1, p.baseAddress! + written, p.count - written) }
             if n <= 0 {
                 if n < 0 && errno == EINTR { continue }
                 // The reader went away (a closed pipe): stop quietly, like other filters do.
                 exit(0)
             }
-            rest = rest.dropFirst(n)
+            written += n
         }
-        buffer.removeAll(keepingCapacity: true)
+        bytes.removeAll(keepingCapacity: true)
     }
 }
 

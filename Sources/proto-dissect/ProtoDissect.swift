@@ -255,7 +255,7 @@ struct ProtoDissect: ParsableCommand {
                     defer { reader.close() }
                     do {
                         try pipeline.run(&reader) { event in
-                            renderer.render(event, into: &writer.buffer)
+                            renderer.render(event, into: &writer.bytes)
                             writer.eventDone()
                             return true
                         }
@@ -274,7 +274,9 @@ struct ProtoDissect: ParsableCommand {
                 reportLimits(pipeline.statistics, source: path == "-" ? "standard input" : path)
             }
         }
-        renderer.finish(into: &writer.buffer)
+        var summaries = ""
+        renderer.finish(into: &summaries)
+        writer.append(summaries)
         writer.flush()
         if status != ExitStatus.success { throw ExitCode(status) }
     }
