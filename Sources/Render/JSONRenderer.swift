@@ -10,22 +10,13 @@ public struct JSONRenderer: Renderer {
         self.options = options
     }
 
-    private var sink = ByteSink(capacity: 1 << 14)
-
     public mutating func render(_ event: OutputEvent, into out: inout String) {
-        // The line is built in bytes, then handed over as one String.
-        var line = ByteSink()
-        swap(&line, &sink)
-        write(event, into: &line)
-        out.append(line.take())
-        swap(&line, &sink)
+        out.append(ByteSink.text { render(event, into: &$0) })
     }
 
+    /// Writes straight into the caller's bytes: no String is made.
     public mutating func render(_ event: OutputEvent, into bytes: inout [UInt8]) {
-        var line = ByteSink()
-        swap(&line.bytes, &bytes)
-        write(event, into: &line)
-        swap(&line.bytes, &bytes)
+        ByteSink.borrowing(&bytes) { write(event, into: &$0) }
     }
 
     private mutating func write(_ event: OutputEvent, into out: inout ByteSink) {

@@ -71,6 +71,21 @@ struct ByteSink {
         bytes[start...].reverse()
     }
 
+    /// Lets `write` append to `bytes` through a sink, without copying them.
+    static func borrowing(_ bytes: inout [UInt8], _ write: (inout ByteSink) -> Void) {
+        var sink = ByteSink()
+        swap(&sink.bytes, &bytes)
+        write(&sink)
+        swap(&sink.bytes, &bytes)
+    }
+
+    /// The text that `write` makes, for renderers asked for a String.
+    static func text(_ write: (inout [UInt8]) -> Void) -> String {
+        var bytes: [UInt8] = []
+        write(&bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// The bytes as text, emptying the sink (its capacity is kept).
     mutating func take() -> String {
         let s = String(decoding: bytes, as: UTF8.self)

@@ -12,22 +12,13 @@ public struct TextRenderer: Renderer {
         options.color ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s
     }
 
-    private var sink = ByteSink(capacity: 1 << 14)
-
     public mutating func render(_ event: OutputEvent, into out: inout String) {
-        // The event's lines are built in bytes, then handed over as one String.
-        var lines = ByteSink()
-        swap(&lines, &sink)
-        write(event, into: &lines)
-        out.append(lines.take())
-        swap(&lines, &sink)
+        out.append(ByteSink.text { render(event, into: &$0) })
     }
 
+    /// Writes straight into the caller's bytes: no String is made.
     public mutating func render(_ event: OutputEvent, into bytes: inout [UInt8]) {
-        var lines = ByteSink()
-        swap(&lines.bytes, &bytes)
-        write(event, into: &lines)
-        swap(&lines.bytes, &bytes)
+        ByteSink.borrowing(&bytes) { write(event, into: &$0) }
     }
 
     private func write(_ event: OutputEvent, into out: inout ByteSink) {
