@@ -43,10 +43,12 @@ let package = Package(
         .testTarget(name: "CaptureTests", dependencies: ["Capture"]),
         .testTarget(name: "PacketsTests", dependencies: ["Packets"]),
         .testTarget(name: "ReassemblyTests", dependencies: ["Reassembly", "Packets"]),
-        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Dissection"]),
-        .testTarget(name: "AMQPTests", dependencies: ["AMQP", "Dissection"]),
+        // What several test targets share (a seeded random generator).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Dissection", "TestSupport"]),
+        .testTarget(name: "AMQPTests", dependencies: ["AMQP", "Dissection", "TestSupport"]),
         .testTarget(name: "RenderTests", dependencies: ["Render", "Dissection"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["Pipeline", "Render", "MQTT", "AMQP", "Capture", "Dissection"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Pipeline", "Render", "MQTT", "AMQP", "Capture", "Dissection", "TestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -1,6 +1,7 @@
 @testable import AMQP
 import Dissection
 import Testing
+import TestSupport
 
 /// connection.start-ok with PLAIN credentials guest/guest.
 private let startOK: [UInt8] = Wire.method(10, 11, channel: 0,

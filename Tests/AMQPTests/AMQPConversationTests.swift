@@ -1,6 +1,7 @@
 @testable import AMQP
 import Dissection
 import Testing
+import TestSupport
 
 /// A whole, well-behaved connection as RabbitMQ and a client exchange it, one step per entry.
 private let conversation: [(Direction, [UInt8])] = [

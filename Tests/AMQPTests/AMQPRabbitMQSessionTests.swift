@@ -1,6 +1,7 @@
 @testable import AMQP
 import Dissection
 import Testing
+import TestSupport
 
 private func hexBytes(_ hex: String) -> [UInt8] {
     var out: [UInt8] = []

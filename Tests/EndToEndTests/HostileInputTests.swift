@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Runs proto-dissect under /usr/bin/time and returns the result with its peak resident memory in MiB.
 func dissectMeasured(_ arguments: [String]) throws -> (RunResult, peakMiB: Double, seconds: Double) {
@@ -120,7 +121,7 @@ struct HostileInputTests {
 
     @Test("random bytes both ways on 1883 and 5672", arguments: [UInt16(1883), 5672])
     func randomBytes(port: UInt16) throws {
-        var generator = SplitMix(seed: UInt64(port))
+        var generator = SplitMix64(seed: UInt64(port))
         var c = SyntheticCapture(serverPort: port)
         c.handshake()
         for i in 0..<2_000 {
@@ -186,15 +187,3 @@ struct HostileInputTests {
     }
 }
 
-/// A small deterministic generator for test data.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

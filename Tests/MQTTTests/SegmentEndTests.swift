@@ -1,6 +1,7 @@
 import Testing
 @testable import MQTT
 import Dissection
+import TestSupport
 
 /// While resynchronising, a candidate packet that ends exactly where a segment ended is
 /// accepted at once, so it comes out with the segment that completed it.
@@ -110,7 +111,7 @@ struct SegmentEndTests {
     /// Bytes that are no packet (some shaped like fixed headers, so the hunt has candidates
     /// to weigh), then three packets.
     static func midStream(seed: UInt64) -> [UInt8] {
-        var rng = SeededGenerator(seed: seed)
+        var rng = SplitMix64(seed: seed)
         var garbage = (0..<80).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
         for i in stride(from: 0, to: garbage.count - 1, by: 9) {
             garbage[i] = [0x20, 0x40, 0x50, 0x62, 0x70, 0x90, 0xB0][Int(rng.next() % 7)]
