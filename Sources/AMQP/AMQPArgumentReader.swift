@@ -9,6 +9,11 @@ struct AMQPArgumentReader {
     let options: AMQPOptions
     var problems: [Problem] = []
     var values = AMQPArgumentValues()
+    /// False for `PDUDetail.facts`: only `values` are kept, the returned fields are bare, and a
+    /// field table is checked, not decoded (its value is then an empty table).
+    var buildsFields = true
+    /// Set when a field table would need the full decoder to report a problem (`buildsFields` off).
+    private(set) var needsFullDecode = false
 
     private var tables: AMQPFieldTableDecoder
     private var bitOctet: UInt8 = 0
@@ -41,6 +46,11 @@ struct AMQPArgumentReader {
                 bitsUsed = 0
             }
             let set = bitOctet >> UInt8(bitsUsed) & 1 == 1
+            guard buildsFields else {
+                bitsUsed += 1
+                values.append(arg, .bool(set))
+                return field
+            }
             let mask = String(repeating: ".", count: 7 - bitsUsed) + (set ? "1" : "0") + String(repeating: ".", count: bitsUsed)
             bitsUsed += 1
             field.value = .bool(set)
@@ -68,7 +78,7 @@ struct AMQPArgumentReader {
             guard let v = reader.readUInt64() else { return nil }
             value = .int(Int(clamping: v))
             field.value = .int(Int(clamping: v))
-            field.line = "\(arg.label): \(v) (\(AMQPText.utcTime(v)))"
+            if buildsFields { field.line = "\(arg.label): \(v) (\(AMQPText.utcTime(v)))" }
         case .shortstr:
             guard let length = reader.readUInt8(), let bytes = reader.readBytes(Int(length)) else { return nil }
             let text = AMQPText.shortString(bytes)
@@ -87,11 +97,17 @@ struct AMQPArgumentReader {
                 bytes = reader.readBytes(length) ?? []
             }
             value = .longString(bytes, length: length)
-            if AMQPArgumentReader.secretArguments.contains(arg.name) {
+            if !buildsFields {
+                // Kept in `values` only.
+            } else if AMQPArgumentReader.secretArguments.contains(arg.name) {
                 field.value = .secret(AMQPText.escaped(bytes.prefix(AMQPOptions.longStringPreviewBytes)))
             } else {
                 field.value = Preview.value(of: bytes, length: length, limit: AMQPOptions.longStringPreviewBytes)
             }
+        case .table where !buildsFields:
+            guard let clean = AMQPFieldTableDecoder.checkTable(&reader, depthLimit: options.effectiveTableDepth) else { return nil }
+            if !clean { needsFullDecode = true }
+            value = .table(field)
         case .table:
             guard let table = tables.readTable(&reader, base: base, key: arg.key, label: arg.label) else { return nil }
             problems += tables.problems

@@ -193,7 +193,8 @@ public struct AMQPConnectionDissector: StreamDissector {
                                                     reference: "AMQP 0-9-1 §4.2.6"))
             }
             if spec.carriesContent {
-                messages[key] = AMQPMessageAssembly(method: spec, values: method.values, previewLimit: options.bodyPreviewBytes)
+                messages[key] = AMQPMessageAssembly(method: spec, values: method.values,
+                                                    previewLimit: options.detail == .facts ? 0 : options.bodyPreviewBytes)
             }
             if AMQPConnectionDissector.remembered.contains(id) {
                 requests[key, default: [:]][id] = method.values.withoutBulk
@@ -205,7 +206,15 @@ public struct AMQPConnectionDissector: StreamDissector {
                 if spec.methodName == "open" { openChannels.insert(frame.channel) } else { openChannels.remove(frame.channel) }
                 queues.reset(channel: frame.channel)
             }
-            decoded.pdu.fields += queues.track(id, method.values, channel: frame.channel, from: direction)
+            let derived = queues.track(id, method.values, channel: frame.channel, from: direction)
+            if decoded.pdu.facts != nil {
+                for field in derived {
+                    if field.key == "queue" { decoded.pdu.facts?.queue = field.value.stringValue }
+                    if field.key == "acked_count" { decoded.pdu.facts?.ackedCount = field.value.intValue }
+                }
+            } else {
+                decoded.pdu.fields += derived
+            }
             negotiate(spec, method.values, &decoded.pdu)
             trackConfirms(id, method.values, channel: frame.channel, from: direction, &decoded.pdu)
         case .header:
@@ -227,7 +236,7 @@ public struct AMQPConnectionDissector: StreamDissector {
             message.propertySummary = header.propertySummary
             message.stage = .awaitingBody
             if message.isComplete {
-                decoded.pdu.fields.append(message.field())
+                complete(message, in: &decoded.pdu)
                 messages[key] = nil
             } else {
                 messages[key] = message
@@ -247,13 +256,22 @@ public struct AMQPConnectionDissector: StreamDissector {
                                                     reference: "AMQP 0-9-1 §4.2.6.2"))
             }
             if message.isComplete {
-                decoded.pdu.fields.append(message.field())
+                complete(message, in: &decoded.pdu)
                 messages[key] = nil
             } else {
                 messages[key] = message
             }
         default:
             return
+        }
+    }
+
+    /// Attaches a completed message to the PDU that completed it: its field, or its facts.
+    private func complete(_ message: AMQPMessageAssembly, in pdu: inout DissectedPDU) {
+        if pdu.facts != nil {
+            pdu.facts?.message = message.facts
+        } else {
+            pdu.fields.append(message.field())
         }
     }
 
@@ -269,10 +287,13 @@ public struct AMQPConnectionDissector: StreamDissector {
         case (60, 40) where direction == .toServer:
             guard let last = confirmSequence[channel] else { return }
             confirmSequence[channel] = last + 1
+            // Fields of the tree only: summaries do not count them.
+            guard pdu.facts == nil else { return }
             pdu.fields.append(Field("publish_seq", "Publish sequence number (confirm mode)", .int(last + 1)))
         case (60, 80) where direction == .toClient, (60, 120) where direction == .toClient:
             guard confirmSequence[channel] != nil, let tag = values.int("delivery-tag") else { return }
             let multiple = values.bool("multiple") ?? false
+            guard pdu.facts == nil else { return }
             let what = multiple ? "publishes up to #\(tag)" : "publish #\(tag)"
             let verdict = id.methodID == 80 ? "confirms" : "rejects (the broker could not take responsibility for)"
             pdu.fields.append(Field("confirms", "Confirms", .string("\(verdict) \(what)")))

@@ -188,4 +188,57 @@ struct AMQPFieldTableDecoder {
                                 "field tables nest deeper than \(options.effectiveTableDepth) levels; the deeper levels were skipped, not decoded",
                                 reference: "AMQP 0-9-1 §4.2.5.5", range: range))
     }
+
+    // MARK: - Checking without decoding (PDUDetail.facts)
+
+    /// Walks a `long-uint` length and the table after it as `readTable` would, building nothing.
+    /// Nil when not even the length is there (as `readTable`); otherwise whether `readTable`
+    /// would report no problem. Only a clean table is vouched for: the caller decodes any
+    /// other in full, which reports what is wrong.
+    static func checkTable(_ r: inout ByteReader, depthLimit: Int, depth: Int = 0) -> Bool? {
+        guard let length = r.readUInt32() else { return nil }
+        guard Int(length) <= r.remaining, let content = r.readBytes(Int(length)) else {
+            _ = r.readRest()
+            return false
+        }
+        return depth < depthLimit && checkEntries(content, depthLimit: depthLimit, depth: depth + 1)
+    }
+
+    private static func checkEntries(_ content: ArraySlice<UInt8>, depthLimit: Int, depth: Int) -> Bool {
+        var r = ByteReader(content)
+        while !r.isAtEnd {
+            guard let nameLength = r.readUInt8(), r.readBytes(Int(nameLength)) != nil,
+                  checkValue(&r, depthLimit: depthLimit, depth: depth) else { return false }
+        }
+        return true
+    }
+
+    private static func checkValue(_ r: inout ByteReader, depthLimit: Int, depth: Int) -> Bool {
+        guard let tag = r.readUInt8() else { return false }
+        let fixed: Int
+        switch tag {
+        case UInt8(ascii: "t"), UInt8(ascii: "b"), UInt8(ascii: "B"): fixed = 1
+        case UInt8(ascii: "s"), UInt8(ascii: "U"), UInt8(ascii: "u"): fixed = 2
+        case UInt8(ascii: "I"), UInt8(ascii: "i"), UInt8(ascii: "f"): fixed = 4
+        case UInt8(ascii: "l"), UInt8(ascii: "L"), UInt8(ascii: "d"), UInt8(ascii: "T"): fixed = 8
+        case UInt8(ascii: "D"): fixed = 5
+        case UInt8(ascii: "V"): fixed = 0
+        case UInt8(ascii: "S"), UInt8(ascii: "x"):
+            guard let length = r.readUInt32(), Int(length) <= r.remaining else { return false }
+            fixed = Int(length)
+        case UInt8(ascii: "F"):
+            return checkTable(&r, depthLimit: depthLimit, depth: depth) ?? false
+        case UInt8(ascii: "A"):
+            guard let length = r.readUInt32(), Int(length) <= r.remaining, let content = r.readBytes(Int(length)),
+                  depth < depthLimit else { return false }
+            var items = ByteReader(content)
+            while !items.isAtEnd {
+                guard checkValue(&items, depthLimit: depthLimit, depth: depth + 1) else { return false }
+            }
+            return true
+        default:
+            return false
+        }
+        return r.readBytes(fixed) != nil
+    }
 }

@@ -61,6 +61,7 @@ struct AMQPFrameDecoder {
     }
 
     func decode(_ frame: AMQPRawFrame, problems framing: [Problem], requests: [AMQPMethodID: AMQPArgumentValues] = [:]) -> Decoded {
+        if options.detail == .facts, framing.isEmpty, let fast = decodeFacts(frame) { return fast }
         var problems = framing
         let size = Int(frame.size)
         var fields: [Field] = [

@@ -50,6 +50,13 @@ struct AMQPMessageAssembly {
         ["exchange", "routing-key", "consumer-tag", "delivery-tag", "redelivered", "reply-code", "reply-text", "message-count"]
             .map { ($0, AMQPSpec.snakeCase($0), AMQPSpec.titleCase($0)) }
 
+    /// What summaries count of the message: the same values `field()` shows.
+    var facts: PDUFacts.MessageFacts {
+        PDUFacts.MessageFacts(method: method.fullName, exchange: methodValues.string("exchange"),
+                              routingKey: methodValues.string("routing-key"),
+                              bodySize: bodySize <= UInt64(Int.max) ? Int(bodySize) : nil)
+    }
+
     /// The `message` field: the method's routing, the properties, and the body preview.
     func field() -> Field {
         var children: [Field] = [Field("method", "Method", .string(method.fullName))]

@@ -9,6 +9,9 @@ public struct DissectedPDU: Sendable {
     public var problems: [Problem]
     /// Bytes the PDU occupies on the wire (header included), whether or not all were captured.
     public var wireLength: Int
+    /// What summaries count, set by a decoder's fast path (`PDUDetail.facts`), which then builds
+    /// no field tree. Nil when the tree was built: `PDUFacts(deriving:)` reads them off it.
+    public var facts: PDUFacts?
 
     /// Whether decoders spend work on the summary line's optional detail (an AMQP method's
     /// arguments, a body preview, content properties). Only text and JSON print summaries; a
@@ -16,13 +19,18 @@ public struct DissectedPDU: Sendable {
     /// decoding, and summaries keep only the PDU's name. Default: on.
     @exclusivity(unchecked) nonisolated(unsafe) public static var buildsSummaries = true
 
-    public init(protocolName: String, summary: String, fields: [Field], problems: [Problem] = [], wireLength: Int) {
+    public init(protocolName: String, summary: String, fields: [Field], problems: [Problem] = [], wireLength: Int,
+                facts: PDUFacts? = nil) {
+        self.facts = facts
         self.protocolName = protocolName
         self.summary = summary
         self.fields = fields
         self.problems = problems
         self.wireLength = wireLength
     }
+
+    /// The facts summaries count: those the decoder set, else those of the field tree.
+    public var summaryFacts: PDUFacts { facts ?? PDUFacts(deriving: self) }
 
     /// The first field with this key anywhere in the tree.
     public func field(_ key: String) -> Field? {

@@ -146,6 +146,9 @@ public struct MQTTConnectionDissector: StreamDissector {
         }
 
         if let version = session.version {
+            if options.detail == .facts, let pdu = MQTTDecoder.facts(of: frame, version: version) {
+                return pdu
+            }
             let (pdu, facts) = MQTTDecoder.decodeFrame(frame, version: version, state: &state, options: options)
             session[direction] = state
             if type == .connack, let maximum = facts.topicAliasMaximum, direction == .toClient {

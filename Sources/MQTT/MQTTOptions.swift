@@ -1,3 +1,5 @@
+import Dissection
+
 /// Settings of the MQTT dissector. Every limit is a setting; defaults are documented here.
 public struct MQTTOptions: Sendable {
     /// The version to decode with when a connection's CONNECT is not in the capture
@@ -11,6 +13,9 @@ public struct MQTTOptions: Sendable {
     /// When looking for a packet boundary (mid-stream start, after a lost gap), a candidate
     /// packet must end, and the next header begin, within this many bytes. Default 64 KiB.
     public var resyncWindowBytes: Int
+    /// How much of each PDU to build: the field tree (default), or only the facts summaries
+    /// count, for the frequent packets (PUBLISH and its acknowledgements, PINGREQ/PINGRESP).
+    public var detail: PDUDetail = .tree
 
     public init(assumedVersion: MQTTVersion? = nil, payloadPreviewBytes: Int = 256,
                 maxHeldPDUBytes: Int = 1 << 20, resyncWindowBytes: Int = 1 << 16) {

@@ -4,12 +4,8 @@ import Dissection
 /// key and per queue (AMQP), the channel and connection closes, and the problems by kind. Fits
 /// an 80-column terminal; sections with nothing to show are left out.
 ///
-/// It reads only the common model: the well-known field keys that decoders put at the root of a
-/// PDU (`type` or `method` or `frame_type`, `client_id`, `version`, `topic`, `payload_length`,
-/// `qos`, `retain`; `sasl_user`, `vhost`, `client_product`, `client_version`, `client_platform`,
-/// `channel`, `queue`, `acked_count`), the completed `message` object (`method`, `exchange`,
-/// `routing_key`, `body_size`), and a close's `reply_code`, `reply_code_name`, `reply_text` and
-/// `failed_method`.
+/// It reads only the common model: each PDU's `PDUFacts` (set by a decoder's fast path, or
+/// read off the field tree's well-known root keys), its problems, and the connection summaries.
 public struct TableRenderer: Renderer {
     public let options: RenderOptions
 
@@ -100,19 +96,17 @@ public struct TableRenderer: Renderer {
     public mutating func render(_ event: OutputEvent, into out: inout String) {
         switch event {
         case .pdu(let ctx, let direction, let pdu):
-            let facts = RootFacts(pdu)
-            let kind = facts.method ?? facts.type ?? facts.frameType
-                ?? pdu.field("method")?.value.stringValue ?? pdu.field("type")?.value.stringValue
-                ?? pdu.field("frame_type")?.value.stringValue ?? "?"
+            let facts = pdu.summaryFacts
+            let kind = facts.kind
             // The row is updated in place (a copy out of the dictionary would copy its arrays per PDU).
             if tracks(ctx.stream) {
                 if connections[ctx.stream] == nil { connections[ctx.stream] = ConnectionRow(stream: ctx.stream) }
-                Self.note(pdu, facts, kind: kind, ctx, direction, in: &connections[ctx.stream]!)
+                Self.note(pdu, facts, ctx, direction, in: &connections[ctx.stream]!)
             } else {
-                Self.note(pdu, facts, kind: kind, ctx, direction, in: &untracked)
+                Self.note(pdu, facts, ctx, direction, in: &untracked)
             }
             if kind == "PUBLISH" {
-                let name = facts.topic ?? pdu.field("topic")?.value.stringValue ?? "?"
+                let name = facts.topic ?? "?"
                 if topics[name] == nil && topics.count >= options.maxTableRows {
                     untrackedTopics += 1
                 } else {
@@ -123,16 +117,14 @@ public struct TableRenderer: Renderer {
                     Self.count(bytes: facts.payloadLength ?? 0, qos: facts.qos, retained: facts.retained, in: &topics[name]!)
                 }
             }
-            if let i = facts.messageIndex { notePublish(pdu.fields[i]) }
+            if let message = facts.message { notePublish(message) }
             if let queue = facts.queue { noteQueue(queue, count: facts.ackedCount ?? 1, kind: kind) }
-            if kind == "channel.close" || kind == "connection.close", closes.count >= options.maxTableRows {
+            if facts.close != nil, closes.count >= options.maxTableRows {
                 untrackedCloses += 1
-            } else if kind == "channel.close" || kind == "connection.close" {
+            } else if let close = facts.close {
                 closes.append(CloseRow(stream: ctx.stream, byClient: direction == .toServer, method: kind,
-                                       code: pdu.field("reply_code")?.value.intValue,
-                                       codeName: pdu.field("reply_code_name")?.value.stringValue,
-                                       text: pdu.field("reply_text")?.value.stringValue ?? "",
-                                       failedMethod: pdu.field("failed_method")?.value.stringValue))
+                                       code: close.replyCode, codeName: close.replyCodeName,
+                                       text: close.replyText ?? "", failedMethod: close.failedMethod))
             }
             for p in pdu.problems { noteProblem(p) }
         case .streamNote(_, let p), .captureNote(let p):
@@ -164,8 +156,9 @@ public struct TableRenderer: Renderer {
     }
 
     /// One PDU's share of its connection's row.
-    private static func note(_ pdu: DissectedPDU, _ facts: RootFacts, kind: String, _ ctx: StreamContext, _ direction: Direction,
+    private static func note(_ pdu: DissectedPDU, _ facts: PDUFacts, _ ctx: StreamContext, _ direction: Direction,
                              in row: inout ConnectionRow) {
+        let kind = facts.kind
         row.protocolName = pdu.protocolName
         if row.client.isEmpty {
             row.client = direction == .toServer ? ctx.source : ctx.destination
@@ -176,30 +169,31 @@ public struct TableRenderer: Renderer {
         row.pdus += 1
         if let i = row.kinds.firstIndex(where: { $0.0 == kind }) { row.kinds[i].1 += 1 } else { row.kinds.append((kind, 1)) }
         if kind == "CONNECT" {
-            if let id = pdu.field("client_id")?.value.stringValue { row.clientID = id }
-            if let v = pdu.field("version")?.value.stringValue { row.version = v }
+            if let id = facts.clientID { row.clientID = id }
+            if let v = facts.connectVersion { row.version = v }
         }
-        if let v = facts.saslUser { row.user = v }
-        if let v = facts.vhost { row.vhost = v }
-        if let v = facts.product { row.product = v }
-        if let v = facts.productVersion { row.productVersion = v }
-        if let v = facts.platform { row.platform = v }
+        if let identity = facts.identity {
+            if let v = identity.saslUser { row.user = v }
+            if let v = identity.vhost { row.vhost = v }
+            if let v = identity.product { row.product = v }
+            if let v = identity.productVersion { row.productVersion = v }
+            if let v = identity.platform { row.platform = v }
+        }
         if let c = facts.channel, c != 0 { row.channels.insert(c) }
         if row.version.isEmpty, let v = facts.version { row.version = v }
     }
 
     /// A completed published message: counted once, on the PDU that completed it.
-    private mutating func notePublish(_ message: Field) {
-        guard message.children.first(where: { $0.key == "method" })?.value.stringValue == "basic.publish" else { return }
-        func child(_ key: String) -> FieldValue? { message.children.first { $0.key == key }?.value }
-        let key = ExchangeKey(exchange: child("exchange")?.stringValue ?? "", routingKey: child("routing_key")?.stringValue ?? "")
+    private mutating func notePublish(_ message: PDUFacts.MessageFacts) {
+        guard message.method == "basic.publish" else { return }
+        let key = ExchangeKey(exchange: message.exchange ?? "", routingKey: message.routingKey ?? "")
         if exchanges[key] == nil && exchanges.count >= options.maxTableRows {
             untrackedExchanges += 1
             return
         }
         var row = exchanges[key] ?? ExchangeRow()
         row.publishes += 1
-        row.bytes += child("body_size")?.intValue ?? 0
+        row.bytes += message.bodySize ?? 0
         exchanges[key] = row
     }
 
@@ -323,49 +317,6 @@ public struct TableRenderer: Renderer {
             for (code, e) in problems.sorted(by: { $0.value.count > $1.value.count || ($0.value.count == $1.value.count && $0.key < $1.key) }) {
                 out.append(pad(String(e.count), 6, right: true) + " " + pad(code, 22) + " ")
                 out.append(String(e.example.prefix(50)) + "\n")
-            }
-        }
-    }
-}
-
-/// What the tables read from a PDU's root fields, gathered in one pass. Derived summary keys live
-/// at the root; a depth-first search could find an argument or message property of the same name.
-private struct RootFacts {
-    var method, type, frameType: String?
-    var queue: String?
-    var ackedCount: Int?
-    var messageIndex: Int?
-    var topic: String?
-    var payloadLength, qos: Int?
-    var retained = false
-    var saslUser, vhost, product, productVersion, platform, version: String?
-    var channel: Int?
-
-    init(_ pdu: DissectedPDU) {
-        for i in pdu.fields.indices {
-            let value = pdu.fields[i].value
-            switch pdu.fields[i].key {
-            case "method": method = method ?? value.stringValue
-            case "type":
-                type = type ?? value.stringValue
-                // An MQTT fixed header: the PUBLISH flags are its children.
-                for c in pdu.fields[i].children {
-                    if c.key == "qos" { qos = c.value.intValue } else if c.key == "retain" { retained = c.value == .bool(true) }
-                }
-            case "frame_type": frameType = frameType ?? value.stringValue
-            case "queue": queue = queue ?? value.stringValue
-            case "acked_count": ackedCount = ackedCount ?? value.intValue
-            case "message": messageIndex = messageIndex ?? i
-            case "topic": topic = topic ?? value.stringValue
-            case "payload_length": payloadLength = payloadLength ?? value.intValue
-            case "sasl_user": saslUser = value.stringValue
-            case "vhost": vhost = value.stringValue
-            case "client_product": product = value.stringValue
-            case "client_version": productVersion = value.stringValue
-            case "client_platform": platform = value.stringValue
-            case "channel": channel = value.intValue
-            case "version": version = version ?? value.stringValue
-            default: continue
             }
         }
     }

@@ -175,6 +175,11 @@ struct ProtoDissect: ParsableCommand {
         var amqp = AMQPOptions()
         amqp.bodyPreviewBytes = payloadPreview
         amqp.maxHeldFrameBytes = maxPDUBytes
+        // Tables count facts only: the frequent PDUs skip their field trees.
+        if format == .table {
+            mqtt.detail = .facts
+            amqp.detail = .facts
+        }
         var registry = ProtocolRegistry()
         registry.register("mqtt", ports: [1883]) { info in MQTTConnectionDissector(info: info, options: mqtt) }
         registry.register("amqp", ports: [5672]) { info in AMQPConnectionDissector(info: info, options: amqp) }

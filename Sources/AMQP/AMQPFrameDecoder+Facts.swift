@@ -1,0 +1,76 @@
+import Dissection
+
+extension AMQPFrameDecoder {
+    /// The methods `PDUDetail.facts` reads without a field tree: the ones a busy connection
+    /// repeats per message. Others (connection and channel methods, closes, returns) are rare
+    /// and carry what summaries show, so they are decoded in full.
+    static let factsMethods: Set<AMQPMethodID> = [
+        .basicPublish, .basicDeliver, .basicGetOK,
+        AMQPMethodID(classID: 60, methodID: 80), // basic.ack
+        AMQPMethodID(classID: 60, methodID: 90), // basic.reject
+        AMQPMethodID(classID: 60, methodID: 120), // basic.nack
+    ]
+
+    /// The fast path of `PDUDetail.facts`: a whole, well-ended frame of a frequent kind, read
+    /// for its facts and for what the connection state needs (method arguments, a content
+    /// header's class and body size), or nil when the frame needs the full decoder. It vouches
+    /// only for frames in which the full decoder would find no problem; anything else (a short
+    /// or cut frame, a wrong channel, reserved bits, a bad field table, trailing bytes) goes to
+    /// the full decoder, which reports it.
+    func decodeFacts(_ frame: AMQPRawFrame) -> Decoded? {
+        guard frame.isWhole, frame.frameEnd == AMQPSpec.frameEnd else { return nil }
+        var decoded = Decoded(pdu: DissectedPDU(protocolName: "amqp", summary: "", fields: [], wireLength: frame.wireLength),
+                              frame: frame)
+        var facts: PDUFacts
+        switch frame.type {
+        case .method:
+            // AMQP 0-9-1 §4.2.3: content methods are never on channel 0.
+            var r = ByteReader(frame.payload)
+            guard frame.channel != 0, let classID = r.readUInt16(), let methodID = r.readUInt16() else { return nil }
+            let id = AMQPMethodID(classID: classID, methodID: methodID)
+            guard Self.factsMethods.contains(id), let spec = id.spec else { return nil }
+            var args = AMQPArgumentReader(r.readRest(), base: 11, options: options)
+            args.buildsFields = false
+            for arg in spec.arguments {
+                guard args.read(arg) != nil else { return nil }
+            }
+            args.finishBits()
+            guard args.reader.remaining == 0, args.problems.isEmpty, !args.needsFullDecode else { return nil }
+            decoded.method = AMQPMethodDecoder.Result(id: id, spec: spec, values: args.values)
+            facts = PDUFacts(kind: spec.fullName)
+        case .header:
+            guard frame.channel != 0, let header = headerFacts(frame.payload) else { return nil }
+            decoded.header = header
+            facts = PDUFacts(kind: "header")
+        case .body:
+            guard frame.channel != 0 else { return nil }
+            facts = PDUFacts(kind: "body")
+        case .heartbeat:
+            // AMQP 0-9-1 §4.2.7: channel 0, no payload.
+            guard frame.channel == 0, frame.size == 0 else { return nil }
+            facts = PDUFacts(kind: "heartbeat")
+        default:
+            return nil
+        }
+        facts.channel = Int(frame.channel)
+        decoded.pdu.summary = facts.kind
+        decoded.pdu.facts = facts
+        return decoded
+    }
+
+    /// A content header (AMQP 0-9-1 §4.2.6.1) with weight 0, one property-flags word naming only
+    /// defined properties, and properties that fill the payload exactly.
+    private func headerFacts(_ payload: ArraySlice<UInt8>) -> AMQPContentHeaderDecoder.Result? {
+        var r = ByteReader(payload)
+        guard let classID = r.readUInt16(), let weight = r.readUInt16(), weight == 0, let bodySize = r.readUInt64(),
+              let flags = r.readUInt16(), flags & 1 == 0, let cls = AMQPSpec.class(id: classID) else { return nil }
+        let properties = cls.properties
+        var reader = AMQPArgumentReader(r.readRest(), base: 7 + r.offset, options: options)
+        reader.buildsFields = false
+        for bit in 0..<15 where flags >> UInt16(15 - bit) & 1 == 1 {
+            guard bit < properties.count, reader.read(properties[bit]) != nil else { return nil }
+        }
+        guard reader.reader.remaining == 0, reader.problems.isEmpty, !reader.needsFullDecode else { return nil }
+        return AMQPContentHeaderDecoder.Result(classID: classID, bodySize: bodySize, properties: reader.values)
+    }
+}

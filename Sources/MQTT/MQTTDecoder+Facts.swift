@@ -1,0 +1,69 @@
+import Dissection
+
+extension MQTTDecoder {
+    /// The fast path of `PDUDetail.facts`: the facts of a PUBLISH, PUBACK, PUBREC, PUBREL,
+    /// PUBCOMP, PINGREQ or PINGRESP, read without building a field tree, or nil when the packet
+    /// needs the full decoder. It vouches only for packets in which the full decoder finds no
+    /// problem and that change no session state, so it checks conservatively and leaves
+    /// anything unusual (properties, non-ASCII or empty topics, odd lengths, reason codes, a
+    /// frame with bytes not held) to the full decoder, which then reports it.
+    static func facts(of frame: MQTTFrame, version: MQTTVersion) -> DissectedPDU? {
+        let bytes = frame.bytes
+        guard frame.isComplete, frame.missingBytes == 0, frame.unseenBytes == 0, frame.unheldBytes == 0,
+              bytes.count >= 2 else { return nil }
+        // MQTT 5.0 §1.5.5: a minimal remaining length that ends the frame exactly.
+        guard case .value(let length, let n, true) = VariableByteInteger.decode(bytes[...], at: 1),
+              1 + n + length == bytes.count else { return nil }
+        let body = 1 + n
+        let type = MQTTPacketType(rawValue: bytes[0] >> 4)
+        let flags = bytes[0] & 0x0F
+        switch type {
+        case .publish:
+            return publishFacts(bytes, body: body, flags: flags, version: version)
+        case .puback, .pubrec, .pubrel, .pubcomp:
+            // MQTT 5.0 §2.1.3 / 3.1.1 §2.2.2: fixed flags; §3.4.2: a non-zero packet identifier,
+            // then (5.0) an optional reason code, absent meaning Success. Only the bare form is fast.
+            guard flags == type.requiredFlags, length == 2, bytes[body] | bytes[body + 1] != 0 else { return nil }
+        case .pingreq, .pingresp:
+            guard flags == 0, length == 0 else { return nil }
+        default:
+            return nil
+        }
+        return DissectedPDU(protocolName: "mqtt", summary: type.name, fields: [], wireLength: bytes.count,
+                            facts: PDUFacts(kind: type.name))
+    }
+
+    private static func publishFacts(_ bytes: [UInt8], body: Int, flags: UInt8, version: MQTTVersion) -> DissectedPDU? {
+        let qos = Int((flags >> 1) & 0b11)
+        // MQTT 5.0 §3.3.1.2: QoS 3 is malformed; §3.3.1.1: DUP must be 0 for QoS 0.
+        guard qos != 3, qos != 0 || flags & 0x08 == 0 else { return nil }
+        guard body + 2 <= bytes.count else { return nil }
+        let topicLength = Int(bytes[body]) << 8 | Int(bytes[body + 1])
+        let topicStart = body + 2
+        let topicEnd = topicStart + topicLength
+        guard topicLength > 0, topicEnd <= bytes.count else { return nil }
+        // Printable ASCII without wildcards is well-formed UTF-8 without U+0000 and a valid Topic
+        // Name (MQTT 5.0 §1.5.4, §3.3.2.1); anything else goes to the full decoder's checks.
+        for i in topicStart..<topicEnd {
+            let b = bytes[i]
+            guard b >= 0x20, b < 0x7F, b != UInt8(ascii: "+"), b != UInt8(ascii: "#") else { return nil }
+        }
+        var offset = topicEnd
+        if qos != 0 {
+            // MQTT 5.0 §2.2.1: a non-zero packet identifier.
+            guard offset + 2 <= bytes.count, bytes[offset] | bytes[offset + 1] != 0 else { return nil }
+            offset += 2
+        }
+        if version == .v5 {
+            // Properties (a topic alias, a payload format) need the full decoder; an empty list is one 0 byte.
+            guard offset < bytes.count, bytes[offset] == 0 else { return nil }
+            offset += 1
+        }
+        var facts = PDUFacts(kind: "PUBLISH")
+        facts.topic = String(decoding: bytes[topicStart..<topicEnd], as: UTF8.self)
+        facts.payloadLength = bytes.count - offset
+        facts.qos = qos
+        facts.retained = flags & 0x01 != 0
+        return DissectedPDU(protocolName: "mqtt", summary: "PUBLISH", fields: [], wireLength: bytes.count, facts: facts)
+    }
+}

@@ -1,0 +1,94 @@
+import AMQP
+import Capture
+import Dissection
+import Foundation
+import MQTT
+import Pipeline
+import Render
+import Testing
+
+/// `PDUDetail.facts` (what the table format runs with) must count exactly what the field tree
+/// says: the same facts, problems and table, PDU by PDU, on real and hostile captures.
+@Suite struct FactsDetailTests {
+    struct Seen: Equatable, CustomStringConvertible {
+        var frame: Int
+        var stream: Int
+        var direction: Direction
+        var facts: PDUFacts
+        var problems: [String]
+        var description: String { "#\(frame) stream \(stream) \(direction) \(facts) \(problems)" }
+    }
+
+    static func registry(_ detail: PDUDetail) -> ProtocolRegistry {
+        var mqtt = MQTTOptions()
+        mqtt.detail = detail
+        var amqp = AMQPOptions()
+        amqp.detail = detail
+        var registry = ProtocolRegistry()
+        registry.register("mqtt", ports: [1883]) { MQTTConnectionDissector(info: $0, options: mqtt) }
+        registry.register("amqp", ports: [5672]) { AMQPConnectionDissector(info: $0, options: amqp) }
+        return registry
+    }
+
+    /// Every PDU's facts and problems, the table, and how many PDUs took the fast path.
+    static func run(_ path: String, _ detail: PDUDetail) throws -> (seen: [Seen], table: String, fast: [String: Int]) {
+        var reader = try CaptureFileReader(path: path)
+        defer { reader.close() }
+        let pipeline = Pipeline(registry: registry(detail))
+        var table = TableRenderer(options: RenderOptions(showSecrets: false, color: false, showTree: true, maxTableRows: 1000))
+        var seen: [Seen] = []
+        var fast: [String: Int] = [:]
+        var ignored = ""
+        do {
+            try pipeline.run(&reader) { event in
+                table.render(event, into: &ignored)
+                if case .pdu(let ctx, let direction, let pdu) = event {
+                    if pdu.facts != nil {
+                        fast[pdu.protocolName, default: 0] += 1
+                        #expect(pdu.fields.isEmpty, "a fast-path PDU builds no tree")
+                    }
+                    seen.append(Seen(frame: ctx.frame, stream: ctx.stream, direction: direction, facts: pdu.summaryFacts,
+                                     problems: pdu.problems.map { "\($0.code): \($0.description)" }))
+                }
+                return true
+            }
+        } catch is CaptureError {
+            // A capture cut short: what came before is compared all the same.
+        }
+        var out = ""
+        table.finish(into: &out)
+        return (seen, out, fast)
+    }
+
+    static func captures() -> [String] {
+        Repo.sampleCaptures().map { Repo.samples.appendingPathComponent($0).path } + Repo.suricataCaptures()
+    }
+
+    @Test("facts detail gives the tree's facts, problems and table, PDU by PDU", arguments: captures())
+    func sameAsTree(capture: String) throws {
+        let tree = try Self.run(capture, .tree)
+        let facts = try Self.run(capture, .facts)
+        #expect(tree.fast.isEmpty, "the tree detail never takes the fast path")
+        #expect(facts.seen.count == tree.seen.count)
+        for (a, b) in zip(tree.seen, facts.seen) where a != b {
+            Issue.record("tree: \(a)\nfacts: \(b)")
+            break
+        }
+        #expect(facts.table == tree.table)
+    }
+
+    @Test("the fast path is taken for the frequent MQTT and AMQP PDUs of the samples")
+    func fastPathTaken() throws {
+        var fast: [String: Int] = [:]
+        var total = 0
+        for capture in Repo.sampleCaptures() {
+            let run = try Self.run(Repo.samples.appendingPathComponent(capture).path, .facts)
+            fast.merge(run.fast, uniquingKeysWith: +)
+            total += run.seen.count
+        }
+        // The samples hold hundreds of PUBLISHes, acknowledgements, deliveries, headers and bodies.
+        #expect(fast["mqtt", default: 0] > 100)
+        #expect(fast["amqp", default: 0] > 100)
+        #expect(fast.values.reduce(0, +) < total, "connection set-up and problems still take the full decoder")
+    }
+}
