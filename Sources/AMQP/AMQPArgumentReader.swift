@@ -20,6 +20,8 @@ struct AMQPArgumentReader {
     private var bitsUsed = 8
     private var bitOffset = 0
 
+    private static let bare = Field("", "")
+
     /// Arguments that carry credentials; shown as secrets.
     static let secretArguments: Set<String> = ["response", "new-secret"]
 
@@ -34,7 +36,8 @@ struct AMQPArgumentReader {
     mutating func read(_ arg: AMQPArgumentSpec) -> Field? {
         if arg.type != .bit { finishBits() }
         let start = reader.offset
-        var field = Field(arg.key, arg.label)
+        // Without fields, the bare placeholder costs no string copies.
+        var field = buildsFields ? Field(arg.key, arg.label) : Self.bare
         let value: AMQPArgumentValue
         switch arg.type {
         case .bit:
@@ -118,6 +121,12 @@ struct AMQPArgumentReader {
         field.range = (base + start)..<(base + reader.offset)
         values.append(arg, value)
         return field
+    }
+
+    /// Reads one argument into `values` (for `buildsFields` off); false when the bytes ran out.
+    mutating func skim(_ arg: AMQPArgumentSpec) -> Bool {
+        if case .some = read(arg) { return true }
+        return false
     }
 
     /// Closes the current bit octet: bits past the last bit argument are reserved.

@@ -15,6 +15,10 @@ enum AMQPArgumentValue: Equatable {
 struct AMQPArgumentValues {
     private(set) var entries: [(spec: AMQPArgumentSpec, value: AMQPArgumentValue)] = []
 
+    mutating func reserve(_ count: Int) {
+        entries.reserveCapacity(count)
+    }
+
     mutating func append(_ spec: AMQPArgumentSpec, _ value: AMQPArgumentValue) {
         entries.append((spec, value))
     }

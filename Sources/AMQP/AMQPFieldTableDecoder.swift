@@ -207,7 +207,7 @@ struct AMQPFieldTableDecoder {
     private static func checkEntries(_ content: ArraySlice<UInt8>, depthLimit: Int, depth: Int) -> Bool {
         var r = ByteReader(content)
         while !r.isAtEnd {
-            guard let nameLength = r.readUInt8(), r.readBytes(Int(nameLength)) != nil,
+            guard let nameLength = r.readUInt8(), r.skip(Int(nameLength)),
                   checkValue(&r, depthLimit: depthLimit, depth: depth) else { return false }
         }
         return true
@@ -239,6 +239,6 @@ struct AMQPFieldTableDecoder {
         default:
             return false
         }
-        return r.readBytes(fixed) != nil
+        return r.skip(fixed)
     }
 }

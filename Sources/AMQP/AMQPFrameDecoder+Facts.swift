@@ -31,8 +31,9 @@ extension AMQPFrameDecoder {
             guard Self.factsMethods.contains(id), let spec = id.spec else { return nil }
             var args = AMQPArgumentReader(r.readRest(), base: 11, options: options)
             args.buildsFields = false
+            args.values.reserve(spec.arguments.count)
             for arg in spec.arguments {
-                guard args.read(arg) != nil else { return nil }
+                guard args.skim(arg) else { return nil }
             }
             args.finishBits()
             guard args.reader.remaining == 0, args.problems.isEmpty, !args.needsFullDecode else { return nil }
@@ -67,8 +68,9 @@ extension AMQPFrameDecoder {
         let properties = cls.properties
         var reader = AMQPArgumentReader(r.readRest(), base: 7 + r.offset, options: options)
         reader.buildsFields = false
+        reader.values.reserve(properties.count)
         for bit in 0..<15 where flags >> UInt16(15 - bit) & 1 == 1 {
-            guard bit < properties.count, reader.read(properties[bit]) != nil else { return nil }
+            guard bit < properties.count, reader.skim(properties[bit]) else { return nil }
         }
         guard reader.reader.remaining == 0, reader.problems.isEmpty, !reader.needsFullDecode else { return nil }
         return AMQPContentHeaderDecoder.Result(classID: classID, bodySize: bodySize, properties: reader.values)

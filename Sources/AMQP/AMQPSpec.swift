@@ -38,8 +38,9 @@ public enum AMQPWireType: String, Sendable, CaseIterable {
     case octet, short, long, longlong, bit, shortstr, longstr, timestamp, table
 }
 
-/// One method argument or content property.
-public struct AMQPArgumentSpec: Sendable, Equatable {
+/// One method argument or content property. A class: decoded values keep a reference to their
+/// spec, and one reference costs less to copy than the spec's strings.
+public final class AMQPArgumentSpec: Sendable, Equatable {
     /// The spec's name, e.g. `routing-key`.
     public let name: String
     public let type: AMQPWireType
@@ -59,10 +60,14 @@ public struct AMQPArgumentSpec: Sendable, Equatable {
     public let key: String
     /// The text-tree label: `Routing-Key`.
     public let label: String
+
+    public static func == (a: AMQPArgumentSpec, b: AMQPArgumentSpec) -> Bool {
+        a === b || (a.name == b.name && a.type == b.type && a.domain == b.domain)
+    }
 }
 
-/// One method of a class.
-public struct AMQPMethodSpec: Sendable, Equatable {
+/// One method of a class (a class, like `AMQPArgumentSpec`: frames hold it per decoded method).
+public final class AMQPMethodSpec: Sendable, Equatable {
     public let classID: UInt16
     public let methodID: UInt16
     public let className: String
@@ -85,6 +90,12 @@ public struct AMQPMethodSpec: Sendable, Equatable {
 
     /// `basic.publish`.
     public var fullName: String { className + "." + methodName }
+
+    public static func == (a: AMQPMethodSpec, b: AMQPMethodSpec) -> Bool {
+        a === b || (a.classID == b.classID && a.methodID == b.methodID && a.className == b.className
+                    && a.methodName == b.methodName && a.carriesContent == b.carriesContent
+                    && a.isSynchronous == b.isSynchronous && a.arguments == b.arguments)
+    }
 }
 
 /// One class: its methods, and the properties of content it carries (only `basic` has any).

@@ -16,32 +16,110 @@ public enum PDUDetail: Sendable, Equatable {
 /// well-known root keys decoders use; a decoder's fast path (`PDUDetail.facts`) sets them
 /// directly, without building the tree. Both ways give the same facts for the same bytes.
 public struct PDUFacts: Sendable, Equatable {
+    /// The values live in one shared, copy-on-write box: a PDU's facts are copied with it
+    /// (into events, out of arrays), and one reference is cheaper to copy than a dozen strings.
+    private final class Storage: @unchecked Sendable {
+        var values: Values
+        init(_ values: Values) { self.values = values }
+    }
+
+    private struct Values: Equatable {
+        var kind: String
+        var topic: String?
+        var payloadLength: Int?
+        var qos: Int?
+        var retained = false
+        var clientID: String?
+        var connectVersion: String?
+        var version: String?
+        var channel: Int?
+        var queue: String?
+        var ackedCount: Int?
+        var identity: ClientIdentity?
+        var message: MessageFacts?
+        var close: CloseFacts?
+    }
+
+    private var storage: Storage
+
+    public static func == (a: PDUFacts, b: PDUFacts) -> Bool {
+        a.storage === b.storage || a.storage.values == b.storage.values
+    }
+
+    private mutating func update(_ change: (inout Values) -> Void) {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.values) }
+        change(&storage.values)
+    }
+
     /// The packet type or AMQP method (`PUBLISH`, `basic.deliver`), else the frame type (`body`).
-    public var kind: String
+    public var kind: String {
+        get { storage.values.kind }
+        set { update { $0.kind = newValue } }
+    }
     /// The topic a PUBLISH went to (an alias resolved).
-    public var topic: String?
-    public var payloadLength: Int?
-    public var qos: Int?
-    public var retained = false
-    /// A CONNECT's client identifier and protocol version.
-    public var clientID: String?
-    public var connectVersion: String?
+    public var topic: String? {
+        get { storage.values.topic }
+        set { update { $0.topic = newValue } }
+    }
+    public var payloadLength: Int? {
+        get { storage.values.payloadLength }
+        set { update { $0.payloadLength = newValue } }
+    }
+    public var qos: Int? {
+        get { storage.values.qos }
+        set { update { $0.qos = newValue } }
+    }
+    public var retained: Bool {
+        get { storage.values.retained }
+        set { update { $0.retained = newValue } }
+    }
+    /// A CONNECT's client identifier.
+    public var clientID: String? {
+        get { storage.values.clientID }
+        set { update { $0.clientID = newValue } }
+    }
+    /// A CONNECT's protocol version.
+    public var connectVersion: String? {
+        get { storage.values.connectVersion }
+        set { update { $0.connectVersion = newValue } }
+    }
     /// A root `version` (an AMQP protocol header's).
-    public var version: String?
-    public var channel: Int?
+    public var version: String? {
+        get { storage.values.version }
+        set { update { $0.version = newValue } }
+    }
+    public var channel: Int? {
+        get { storage.values.channel }
+        set { update { $0.channel = newValue } }
+    }
     /// The queue a delivery or a settlement concerns.
-    public var queue: String?
+    public var queue: String? {
+        get { storage.values.queue }
+        set { update { $0.queue = newValue } }
+    }
     /// Deliveries a `multiple` acknowledgement settled.
-    public var ackedCount: Int?
+    public var ackedCount: Int? {
+        get { storage.values.ackedCount }
+        set { update { $0.ackedCount = newValue } }
+    }
     /// Who the AMQP client is (connection.start-ok, connection.open).
-    public var identity: ClientIdentity?
+    public var identity: ClientIdentity? {
+        get { storage.values.identity }
+        set { update { $0.identity = newValue } }
+    }
     /// The message this PDU completed (AMQP content assembly).
-    public var message: MessageFacts?
+    public var message: MessageFacts? {
+        get { storage.values.message }
+        set { update { $0.message = newValue } }
+    }
     /// A channel.close or connection.close.
-    public var close: CloseFacts?
+    public var close: CloseFacts? {
+        get { storage.values.close }
+        set { update { $0.close = newValue } }
+    }
 
     public init(kind: String) {
-        self.kind = kind
+        storage = Storage(Values(kind: kind))
     }
 
     public struct ClientIdentity: Sendable, Equatable {
@@ -83,7 +161,8 @@ public struct PDUFacts: Sendable, Equatable {
         var identity = ClientIdentity()
         var hasIdentity = false
         var messageIndex: Int?
-        self.kind = "?"
+        var topic: String?, payloadLength: Int?, qos: Int?, retained = false
+        var queue: String?, ackedCount: Int?, channel: Int?, version: String?
         for i in pdu.fields.indices {
             let value = pdu.fields[i].value
             switch pdu.fields[i].key {
@@ -110,15 +189,18 @@ public struct PDUFacts: Sendable, Equatable {
             default: continue
             }
         }
-        kind = method ?? type ?? frameType
+        let kind = method ?? type ?? frameType
             ?? pdu.field("method")?.value.stringValue ?? pdu.field("type")?.value.stringValue
             ?? pdu.field("frame_type")?.value.stringValue ?? "?"
-        if hasIdentity { self.identity = identity }
-        if kind == "PUBLISH", topic == nil { topic = pdu.field("topic")?.value.stringValue }
+        var values = Values(kind: kind, topic: topic, payloadLength: payloadLength, qos: qos, retained: retained,
+                            version: version, channel: channel, queue: queue, ackedCount: ackedCount)
+        if kind == "PUBLISH", topic == nil { values.topic = pdu.field("topic")?.value.stringValue }
         if kind == "CONNECT" {
-            clientID = pdu.field("client_id")?.value.stringValue
-            connectVersion = pdu.field("version")?.value.stringValue
+            values.clientID = pdu.field("client_id")?.value.stringValue
+            values.connectVersion = pdu.field("version")?.value.stringValue
         }
+        storage = Storage(values)
+        if hasIdentity { self.identity = identity }
         if let i = messageIndex {
             let children = pdu.fields[i].children
             func child(_ key: String) -> FieldValue? { children.first { $0.key == key }?.value }

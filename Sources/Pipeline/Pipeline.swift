@@ -51,15 +51,26 @@ public final class Pipeline {
     private var lastTime = Timestamp(seconds: 0, nanoseconds: 0)
     public private(set) var statistics = PipelineStatistics()
 
-    private struct StreamState {
+    /// A class, so the dissector is mutated where it is stored: a struct copied out of
+    /// `streams` and back would share the existential's box and copy the whole dissector per call.
+    private final class StreamState {
         var dissector: any StreamDissector
-        var protocolName: String
-        var client: String
-        var server: String
-        var firstSeen: Timestamp
+        let protocolName: String
+        let client: String
+        let server: String
+        let firstSeen: Timestamp
         var lastSeen: Timestamp
         var bytesToServer = 0
         var bytesToClient = 0
+
+        init(dissector: any StreamDissector, protocolName: String, client: String, server: String, firstSeen: Timestamp, lastSeen: Timestamp) {
+            self.dissector = dissector
+            self.protocolName = protocolName
+            self.client = client
+            self.server = server
+            self.firstSeen = firstSeen
+            self.lastSeen = lastSeen
+        }
     }
 
     public init(registry: ProtocolRegistry, options: PipelineOptions = PipelineOptions()) {
@@ -146,23 +157,21 @@ public final class Pipeline {
                 streams[stream] = StreamState(dissector: dissector, protocolName: name, client: client.description,
                                               server: server.description, firstSeen: time, lastSeen: time)
             case .data(let stream, let side, let bytes):
-                guard var state = streams[stream] else { continue }
+                guard let state = streams[stream] else { continue }
                 let direction: Direction = side == .clientToServer ? .toServer : .toClient
                 if direction == .toServer { state.bytesToServer += bytes.count } else { state.bytesToClient += bytes.count }
                 state.lastSeen = time
                 pdus.removeAll(keepingCapacity: true)
                 state.dissector.receive(bytes, from: direction, into: &pdus)
-                streams[stream] = state
                 emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
             case .gap(let stream, let side, let count, let reason):
-                guard var state = streams[stream] else { continue }
+                guard let state = streams[stream] else { continue }
                 let direction: Direction = side == .clientToServer ? .toServer : .toClient
                 statistics.gapBytes += count
                 let context = self.context(state, direction, frame: frame, time: time, stream: stream)
                 send(.streamNote(context, Problem(.warning, "gap", "\(count) bytes missing from the capture (\(reason.rawValue))")), emit)
                 pdus.removeAll(keepingCapacity: true)
                 state.dissector.gap(count, in: direction, into: &pdus)
-                streams[stream] = state
                 emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
             case .overlapConflict(let stream, let side, let count):
                 guard let state = streams[stream] else { continue }
@@ -171,11 +180,10 @@ public final class Pipeline {
                 send(.streamNote(context, Problem(.warning, "overlap-conflict",
                     "a retransmission carries \(count) bytes that differ from those first seen; the first copy was kept")), emit)
             case .ended(let stream, let side):
-                guard var state = streams[stream] else { continue }
+                guard let state = streams[stream] else { continue }
                 let direction: Direction = side == .clientToServer ? .toServer : .toClient
                 pdus.removeAll(keepingCapacity: true)
                 state.dissector.finish(direction, into: &pdus)
-                streams[stream] = state
                 emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
             case .closed(let stream, let reason):
                 guard let state = streams.removeValue(forKey: stream) else { continue }

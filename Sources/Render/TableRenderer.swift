@@ -119,7 +119,7 @@ public struct TableRenderer: Renderer {
             }
             if let message = facts.message { notePublish(message) }
             if let queue = facts.queue { noteQueue(queue, count: facts.ackedCount ?? 1, kind: kind) }
-            if facts.close != nil, closes.count >= options.maxTableRows {
+            if case .some = facts.close, closes.count >= options.maxTableRows {
                 untrackedCloses += 1
             } else if let close = facts.close {
                 closes.append(CloseRow(stream: ctx.stream, byClient: direction == .toServer, method: kind,
