@@ -19,7 +19,8 @@ public struct PDUFacts: Sendable, Equatable {
     /// The values live in one shared, copy-on-write box: a PDU's facts are copied with it
     /// (into events, out of arrays), and one reference is cheaper to copy than a dozen strings.
     private final class Storage: @unchecked Sendable {
-        var values: Values
+        // Written only while uniquely referenced (copy on write): no runtime exclusivity checks.
+        @exclusivity(unchecked) var values: Values
         init(_ values: Values) { self.values = values }
     }
 

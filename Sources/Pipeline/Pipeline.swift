@@ -54,14 +54,15 @@ public final class Pipeline {
     /// A class, so the dissector is mutated where it is stored: a struct copied out of
     /// `streams` and back would share the existential's box and copy the whole dissector per call.
     private final class StreamState {
-        var dissector: any StreamDissector
+        // One thread, one access at a time: no runtime exclusivity checks.
+        @exclusivity(unchecked) var dissector: any StreamDissector
         let protocolName: String
         let client: String
         let server: String
         let firstSeen: Timestamp
-        var lastSeen: Timestamp
-        var bytesToServer = 0
-        var bytesToClient = 0
+        @exclusivity(unchecked) var lastSeen: Timestamp
+        @exclusivity(unchecked) var bytesToServer = 0
+        @exclusivity(unchecked) var bytesToClient = 0
 
         init(dissector: any StreamDissector, protocolName: String, client: String, server: String, firstSeen: Timestamp, lastSeen: Timestamp) {
             self.dissector = dissector

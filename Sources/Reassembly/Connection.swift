@@ -1,14 +1,16 @@
 import Packets
 
-/// A tracked TCP connection: its number, its sides and both half-streams.
-struct Connection {
+/// A tracked TCP connection: its number, its sides and both half-streams. A class, so a segment
+/// updates its connection where the table holds it, with one lookup and no copy of its buffers.
+final class Connection {
     let stream: Int
     let client: Endpoint
     let server: Endpoint
-    var toServer = HalfStream()
-    var toClient = HalfStream()
-    var lastSeen: Double
-    var reset = false
+    // Accessed from one thread, one access at a time: no runtime exclusivity checks.
+    @exclusivity(unchecked) var toServer = HalfStream()
+    @exclusivity(unchecked) var toClient = HalfStream()
+    @exclusivity(unchecked) var lastSeen: Double
+    @exclusivity(unchecked) var reset = false
 
     init(stream: Int, client: Endpoint, server: Endpoint, lastSeen: Double) {
         self.stream = stream

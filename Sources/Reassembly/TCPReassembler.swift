@@ -77,8 +77,7 @@ public struct TCPReassembler {
             close(key, reason: conn.reset ? .reset : .fin, into: &events)
             open(key, segment, time: time, into: &events)
         }
-        // Taken out of the table while it changes, so that its arrays are not shared (no copy on write).
-        guard var conn = connections.removeValue(forKey: key) else { return }
+        guard var conn = connections[key] else { return }
         conn.lastSeen = time
         let side = conn.side(of: segment.source)
         let nextBefore = (conn[.clientToServer].nextSequence, conn[.serverToClient].nextSequence)
@@ -93,11 +92,9 @@ public struct TCPReassembler {
         expireHoles(conn: &conn, into: &events)
         if flags.contains(.rst) {
             conn.reset = true
-            connections[key] = conn
             close(key, reason: .reset, into: &events)
             return
         }
-        connections[key] = conn
         if conn.isFinished { close(key, reason: .fin, into: &events) }
     }
 
@@ -161,9 +158,8 @@ public struct TCPReassembler {
             waiting.append((key, conn.stream))
         }
         for (key, _) in waiting.sorted(by: { $0.stream < $1.stream }) {
-            guard var conn = connections.removeValue(forKey: key) else { continue }
+            guard var conn = connections[key] else { continue }
             expireHoles(conn: &conn, into: &events)
-            connections[key] = conn
         }
         closedAt = closedAt.filter { now - $0.value < limits.idleTimeout }
     }
