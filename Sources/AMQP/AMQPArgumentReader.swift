@@ -54,10 +54,12 @@ struct AMQPArgumentReader {
                 values.append(arg, .bool(set))
                 return field
             }
-            let mask = String(repeating: ".", count: 7 - bitsUsed) + (set ? "1" : "0") + String(repeating: ".", count: bitsUsed)
+            if Field.buildsTextLines {
+                let mask = String(repeating: ".", count: 7 - bitsUsed) + (set ? "1" : "0") + String(repeating: ".", count: bitsUsed)
+                field.line = "\(mask) = \(arg.label): \(set ? "true" : "false")"
+            }
             bitsUsed += 1
             field.value = .bool(set)
-            field.line = "\(mask) = \(arg.label): \(set ? "true" : "false")"
             field.range = (base + bitOffset)..<(base + bitOffset + 1)
             values.append(arg, .bool(set))
             return field
@@ -81,7 +83,7 @@ struct AMQPArgumentReader {
             guard let v = reader.readUInt64() else { return nil }
             value = .int(Int(clamping: v))
             field.value = .int(Int(clamping: v))
-            if buildsFields { field.line = "\(arg.label): \(v) (\(AMQPText.utcTime(v)))" }
+            if buildsFields && Field.buildsTextLines { field.line = "\(arg.label): \(v) (\(AMQPText.utcTime(v)))" }
         case .shortstr:
             guard let length = reader.readUInt8(), let bytes = reader.readBytes(Int(length)) else { return nil }
             let text = AMQPText.shortString(bytes)

@@ -65,7 +65,8 @@ struct AMQPContentHeaderDecoder {
                               line: "Property flags: \(AMQPHex.string(UInt64(words[0]), digits: 4))",
                               range: (7 + flagsStart)..<(7 + r.offset))
         let lines = AMQPContentHeaderDecoder.flagLines(classID: classID, properties: properties)
-        for (i, prop) in properties.enumerated() where i < flags.count {
+        // The flag bits are text-only lines: not made when no text tree is printed.
+        for (i, prop) in properties.enumerated() where i < flags.count && Field.buildsTextLines {
             flagField.children.append(Field(lines[i].key, prop.label, .bool(flags[i]),
                                             line: flags[i] ? lines[i].present : lines[i].absent, textOnly: true))
         }
@@ -92,7 +93,7 @@ struct AMQPContentHeaderDecoder {
                 complete = false
                 break
             }
-            if prop.name == "delivery-mode", let mode = reader.values.int("delivery-mode") {
+            if Field.buildsTextLines, prop.name == "delivery-mode", let mode = reader.values.int("delivery-mode") {
                 let meaning = mode == 1 ? " (non-persistent)" : mode == 2 ? " (persistent)" : ""
                 field.line = "\(prop.label): \(mode)\(meaning)"
             }

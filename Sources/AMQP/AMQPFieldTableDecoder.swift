@@ -69,8 +69,9 @@ struct AMQPFieldTableDecoder {
             return nil
         }
         let letter = Character(Unicode.Scalar(tag))
-        func make(_ type: String, _ value: FieldValue, line: String? = nil) -> Field {
-            Field(key, "\(name) (\(type))", value, line: line, range: (base + start)..<(base + r.offset))
+        func make(_ type: String, _ value: FieldValue, line: @autoclosure () -> String? = nil) -> Field {
+            // The label with its type is for the text tree only.
+            Field(key, Field.buildsTextLines ? "\(name) (\(type))" : name, value, line: line(), range: (base + start)..<(base + r.offset))
         }
         switch letter {
         case "t":

@@ -119,14 +119,16 @@ public struct JSONRenderer: Renderer {
 
     private func members(_ fields: [Field], first: inout Bool, into out: inout ByteSink) {
         for f in fields where !f.textOnly {
-            if f.value == .none && f.children.isEmpty { continue }
+            let hasValue: Bool
+            if case .none = f.value { hasValue = false } else { hasValue = true }
+            if !hasValue && f.children.isEmpty { continue }
             if !first { out.append(",") }
             first = false
             JSON.escape(f.key, into: &out)
             out.append(":")
             if f.isList {
                 list(f.children, into: &out)
-            } else if f.value == .none {
+            } else if !hasValue {
                 object(f.children, into: &out)
             } else {
                 value(f.value, into: &out)
@@ -151,7 +153,7 @@ public struct JSONRenderer: Renderer {
                 list(item.children, into: &out)
             } else if item.children.isEmpty {
                 value(item.value, into: &out)
-            } else if item.value == .none {
+            } else if case .none = item.value {
                 object(item.children, into: &out)
             } else {
                 out.append("{")
