@@ -26,7 +26,8 @@ extension PacketParser {
             }
         }
         let codeStart = offset
-        guard let code = readUInt8(version == .v5 ? "reason code" : "return code") else { return summary }
+        let codeName = version == .v5 ? "reason code" : "return code"
+        guard let code = readUInt8(codeName) else { return summary }
         let codeRange = codeStart..<offset
         var refused = false
         if version == .v5 {

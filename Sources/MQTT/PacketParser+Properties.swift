@@ -40,7 +40,8 @@ extension PacketParser {
     mutating func properties(_ context: MQTTPropertyID.Context, key: String = "properties",
                              label: String = "Properties") -> PropertyValues? {
         let start = offset
-        let what = label.lowercased()
+        // Only messages name the list: lowercased when one is made.
+        var what: String { label.lowercased() }
         guard let length = readVariableByteInteger("\(what) length") else { return nil }
         var children = [Field("length", "Total Length", .int(length), range: start..<offset, textOnly: true)]
         var values = PropertyValues()
@@ -52,7 +53,7 @@ extension PacketParser {
                   "The \(what) length (\(length)) runs past the end of the packet by \(declaredEnd - outerEnd) bytes",
                   "MQTT 5.0 §2.2.2.1", range: start..<offset)
         }
-        region = .properties(what)
+        region = .properties(label)
         regionEnd = min(declaredEnd, outerEnd)
         var seen = Set<Int>()
         var userPropertiesIndex: Int?

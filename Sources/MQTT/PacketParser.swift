@@ -10,6 +10,7 @@ import Dissection
 struct PacketParser {
     enum Region {
         case packet
+        /// A property list, by its label (`Properties`, `Will Properties`).
         case properties(String)
     }
 
@@ -112,7 +113,7 @@ struct PacketParser {
     }
 
     /// Whether `n` more bytes can be read; reports why not.
-    mutating func need(_ n: Int, _ what: String) -> Bool {
+    mutating func need(_ n: Int, _ what: @autoclosure () -> String) -> Bool {
         if n >= 0, offset <= limit, n <= limit - offset { return true }
         if offset &+ n > regionEnd {
             switch region {
@@ -120,18 +121,18 @@ struct PacketParser {
                 if !ranPastContent {
                     ranPastContent = true
                     error("remaining-length-short",
-                          "The \(what) runs past the end of the packet: the remaining length (\(wireLength - bodyStart) bytes) is too short for the content",
+                          "The \(what()) runs past the end of the packet: the remaining length (\(wireLength - bodyStart) bytes) is too short for the content",
                           spec.remainingLength, range: offset..<max(offset, min(heldEnd, wireLength)))
                 }
-            case .properties(let name):
+            case .properties(let label):
                 error("property-length-short",
-                      "The \(what) runs past the end of the \(name) (property length too short)",
+                      "The \(what()) runs past the end of the \(label.lowercased()) (property length too short)",
                       "MQTT 5.0 §2.2.2.1", range: offset..<max(offset, limit))
             }
         } else if !ranOutOfHeldBytes {
             ranOutOfHeldBytes = true
             problem(.note, "not-held",
-                    "The \(what) and what follows are not decoded: the packet's bytes were not all captured or kept",
+                    "The \(what()) and what follows are not decoded: the packet's bytes were not all captured or kept",
                     range: offset..<max(offset, limit))
         }
         return false
@@ -139,20 +140,20 @@ struct PacketParser {
 
     // MARK: Integers
 
-    mutating func readUInt8(_ what: String) -> UInt8? {
-        guard need(1, what) else { return nil }
+    mutating func readUInt8(_ what: @autoclosure () -> String) -> UInt8? {
+        guard need(1, what()) else { return nil }
         defer { offset += 1 }
         return byte(at: offset)
     }
 
-    mutating func readUInt16(_ what: String) -> UInt16? {
-        guard need(2, what) else { return nil }
+    mutating func readUInt16(_ what: @autoclosure () -> String) -> UInt16? {
+        guard need(2, what()) else { return nil }
         defer { offset += 2 }
         return UInt16(byte(at: offset)) << 8 | UInt16(byte(at: offset + 1))
     }
 
-    mutating func readUInt32(_ what: String) -> UInt32? {
-        guard need(4, what) else { return nil }
+    mutating func readUInt32(_ what: @autoclosure () -> String) -> UInt32? {
+        guard need(4, what()) else { return nil }
         defer { offset += 4 }
         var v: UInt32 = 0
         for i in 0..<4 { v = v << 8 | UInt32(byte(at: offset + i)) }
@@ -160,16 +161,16 @@ struct PacketParser {
     }
 
     /// A Variable Byte Integer inside the body (property length, subscription identifier).
-    mutating func readVariableByteInteger(_ what: String) -> Int? {
+    mutating func readVariableByteInteger(_ what: @autoclosure () -> String) -> Int? {
         let start = offset
         let available = slice(offset..<max(offset, limit))
         switch VariableByteInteger.decode(available) {
         case .needMore:
-            _ = need(available.count + 1, what)
+            _ = need(available.count + 1, what())
             return nil
         case .tooLong:
             error("malformed-variable-byte-integer",
-                  "The \(what) is a Variable Byte Integer longer than 4 bytes: a Malformed Packet",
+                  "The \(what()) is a Variable Byte Integer longer than 4 bytes: a Malformed Packet",
                   "MQTT 5.0 §1.5.5", range: start..<(start + 4))
             offset = limit
             ranPastContent = true
@@ -178,7 +179,7 @@ struct PacketParser {
             offset += n
             if !minimal {
                 error("non-minimal-variable-byte-integer",
-                      "The \(what) is encoded in more bytes than needed",
+                      "The \(what()) is encoded in more bytes than needed",
                       "MQTT 5.0 §1.5.5", range: start..<offset)
             }
             return v
@@ -188,28 +189,28 @@ struct PacketParser {
     // MARK: Strings and binary data
 
     /// A UTF-8 Encoded String: 2-byte length, then UTF-8 without U+0000 (MQTT 5.0 §1.5.4, 3.1.1 §1.5.3).
-    mutating func readString(_ what: String) -> (value: String, range: Range<Int>)? {
+    mutating func readString(_ what: @autoclosure () -> String) -> (value: String, range: Range<Int>)? {
         let start = offset
-        guard let length = readUInt16("length of the \(what)") else { return nil }
-        guard need(Int(length), what) else { return nil }
+        guard let length = readUInt16("length of the \(what())") else { return nil }
+        guard need(Int(length), what()) else { return nil }
         let body = slice(offset..<(offset + Int(length)))
         offset += Int(length)
         let range = start..<offset
         if let text = String(validating: body, as: UTF8.self) {
             if body.contains(0) {
-                error("utf8-null", "The \(what) contains the null character U+0000", spec.utf8String, range: range)
+                error("utf8-null", "The \(what()) contains the null character U+0000", spec.utf8String, range: range)
             }
             return (text, range)
         }
-        error("invalid-utf8", "The \(what) is not well-formed UTF-8", spec.utf8String, range: range)
+        error("invalid-utf8", "The \(what()) is not well-formed UTF-8", spec.utf8String, range: range)
         return (String(decoding: body, as: UTF8.self), range)
     }
 
     /// Binary Data: 2-byte length, then bytes (MQTT 5.0 §1.5.6).
-    mutating func readBinary(_ what: String) -> (value: ArraySlice<UInt8>, range: Range<Int>)? {
+    mutating func readBinary(_ what: @autoclosure () -> String) -> (value: ArraySlice<UInt8>, range: Range<Int>)? {
         let start = offset
-        guard let length = readUInt16("length of the \(what)") else { return nil }
-        guard need(Int(length), what) else { return nil }
+        guard let length = readUInt16("length of the \(what())") else { return nil }
+        guard need(Int(length), what()) else { return nil }
         let body = slice(offset..<(offset + Int(length)))
         offset += Int(length)
         return (body, start..<offset)
