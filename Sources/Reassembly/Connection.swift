@@ -22,7 +22,10 @@ final class Connection {
     func side(of source: Endpoint) -> FlowSide { source == client ? .clientToServer : .serverToClient }
 
     subscript(side: FlowSide) -> HalfStream {
-        get { side == .clientToServer ? toServer : toClient }
+        // Borrowed, not copied: reading one property must not copy the half-stream's arrays.
+        _read {
+            if side == .clientToServer { yield toServer } else { yield toClient }
+        }
         _modify {
             if side == .clientToServer { yield &toServer } else { yield &toClient }
         }

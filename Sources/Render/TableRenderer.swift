@@ -86,7 +86,7 @@ public struct TableRenderer: Renderer {
 
     /// Whether a row for `stream` is (or may become) tracked.
     private func tracks(_ stream: Int) -> Bool {
-        connections[stream] != nil || connections.count < options.maxTableRows
+        connections.index(forKey: stream) != nil || connections.count < options.maxTableRows
     }
 
     public init(options: RenderOptions) {
@@ -100,28 +100,29 @@ public struct TableRenderer: Renderer {
             let kind = facts.kind
             // The row is updated in place (a copy out of the dictionary would copy its arrays per PDU).
             if tracks(ctx.stream) {
-                if connections[ctx.stream] == nil { connections[ctx.stream] = ConnectionRow(stream: ctx.stream) }
-                Self.note(pdu, facts, ctx, direction, in: &connections[ctx.stream]!)
+                Self.note(pdu, facts, ctx, direction, in: &connections[ctx.stream, default: ConnectionRow(stream: ctx.stream)])
             } else {
                 Self.note(pdu, facts, ctx, direction, in: &untracked)
             }
             if kind == "PUBLISH" {
                 let name = facts.topic ?? "?"
-                if topics[name] == nil && topics.count >= options.maxTableRows {
+                if let i = topics.index(forKey: name) {
+                    Self.count(bytes: facts.payloadLength ?? 0, qos: facts.qos, retained: facts.retained, in: &topics.values[i])
+                } else if topics.count >= options.maxTableRows {
                     untrackedTopics += 1
                 } else {
-                    if topics[name] == nil {
-                        topicOrder.append(name)
-                        topics[name] = TopicRow(name: name)
-                    }
-                    Self.count(bytes: facts.payloadLength ?? 0, qos: facts.qos, retained: facts.retained, in: &topics[name]!)
+                    topicOrder.append(name)
+                    var row = TopicRow(name: name)
+                    Self.count(bytes: facts.payloadLength ?? 0, qos: facts.qos, retained: facts.retained, in: &row)
+                    topics[name] = row
                 }
             }
             if let message = facts.message { notePublish(message) }
             if let queue = facts.queue { noteQueue(queue, count: facts.ackedCount ?? 1, kind: kind) }
-            if case .some = facts.close, closes.count >= options.maxTableRows {
+            let isClose = kind == "channel.close" || kind == "connection.close"
+            if isClose, facts.close != nil, closes.count >= options.maxTableRows {
                 untrackedCloses += 1
-            } else if let close = facts.close {
+            } else if isClose, let close = facts.close {
                 closes.append(CloseRow(stream: ctx.stream, byClient: direction == .toServer, method: kind,
                                        code: close.replyCode, codeName: close.replyCodeName,
                                        text: close.replyText ?? "", failedMethod: close.failedMethod))

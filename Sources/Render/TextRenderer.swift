@@ -24,11 +24,25 @@ public struct TextRenderer: Renderer {
     private func write(_ event: OutputEvent, into out: inout ByteSink) {
         switch event {
         case .pdu(let ctx, _, let pdu):
-            out.append(paint("#\(ctx.frame)", "2"))
-            out.append(" \(ctx.time.timeOfDay) \(ctx.source) → \(ctx.destination) [stream \(ctx.stream)] ")
-            out.append(paint(pdu.protocolName.uppercased(), "36"))
+            if options.color {
+                out.append(paint("#\(ctx.frame)", "2"))
+            } else {
+                out.append("#")
+                out.append(String(ctx.frame))
+            }
+            // Appended piece by piece: an interpolated line would be built, then copied.
             out.append(" ")
-            out.append(paint(pdu.summary, "1"))
+            out.append(ctx.time.timeOfDay)
+            out.append(" ")
+            out.append(ctx.source)
+            out.append(" → ")
+            out.append(ctx.destination)
+            out.append(" [stream ")
+            out.append(String(ctx.stream))
+            out.append("] ")
+            out.append(options.color ? paint(pdu.protocolName.uppercased(), "36") : pdu.protocolName.uppercased())
+            out.append(" ")
+            out.append(options.color ? paint(pdu.summary, "1") : pdu.summary)
             if !pdu.problems.isEmpty { out.append(paint(" [\(pdu.problems.count) problem\(pdu.problems.count == 1 ? "" : "s")]", "31")) }
             out.append("\n")
             if options.showTree {
@@ -63,14 +77,36 @@ public struct TextRenderer: Renderer {
             out.append(line)
         } else {
             out.append(f.label)
-            let v = display(f.value)
-            if !v.isEmpty {
-                out.append(": ")
-                out.append(v)
-            }
+            appendValue(f.value, into: &out)
         }
         out.append("\n")
         for c in f.children { field(c, depth: depth + 1, into: &out) }
+    }
+
+    /// `: value` as `display` shows it (nothing for no value), written into the sink in pieces.
+    private func appendValue(_ v: FieldValue, into out: inout ByteSink) {
+        switch v {
+        case .none:
+            return
+        case .bool(let b):
+            out.append(b ? ": True" : ": False")
+        case .int(let i):
+            out.append(": ")
+            out.append(String(i))
+        case .string(let s):
+            out.append(": ")
+            out.append(s.isEmpty ? "\"\"" : s)
+        case .text(let s, let length):
+            out.append(": ")
+            JSON.escape(s, into: &out)
+            if s.utf8.count < length { out.append("…") }
+            out.append(" (")
+            out.append(String(length))
+            out.append(length == 1 ? " byte)" : " bytes)")
+        case .bytes, .secret:
+            out.append(": ")
+            out.append(display(v))
+        }
     }
 
     func display(_ v: FieldValue) -> String {
