@@ -166,10 +166,10 @@ struct AMQPFieldTableDecoder {
     }
 
     /// Reads `length` bytes, or what is left when the length runs past the end (reported).
-    private mutating func readClamped(_ r: inout ByteReader, _ length: Int, base: Int, what: String) -> ArraySlice<UInt8> {
+    private mutating func readClamped(_ r: inout ByteReader, _ length: Int, base: Int, what: @autoclosure () -> String) -> ArraySlice<UInt8> {
         if length > r.remaining {
             problems.append(Problem(.error, "length-past-end",
-                                    "\(what) claims \(length) bytes but only \(r.remaining) remain",
+                                    "\(what()) claims \(length) bytes but only \(r.remaining) remain",
                                     reference: "AMQP 0-9-1 §4.2.5.5", range: (base + r.offset - 4)..<(base + r.offset)))
             return r.readRest()
         }

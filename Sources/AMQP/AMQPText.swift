@@ -57,17 +57,30 @@ enum AMQPText {
         let day = doy - (153 * mp + 2) / 5 + 1
         let month = mp < 10 ? mp + 3 : mp - 9
         let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        let y = String(year)
-        let year4 = String(repeating: "0", count: max(0, 4 - y.count)) + y
-        return "\(year4)-\(two(month))-\(two(day))T\(two(rest / 3600)):\(two(rest % 3600 / 60)):\(two(rest % 60))Z"
+        // Written as ASCII digits into one buffer: no intermediate strings.
+        var out: [UInt8] = Array("0000-00-00T00:00:00Z".utf8)
+        func put(_ v: Int, at end: Int, digits: Int) {
+            var v = v
+            for i in stride(from: end, to: end - digits, by: -1) {
+                out[i] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
+            }
+        }
+        put(year, at: 3, digits: 4)
+        put(month, at: 6, digits: 2)
+        put(day, at: 9, digits: 2)
+        put(rest / 3600, at: 12, digits: 2)
+        put(rest % 3600 / 60, at: 15, digits: 2)
+        put(rest % 60, at: 18, digits: 2)
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// A value for a summary line: bare when simple, quoted when empty or spaced, cut when long.
     static func summaryValue(_ s: String, limit: Int = 60) -> String {
         var v = s
-        if v.count > limit { v = String(v.prefix(limit)) + "..." }
-        if v.isEmpty || v.contains(" ") || v.contains("\"") { return "\"" + v + "\"" }
+        // Characters are counted only when the bytes could exceed the limit.
+        if v.utf8.count > limit, v.count > limit { v = String(v.prefix(limit)) + "..." }
+        if v.isEmpty || v.utf8.contains(UInt8(ascii: " ")) || v.utf8.contains(UInt8(ascii: "\"")) { return "\"" + v + "\"" }
         return v
     }
 }
