@@ -18,7 +18,8 @@ public struct AMQPConnectionDissector: StreamDissector {
     private var toClient: AMQPFramer
     /// Whether a client stream without a protocol header is worth a problem.
     private let expectsProtocolHeader: Bool
-    private var sawFirstUnit: Set<Direction> = []
+    private var sawFirstToServer = false
+    private var sawFirstToClient = false
     /// The client's protocol header, to tell a server's echo from a refusal.
     private var clientHeader: AMQPProtocolHeader?
 
@@ -106,11 +107,18 @@ public struct AMQPConnectionDissector: StreamDissector {
 
     private mutating func process(_ unit: AMQPFramedUnit, from direction: Direction) -> DissectedPDU {
         var channelRequests: [AMQPMethodID: AMQPArgumentValues] = [:]
-        if case .frame(let frame, _) = unit {
+        if case .frame(let frame, _) = unit, AMQPConnectionDissector.readsRequests(frame) {
             channelRequests = requests[ChannelKey(direction: direction.reversed, channel: frame.channel)] ?? [:]
         }
         var decoded = decoder.decode(unit, requests: channelRequests)
-        let first = sawFirstUnit.insert(direction).inserted
+        let first: Bool
+        if direction == .toServer {
+            first = !sawFirstToServer
+            sawFirstToServer = true
+        } else {
+            first = !sawFirstToClient
+            sawFirstToClient = true
+        }
 
         switch unit {
         case .protocolHeader(let bytes, _):
@@ -139,6 +147,16 @@ public struct AMQPConnectionDissector: StreamDissector {
             break
         }
         return decoded.pdu
+    }
+
+    /// Whether decoding the frame reads the peer's earlier requests: connection methods (SASL
+    /// secure-ok) and the methods a close explanation looks back from (closes, basic.return).
+    private static func readsRequests(_ frame: AMQPRawFrame) -> Bool {
+        guard frame.type == .method, frame.payload.count >= 4 else { return false }
+        let p = frame.payload.startIndex
+        let classID = UInt16(frame.payload[p]) << 8 | UInt16(frame.payload[p + 1])
+        let methodID = UInt16(frame.payload[p + 2]) << 8 | UInt16(frame.payload[p + 3])
+        return classID == 10 || classID == 20 || (classID == 60 && methodID == 50)
     }
 
     private func checkLimits(_ frame: AMQPRawFrame, _ pdu: inout DissectedPDU) {

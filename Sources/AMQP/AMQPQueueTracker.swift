@@ -49,8 +49,13 @@ struct AMQPQueueTracker {
 
     /// Notes what a method says about queues and returns the derived root fields for its PDU.
     mutating func track(_ id: AMQPMethodID, _ values: AMQPArgumentValues, channel: UInt16, from direction: Direction) -> [Field] {
-        var state = channels[channel] ?? ChannelState()
-        defer { channels[channel] = state }
+        // Only methods of the basic and queue classes concern queues: others need no channel state.
+        guard id.classID == 60 || id.classID == 50 else { return [] }
+        // Changed where it is stored: a copy would share, then copy, its dictionaries per frame.
+        return track(id, values, from: direction, &channels[channel, default: ChannelState()])
+    }
+
+    private func track(_ id: AMQPMethodID, _ values: AMQPArgumentValues, from direction: Direction, _ state: inout ChannelState) -> [Field] {
         switch (id.classID, id.methodID, direction) {
         case (50, 11, .toClient): // queue.declare-ok
             if let queue = values.string("queue") { state.lastDeclaredQueue = queue }
