@@ -29,7 +29,7 @@ public struct JSONRenderer: Renderer {
             out.append(",\"summary\":")
             JSON.escape(pdu.summary, into: &out)
             out.append(",\"length\":")
-            out.append(String(pdu.wireLength))
+            out.append(pdu.wireLength)
             out.append(",")
             JSON.escape(pdu.protocolName, into: &out)
             out.append(":")
@@ -75,7 +75,7 @@ public struct JSONRenderer: Renderer {
 
     private mutating func context(_ c: StreamContext, into out: inout ByteSink) {
         out.append("\"frame\":")
-        out.append(String(c.frame))
+        out.append(c.frame)
         out.append(",\"time\":\"")
         // The date and time to the second change rarely from one PDU to the next: made once per second.
         if c.time.seconds != cachedSecond {
@@ -85,7 +85,7 @@ public struct JSONRenderer: Renderer {
         out.append(cachedDateTime)
         out.appendFraction(c.time)
         out.append("Z\",\"stream\":")
-        out.append(String(c.stream))
+        out.append(c.stream)
         out.append(",\"src\":")
         JSON.escape(c.source, into: &out)
         out.append(",\"dst\":")
@@ -169,7 +169,7 @@ public struct JSONRenderer: Renderer {
         switch v {
         case .none: out.append("null")
         case .bool(let b): out.append(b ? "true" : "false")
-        case .int(let i): out.append(String(i))
+        case .int(let i): out.append(i)
         case .string(let s): JSON.escape(s, into: &out)
         case .text(let s, _): JSON.escape(s, into: &out)
         case .bytes(let preview, _): JSON.escape(Preview.hex(preview), into: &out)

@@ -36,24 +36,76 @@ enum JSON {
     }
 }
 
-/// UTF-8 bytes of one JSON line, built with plain byte appends (a String append costs far more
-/// per call) and handed to the output as one String per event.
+/// UTF-8 bytes of one event's output, built with plain byte writes into a raw staging buffer
+/// (an array append checks uniqueness and capacity per call, which costs far more than the
+/// bytes) and handed to the output in one copy per event.
 struct ByteSink {
-    var bytes: [UInt8] = []
+    /// The staging buffer: a class, so copies of the sink share it and it is freed once.
+    private final class Storage {
+        @exclusivity(unchecked) var base: UnsafeMutablePointer<UInt8>
+        @exclusivity(unchecked) var count = 0
+        @exclusivity(unchecked) var capacity: Int
 
-    init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+        init(capacity: Int) {
+            self.capacity = max(capacity, 64)
+            base = .allocate(capacity: self.capacity)
+        }
+
+        deinit { base.deallocate() }
+
+        func reserve(_ extra: Int) {
+            guard count + extra > capacity else { return }
+            var grown = capacity * 2
+            while grown < count + extra { grown *= 2 }
+            let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+            moved.update(from: base, count: count)
+            base.deallocate()
+            base = moved
+            capacity = grown
+        }
+    }
+
+    private let storage: Storage
+
+    init(capacity: Int = 4096) { storage = Storage(capacity: capacity) }
+
+    /// The bytes written so far.
+    var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: storage.base, count: storage.count) }
 
     mutating func append(_ s: String) {
         var s = s
-        s.withUTF8 { bytes.append(contentsOf: $0) }
+        s.withUTF8 { append(bytes: $0) }
     }
 
+    mutating func append(bytes p: UnsafeBufferPointer<UInt8>) {
+        guard let from = p.baseAddress, !p.isEmpty else { return }
+        storage.reserve(p.count)
+        (storage.base + storage.count).update(from: from, count: p.count)
+        storage.count += p.count
+    }
+
+    mutating func append(byte b: UInt8) {
+        storage.reserve(1)
+        storage.base[storage.count] = b
+        storage.count += 1
+    }
+
+    /// Decimal digits, written in place.
     mutating func append(_ n: Int) {
-        if n >= 0 && n < 10 {
-            bytes.append(UInt8(ascii: "0") + UInt8(n))
-        } else {
-            append(String(n))
+        storage.reserve(20)
+        if n < 0 {
+            storage.base[storage.count] = UInt8(ascii: "-")
+            storage.count += 1
         }
+        var v = n.magnitude
+        let start = storage.count
+        repeat {
+            storage.base[storage.count] = UInt8(ascii: "0") + UInt8(v % 10)
+            storage.count += 1
+            v /= 10
+        } while v > 0
+        var digits = UnsafeMutableBufferPointer(start: storage.base + start, count: storage.count - start)
+        digits.reverse()
     }
 
     /// `.` and the fraction of the second with the timestamp's digits (nothing for 0 digits).
@@ -62,21 +114,20 @@ struct ByteSink {
         guard digits > 0 else { return }
         var v = t.nanoseconds
         for _ in digits..<9 { v /= 10 }
-        bytes.append(UInt8(ascii: "."))
-        let start = bytes.count
-        for _ in 0..<digits {
-            bytes.append(UInt8(ascii: "0") + UInt8(v % 10))
+        storage.reserve(digits + 1)
+        storage.base[storage.count] = UInt8(ascii: ".")
+        for i in stride(from: digits, through: 1, by: -1) {
+            storage.base[storage.count + i] = UInt8(ascii: "0") + UInt8(v % 10)
             v /= 10
         }
-        bytes[start...].reverse()
+        storage.count += digits + 1
     }
 
-    /// Lets `write` append to `bytes` through a sink, without copying them.
+    /// Lets `write` append to `bytes` through a sink: one copy of its output per call.
     static func borrowing(_ bytes: inout [UInt8], _ write: (inout ByteSink) -> Void) {
         var sink = ByteSink()
-        swap(&sink.bytes, &bytes)
         write(&sink)
-        swap(&sink.bytes, &bytes)
+        bytes.append(contentsOf: sink.bytes)
     }
 
     /// The text that `write` makes, for renderers asked for a String.
@@ -89,7 +140,7 @@ struct ByteSink {
     /// The bytes as text, emptying the sink (its capacity is kept).
     mutating func take() -> String {
         let s = String(decoding: bytes, as: UTF8.self)
-        bytes.removeAll(keepingCapacity: true)
+        storage.count = 0
         return s
     }
 }
@@ -100,30 +151,30 @@ extension JSON {
     static func escape(_ s: String, into out: inout ByteSink) {
         var s = s
         s.withUTF8 { p in
-            out.bytes.append(0x22)
+            out.append(byte: 0x22)
             var clean = true
             for u in p where u < 0x20 || u == 0x22 || u == 0x5C {
                 clean = false
                 break
             }
             if clean {
-                out.bytes.append(contentsOf: p)
+                out.append(bytes: p)
             } else {
                 let hex: [UInt8] = Array("0123456789abcdef".utf8)
                 for u in p {
                     switch u {
-                    case 0x22: out.bytes.append(contentsOf: [0x5C, 0x22])
-                    case 0x5C: out.bytes.append(contentsOf: [0x5C, 0x5C])
-                    case 0x0A: out.bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-                    case 0x0D: out.bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-                    case 0x09: out.bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+                    case 0x22: out.append(byte: 0x5C); out.append(byte: 0x22)
+                    case 0x5C: out.append(byte: 0x5C); out.append(byte: 0x5C)
+                    case 0x0A: out.append(byte: 0x5C); out.append(byte: UInt8(ascii: "n"))
+                    case 0x0D: out.append(byte: 0x5C); out.append(byte: UInt8(ascii: "r"))
+                    case 0x09: out.append(byte: 0x5C); out.append(byte: UInt8(ascii: "t"))
                     case 0..<0x20:
-                        out.bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(u >> 4)], hex[Int(u & 0xF)]])
-                    default: out.bytes.append(u)
+                        for b in [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(u >> 4)], hex[Int(u & 0xF)]] { out.append(byte: b) }
+                    default: out.append(byte: u)
                     }
                 }
             }
-            out.bytes.append(0x22)
+            out.append(byte: 0x22)
         }
     }
 }

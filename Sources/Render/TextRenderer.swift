@@ -28,7 +28,7 @@ public struct TextRenderer: Renderer {
                 out.append(paint("#\(ctx.frame)", "2"))
             } else {
                 out.append("#")
-                out.append(String(ctx.frame))
+                out.append(ctx.frame)
             }
             // Appended piece by piece: an interpolated line would be built, then copied.
             out.append(" ")
@@ -38,7 +38,7 @@ public struct TextRenderer: Renderer {
             out.append(" → ")
             out.append(ctx.destination)
             out.append(" [stream ")
-            out.append(String(ctx.stream))
+            out.append(ctx.stream)
             out.append("] ")
             out.append(options.color ? paint(pdu.protocolName.uppercased(), "36") : pdu.protocolName.uppercased())
             out.append(" ")
@@ -92,7 +92,7 @@ public struct TextRenderer: Renderer {
             out.append(b ? ": True" : ": False")
         case .int(let i):
             out.append(": ")
-            out.append(String(i))
+            out.append(i)
         case .string(let s):
             out.append(": ")
             out.append(s.isEmpty ? "\"\"" : s)
@@ -101,7 +101,7 @@ public struct TextRenderer: Renderer {
             JSON.escape(s, into: &out)
             if s.utf8.count < length { out.append("…") }
             out.append(" (")
-            out.append(String(length))
+            out.append(length)
             out.append(length == 1 ? " byte)" : " bytes)")
         case .bytes, .secret:
             out.append(": ")
