@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Dissection", "TestSupport"]),
         .testTarget(name: "AMQPTests", dependencies: ["AMQP", "Dissection", "TestSupport"]),
-        .testTarget(name: "RenderTests", dependencies: ["Render", "Dissection"]),
+        .testTarget(name: "RenderTests", dependencies: ["Render", "Dissection", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Pipeline", "Render", "MQTT", "AMQP", "Capture", "Dissection", "TestSupport"]),
     ],
     swiftLanguageModes: [.v5]

@@ -53,8 +53,11 @@ struct ByteSink {
 
         deinit { base.deallocate() }
 
-        func reserve(_ extra: Int) {
-            guard count + extra > capacity else { return }
+        @inline(__always) func reserve(_ extra: Int) {
+            if count + extra > capacity { grow(extra) }
+        }
+
+        @inline(never) func grow(_ extra: Int) {
             var grown = capacity * 2
             while grown < count + extra { grown *= 2 }
             let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
@@ -146,18 +149,36 @@ struct ByteSink {
 }
 
 extension JSON {
+    /// Whether no byte of `p` is a control byte, a quote or a backslash. Eight bytes at a time:
+    /// `(x - 0x01…01) & ~x & 0x80…80` is non-zero exactly when a byte of `x` is zero, applied to
+    /// the bytes below 0x20 (x & 0xE0…E0 is zero) and to x XOR '"' and x XOR '\\'.
+    static func needsNoEscape(_ p: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = p.baseAddress else { return true }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZero(_ x: UInt64) -> Bool { (x &- ones) & ~x & highs != 0 }
+        var i = 0
+        while i + 8 <= p.count {
+            let x = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+            if hasZero(x & 0xE0E0_E0E0_E0E0_E0E0) || hasZero(x ^ 0x2222_2222_2222_2222)
+                || hasZero(x ^ 0x5C5C_5C5C_5C5C_5C5C) { return false }
+            i += 8
+        }
+        while i < p.count {
+            let u = base[i]
+            if u < 0x20 || u == 0x22 || u == 0x5C { return false }
+            i += 1
+        }
+        return true
+    }
+
     /// A JSON string literal of `s`, appended byte by byte: UTF-8 multi-byte sequences never hold
     /// a quote, a backslash or a control byte, so escaping bytes is escaping characters.
     static func escape(_ s: String, into out: inout ByteSink) {
         var s = s
         s.withUTF8 { p in
             out.append(byte: 0x22)
-            var clean = true
-            for u in p where u < 0x20 || u == 0x22 || u == 0x5C {
-                clean = false
-                break
-            }
-            if clean {
+            if JSON.needsNoEscape(p) {
                 out.append(bytes: p)
             } else {
                 let hex: [UInt8] = Array("0123456789abcdef".utf8)

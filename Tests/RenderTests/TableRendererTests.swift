@@ -1,6 +1,7 @@
 import Dissection
 @testable import Render
 import Testing
+import TestSupport
 
 // PDUs as decoders shape them, built by hand: only the keys the table reads, at the places the
 // AMQP and MQTT decoders put them (derived keys at the root, close details under `arguments`).
@@ -251,6 +252,30 @@ struct JSONTextTests {
         var sink = ByteSink()
         JSON.escape("a\u{01}b\u{1F}", into: &sink)
         #expect(sink.take() == "\"a\\u0001b\\u001f\"")
+    }
+
+    @Test("the eight-bytes-at-a-time check finds every byte that needs escaping, at every position")
+    func escapeCheck() {
+        var rng = SplitMix64(seed: 0x5C22)
+        var flagged = 0
+        for round in 0..<20_000 {
+            let count = Int(rng.next() % 40)
+            // Mostly printable text (clean), with now and then one byte from the whole range.
+            var bytes = (0..<count).map { _ in UInt8(0x20 + rng.next() % 0x5F) }.filter { $0 != 0x22 && $0 != 0x5C }
+            if round % 2 == 0, !bytes.isEmpty { bytes[Int(rng.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: rng.next()) }
+            let naive = !bytes.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
+            let fast = bytes.withUnsafeBufferPointer { JSON.needsNoEscape($0) }
+            #expect(fast == naive, "\(bytes)")
+            if !naive { flagged += 1 }
+        }
+        #expect(flagged > 1000)
+    }
+
+    @Test("integers are written as their decimal digits", arguments: [0, 7, 10, 99, 100, -1, -42, Int.max, Int.min])
+    func integers(n: Int) {
+        var sink = ByteSink()
+        sink.append(n)
+        #expect(sink.take() == String(n))
     }
 
     @Test("fractions keep the capture's digits", arguments: [(3, 123_000_000 as UInt32, ".123"), (6, 5_000, ".000005"), (9, 7, ".000000007"), (0, 999, "")])
