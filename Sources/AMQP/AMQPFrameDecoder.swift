@@ -216,8 +216,11 @@ struct AMQPFrameDecoder {
         guard !bytes.isEmpty else { return nil }
         let head = bytes.prefix(40)
         if let text = Preview.utf8Text(head, allowCutTail: head.count < bytes.count) {
-            let flat = String(text.map { $0 == "\n" || $0 == "\r" || $0 == "\t" ? " " : $0 })
-            return "\"" + flat + (head.count < bytes.count ? "...\"" : "\"")
+            // Line breaks and tabs become spaces, byte by byte (all three are ASCII, so UTF-8
+            // stays valid), so the summary stays on one line; a CR LF pair becomes two spaces.
+            var flat = Array(text.utf8)
+            for i in flat.indices where flat[i] == 0x0A || flat[i] == 0x0D || flat[i] == 0x09 { flat[i] = 0x20 }
+            return "\"" + String(decoding: flat, as: UTF8.self) + (head.count < bytes.count ? "...\"" : "\"")
         }
         let hexHead = bytes.prefix(16)
         return Preview.hex(hexHead) + (hexHead.count < bytes.count ? "..." : "")

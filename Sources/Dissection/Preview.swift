@@ -37,13 +37,18 @@ public enum Preview {
 
     /// Lower-case hex, no separators.
     public static func hex<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
-        let digits: [Character] = Array("0123456789abcdef")
-        var s = ""
-        s.reserveCapacity(bytes.count * 2)
-        for b in bytes {
-            s.append(digits[Int(b >> 4)])
-            s.append(digits[Int(b & 0x0F)])
+        let digits: StaticString = "0123456789abcdef"
+        // ASCII digits into one buffer, then one String: appending Characters costs far more.
+        return String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+            digits.withUTF8Buffer { d in
+                var i = 0
+                for b in bytes {
+                    out[i] = d[Int(b >> 4)]
+                    out[i + 1] = d[Int(b & 0x0F)]
+                    i += 2
+                }
+            }
+            return bytes.count * 2
         }
-        return s
     }
 }

@@ -42,6 +42,14 @@ struct AMQPContentTests {
         #expect(pdu.summary.hasPrefix("content header basic body-size=12 content-type=text/plain content-encoding=gzip headers=1 delivery-mode=2"))
     }
 
+    @Test("a body preview in a summary stays on one line: tabs, CR, LF and CR LF become spaces")
+    func bodyPreviewOneLine() {
+        #expect(AMQPFrameDecoder.summaryPreview(Array("a\r\nb\tc\nd".utf8)[...]) == "\"a  b c d\"")
+        #expect(AMQPFrameDecoder.summaryPreview(Array("ünï\r\n".utf8)[...]) == "\"ünï  \"")
+        #expect(AMQPFrameDecoder.summaryPreview(Array(repeating: UInt8(ascii: "x"), count: 50)[...]) == "\"" + String(repeating: "x", count: 40) + "...\"")
+        #expect(AMQPFrameDecoder.summaryPreview([0x00, 0xFF][...]) == "00ff")
+    }
+
     @Test("the summary shows the common properties")
     func headerSummary() {
         let props = Wire.shortstr("text/plain") + [0x02]
