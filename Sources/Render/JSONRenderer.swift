@@ -3,6 +3,8 @@ import Dissection
 /// One JSON object per line per PDU (NDJSON). The schema is in docs/json-schema.md.
 public struct JSONRenderer: Renderer {
     public let options: RenderOptions
+    /// The staging buffer each event is written into, kept from event to event.
+    private let scratch = ByteSink()
     private var cachedSecond = Int64.min
     private var cachedDateTime = ""
 
@@ -16,67 +18,67 @@ public struct JSONRenderer: Renderer {
 
     /// Writes straight into the caller's bytes: no String is made.
     public mutating func render(_ event: OutputEvent, into bytes: inout [UInt8]) {
-        ByteSink.borrowing(&bytes) { write(event, into: &$0) }
+        ByteSink.borrowing(&bytes, reusing: scratch) { write(event, into: &$0) }
     }
 
     private mutating func write(_ event: OutputEvent, into out: inout ByteSink) {
         switch event {
         case .pdu(let ctx, _, let pdu):
-            out.append("{")
+            out.literal("{")
             context(ctx, into: &out)
-            out.append(",\"protocol\":")
+            out.literal(",\"protocol\":")
             JSON.escape(pdu.protocolName, into: &out)
-            out.append(",\"summary\":")
+            out.literal(",\"summary\":")
             JSON.escape(pdu.summary, into: &out)
-            out.append(",\"length\":")
+            out.literal(",\"length\":")
             out.append(pdu.wireLength)
-            out.append(",")
+            out.literal(",")
             JSON.escape(pdu.protocolName, into: &out)
-            out.append(":")
+            out.literal(":")
             object(pdu.fields, into: &out)
-            out.append(",\"problems\":[")
+            out.literal(",\"problems\":[")
             for (i, p) in pdu.problems.enumerated() {
-                if i > 0 { out.append(",") }
+                if i > 0 { out.literal(",") }
                 problem(p, into: &out)
             }
-            out.append("]}\n")
+            out.literal("]}\n")
         case .streamNote(let ctx, let p):
-            out.append("{")
+            out.literal("{")
             context(ctx, into: &out)
-            out.append(",\"event\":")
+            out.literal(",\"event\":")
             JSON.escape(p.code, into: &out)
-            out.append(",\"problem\":")
+            out.literal(",\"problem\":")
             problem(p, into: &out)
-            out.append("}\n")
+            out.literal("}\n")
         case .captureNote(let p):
-            out.append("{\"event\":")
+            out.literal("{\"event\":")
             JSON.escape(p.code, into: &out)
-            out.append(",\"problem\":")
+            out.literal(",\"problem\":")
             problem(p, into: &out)
-            out.append("}\n")
+            out.literal("}\n")
         case .connectionClosed(let c):
             out.append("{\"event\":\"connection\",\"stream\":\(c.stream),\"client\":")
             JSON.escape(c.client, into: &out)
-            out.append(",\"server\":")
+            out.literal(",\"server\":")
             JSON.escape(c.server, into: &out)
-            out.append(",\"application\":")
+            out.literal(",\"application\":")
             JSON.escape(c.protocolName, into: &out)
-            out.append(",\"first_seen\":")
+            out.literal(",\"first_seen\":")
             JSON.escape(c.firstSeen.iso8601, into: &out)
-            out.append(",\"last_seen\":")
+            out.literal(",\"last_seen\":")
             JSON.escape(c.lastSeen.iso8601, into: &out)
             out.append(",\"bytes_to_server\":\(c.bytesToServer),\"bytes_to_client\":\(c.bytesToClient),\"end\":")
             JSON.escape(c.closeReason, into: &out)
-            out.append("}\n")
+            out.literal("}\n")
         }
     }
 
     public mutating func finish(into out: inout String) {}
 
     private mutating func context(_ c: StreamContext, into out: inout ByteSink) {
-        out.append("\"frame\":")
+        out.literal("\"frame\":")
         out.append(c.frame)
-        out.append(",\"time\":\"")
+        out.literal(",\"time\":\"")
         // The date and time to the second change rarely from one PDU to the next: made once per second.
         if c.time.seconds != cachedSecond {
             cachedSecond = c.time.seconds
@@ -84,37 +86,37 @@ public struct JSONRenderer: Renderer {
         }
         out.append(cachedDateTime)
         out.appendFraction(c.time)
-        out.append("Z\",\"stream\":")
+        out.literal("Z\",\"stream\":")
         out.append(c.stream)
-        out.append(",\"src\":")
+        out.literal(",\"src\":")
         JSON.escape(c.source, into: &out)
-        out.append(",\"dst\":")
+        out.literal(",\"dst\":")
         JSON.escape(c.destination, into: &out)
     }
 
     private func problem(_ p: Problem, into out: inout ByteSink) {
-        out.append("{\"severity\":")
+        out.literal("{\"severity\":")
         JSON.escape(p.severity.rawValue, into: &out)
-        out.append(",\"code\":")
+        out.literal(",\"code\":")
         JSON.escape(p.code, into: &out)
-        out.append(",\"message\":")
+        out.literal(",\"message\":")
         JSON.escape(p.message, into: &out)
         if let r = p.reference {
-            out.append(",\"reference\":")
+            out.literal(",\"reference\":")
             JSON.escape(r, into: &out)
         }
         if let range = p.range {
             out.append(",\"offset\":\(range.lowerBound),\"bytes\":\(range.count)")
         }
-        out.append("}")
+        out.literal("}")
     }
 
     /// The pairs of `fields` inside braces.
     private func object(_ fields: [Field], into out: inout ByteSink) {
-        out.append("{")
+        out.literal("{")
         var first = true
         members(fields, first: &first, into: &out)
-        out.append("}")
+        out.literal("}")
     }
 
     private func members(_ fields: [Field], first: inout Bool, into out: inout ByteSink) {
@@ -122,10 +124,10 @@ public struct JSONRenderer: Renderer {
             let hasValue: Bool
             if case .none = f.value { hasValue = false } else { hasValue = true }
             if !hasValue && f.children.isEmpty { continue }
-            if !first { out.append(",") }
+            if !first { out.literal(",") }
             first = false
             JSON.escape(f.key, into: &out)
-            out.append(":")
+            out.literal(":")
             if f.isList {
                 list(f.children, into: &out)
             } else if !hasValue {
@@ -134,9 +136,9 @@ public struct JSONRenderer: Renderer {
                 value(f.value, into: &out)
                 // Bytes that are not text are shown as hex: say so, since "00ff" could be either.
                 if case .bytes = f.value {
-                    out.append(",")
+                    out.literal(",")
                     JSON.escape(f.key + "_encoding", into: &out)
-                    out.append(":\"hex\"")
+                    out.literal(":\"hex\"")
                 }
                 if !f.children.isEmpty { members(f.children, first: &first, into: &out) }
             }
@@ -144,10 +146,10 @@ public struct JSONRenderer: Renderer {
     }
 
     private func list(_ items: [Field], into out: inout ByteSink) {
-        out.append("[")
+        out.literal("[")
         var first = true
         for item in items where !item.textOnly {
-            if !first { out.append(",") }
+            if !first { out.literal(",") }
             first = false
             if item.isList {
                 list(item.children, into: &out)
@@ -156,18 +158,18 @@ public struct JSONRenderer: Renderer {
             } else if case .none = item.value {
                 object(item.children, into: &out)
             } else {
-                out.append("{")
+                out.literal("{")
                 var f = false
                 members([item], first: &f, into: &out)
-                out.append("}")
+                out.literal("}")
             }
         }
-        out.append("]")
+        out.literal("]")
     }
 
     private func value(_ v: FieldValue, into out: inout ByteSink) {
         switch v {
-        case .none: out.append("null")
+        case .none: out.literal("null")
         case .bool(let b): out.append(b ? "true" : "false")
         case .int(let i): out.append(i)
         case .string(let s): JSON.escape(s, into: &out)

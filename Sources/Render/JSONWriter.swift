@@ -80,6 +80,11 @@ struct ByteSink {
         s.withUTF8 { append(bytes: $0) }
     }
 
+    /// A literal: its bytes are in the binary, so no String is made or inspected.
+    mutating func literal(_ s: StaticString) {
+        s.withUTF8Buffer { append(bytes: $0) }
+    }
+
     mutating func append(bytes p: UnsafeBufferPointer<UInt8>) {
         guard let from = p.baseAddress, !p.isEmpty else { return }
         storage.reserve(p.count)
@@ -126,9 +131,11 @@ struct ByteSink {
         storage.count += digits + 1
     }
 
-    /// Lets `write` append to `bytes` through a sink: one copy of its output per call.
-    static func borrowing(_ bytes: inout [UInt8], _ write: (inout ByteSink) -> Void) {
-        var sink = ByteSink()
+    /// Lets `write` append to `bytes` through a sink: one copy of its output per call. A sink
+    /// given is emptied and reused (its buffer is kept from call to call).
+    static func borrowing(_ bytes: inout [UInt8], reusing sink: ByteSink? = nil, _ write: (inout ByteSink) -> Void) {
+        var sink = sink ?? ByteSink()
+        sink.storage.count = 0
         write(&sink)
         bytes.append(contentsOf: sink.bytes)
     }

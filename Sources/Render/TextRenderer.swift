@@ -3,6 +3,8 @@ import Dissection
 /// Per PDU a header line (frame, time, endpoints, stream, summary) and an annotated field tree.
 public struct TextRenderer: Renderer {
     public let options: RenderOptions
+    /// The staging buffer each event is written into, kept from event to event.
+    private let scratch = ByteSink()
 
     public init(options: RenderOptions) {
         self.options = options
@@ -18,7 +20,7 @@ public struct TextRenderer: Renderer {
 
     /// Writes straight into the caller's bytes: no String is made.
     public mutating func render(_ event: OutputEvent, into bytes: inout [UInt8]) {
-        ByteSink.borrowing(&bytes) { write(event, into: &$0) }
+        ByteSink.borrowing(&bytes, reusing: scratch) { write(event, into: &$0) }
     }
 
     private func write(_ event: OutputEvent, into out: inout ByteSink) {
@@ -27,39 +29,39 @@ public struct TextRenderer: Renderer {
             if options.color {
                 out.append(paint("#\(ctx.frame)", "2"))
             } else {
-                out.append("#")
+                out.literal("#")
                 out.append(ctx.frame)
             }
             // Appended piece by piece: an interpolated line would be built, then copied.
-            out.append(" ")
+            out.literal(" ")
             out.append(ctx.time.timeOfDay)
-            out.append(" ")
+            out.literal(" ")
             out.append(ctx.source)
-            out.append(" → ")
+            out.literal(" → ")
             out.append(ctx.destination)
-            out.append(" [stream ")
+            out.literal(" [stream ")
             out.append(ctx.stream)
-            out.append("] ")
+            out.literal("] ")
             out.append(options.color ? paint(pdu.protocolName.uppercased(), "36") : pdu.protocolName.uppercased())
-            out.append(" ")
+            out.literal(" ")
             out.append(options.color ? paint(pdu.summary, "1") : pdu.summary)
             if !pdu.problems.isEmpty { out.append(paint(" [\(pdu.problems.count) problem\(pdu.problems.count == 1 ? "" : "s")]", "31")) }
-            out.append("\n")
+            out.literal("\n")
             if options.showTree {
                 for f in pdu.fields { field(f, depth: 1, into: &out) }
             }
             for p in pdu.problems {
-                out.append("    ")
+                out.literal("    ")
                 out.append(paint("! \(p.severity.rawValue): \(p.description)", p.severity == .error ? "31" : "33"))
                 if let r = p.range { out.append(" (bytes \(r.lowerBound)..<\(r.upperBound))") }
-                out.append("\n")
+                out.literal("\n")
             }
         case .streamNote(let ctx, let p):
             out.append(paint("#\(ctx.frame) \(ctx.time.timeOfDay) \(ctx.source) → \(ctx.destination) [stream \(ctx.stream)] ! \(p.description)", "33"))
-            out.append("\n")
+            out.literal("\n")
         case .captureNote(let p):
             out.append(paint("! \(p.description)", "33"))
-            out.append("\n")
+            out.literal("\n")
         case .connectionClosed:
             break
         }
@@ -79,7 +81,7 @@ public struct TextRenderer: Renderer {
             out.append(f.label)
             appendValue(f.value, into: &out)
         }
-        out.append("\n")
+        out.literal("\n")
         for c in f.children { field(c, depth: depth + 1, into: &out) }
     }
 
@@ -91,20 +93,20 @@ public struct TextRenderer: Renderer {
         case .bool(let b):
             out.append(b ? ": True" : ": False")
         case .int(let i):
-            out.append(": ")
+            out.literal(": ")
             out.append(i)
         case .string(let s):
-            out.append(": ")
+            out.literal(": ")
             out.append(s.isEmpty ? "\"\"" : s)
         case .text(let s, let length):
-            out.append(": ")
+            out.literal(": ")
             JSON.escape(s, into: &out)
-            if s.utf8.count < length { out.append("…") }
-            out.append(" (")
+            if s.utf8.count < length { out.literal("…") }
+            out.literal(" (")
             out.append(length)
             out.append(length == 1 ? " byte)" : " bytes)")
         case .bytes, .secret:
-            out.append(": ")
+            out.literal(": ")
             out.append(display(v))
         }
     }
