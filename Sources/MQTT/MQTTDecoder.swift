@@ -184,7 +184,7 @@ public enum MQTTDecoder {
     /// The fixed-header field of every first byte, for the usual type of its upper four bits: the
     /// bit lines are the same for every packet that starts with that byte, so they are made once.
     private static let fixedHeaderFields: [Field] = (0...255).map {
-        makeFixedHeaderField(UInt8($0), type: MQTTPacketType(rawValue: UInt8($0) >> 4))
+        makeFixedHeaderField(UInt8($0), type: MQTTPacketType(rawValue: UInt8($0) >> 4), withLines: true)
     }
 
     static func fixedHeaderField(_ first: UInt8, type: MQTTPacketType) -> Field {
@@ -192,26 +192,37 @@ public enum MQTTDecoder {
         type.rawValue == first >> 4 && type != .reserved ? fixedHeaderFields[Int(first)] : makeFixedHeaderField(first, type: type)
     }
 
-    private static func makeFixedHeaderField(_ first: UInt8, type: MQTTPacketType) -> Field {
+    /// `withLines` makes the bit lines whatever `Field.buildsTextLines` says (for the cache, made once).
+    private static func makeFixedHeaderField(_ first: UInt8, type: MQTTPacketType, withLines: Bool = false) -> Field {
         let flags = first & 0x0F
         var children: [Field] = []
+        var childLines: [String] = []
         if type == .publish {
             let dup = flags & 0x08 != 0
             let qos = Int((flags >> 1) & 0b11)
             let retain = flags & 0x01 != 0
             children = [
-                Field("dup", "DUP Flag", .bool(dup), line: BitLine.line(first, mask: 0x08, "DUP Flag: \(BitLine.set(dup))"), range: 0..<1),
-                Field("qos", "QoS Level", .int(qos),
-                      line: BitLine.line(first, mask: 0x06, "QoS Level: \(BitLine.qosName(qos)) (\(qos))"), range: 0..<1),
-                Field("retain", "Retain", .bool(retain), line: BitLine.line(first, mask: 0x01, "Retain: \(BitLine.set(retain))"), range: 0..<1),
+                Field("dup", "DUP Flag", .bool(dup), range: 0..<1),
+                Field("qos", "QoS Level", .int(qos), range: 0..<1),
+                Field("retain", "Retain", .bool(retain), range: 0..<1),
             ]
+            if withLines || Field.buildsTextLines {
+                childLines = [BitLine.line(first, mask: 0x08, "DUP Flag: \(BitLine.set(dup))"),
+                              BitLine.line(first, mask: 0x06, "QoS Level: \(BitLine.qosName(qos)) (\(qos))"),
+                              BitLine.line(first, mask: 0x01, "Retain: \(BitLine.set(retain))")]
+            }
         } else {
-            children = [Field("reserved_flags", "Reserved", .int(Int(flags)),
-                              line: BitLine.line(first, mask: 0x0F, "Reserved: 0x\(hexByte(flags))"), range: 0..<1, textOnly: true)]
+            children = [Field("reserved_flags", "Reserved", .int(Int(flags)), range: 0..<1, textOnly: true)]
+            if withLines || Field.buildsTextLines {
+                childLines = [BitLine.line(first, mask: 0x0F, "Reserved: 0x\(hexByte(flags))")]
+            }
         }
-        return Field("type", "Message Type", .string(type.name),
-                     line: BitLine.line(first, mask: 0xF0, "Message Type: \(type.longName) (\(type.rawValue))"),
-                     range: 0..<1, children: children)
+        for i in childLines.indices { children[i].line = childLines[i] }
+        var field = Field("type", "Message Type", .string(type.name), range: 0..<1, children: children)
+        if withLines || Field.buildsTextLines {
+            field.line = BitLine.line(first, mask: 0xF0, "Message Type: \(type.longName) (\(type.rawValue))")
+        }
+        return field
     }
 }
 

@@ -67,9 +67,26 @@ extension PacketParser {
 
     /// A reason code with its name beside it (JSON: `reason_code`, `reason`).
     func reasonCodeField(_ code: MQTTReasonCode, range: Range<Int>?, implied: Bool = false) -> Field {
+        // The implied Success of a bare acknowledgement is the same field every time: made once per type.
+        if implied, code == .success, range == nil { return PacketParser.impliedSuccess[Int(type.rawValue & 0x0F)] }
+        return Self.makeReasonCodeField(code, type: type, range: range, implied: implied)
+    }
+
+    /// Implied-Success fields by packet type, text lines included whatever `Field.buildsTextLines` says.
+    private static let impliedSuccess: [Field] = (0...15).map { raw in
+        let type = MQTTPacketType(rawValue: UInt8(raw))
+        var field = makeReasonCodeField(.success, type: type, range: nil, implied: true)
+        field.line = reasonLine(.success, type: type, implied: true)
+        return field
+    }
+
+    private static func reasonLine(_ code: MQTTReasonCode, type: MQTTPacketType, implied: Bool) -> String {
+        "Reason Code: \(code.name(in: type)) (0x\(hexByte(code.rawValue))\(implied ? ", implied: the packet omits it" : ""))"
+    }
+
+    private static func makeReasonCodeField(_ code: MQTTReasonCode, type: MQTTPacketType, range: Range<Int>?, implied: Bool) -> Field {
         let name = code.name(in: type)
-        let note = implied ? ", implied: the packet omits it" : ""
-        return Field("reason_code", "Reason Code", .int(Int(code.rawValue)), line: "Reason Code: \(name) (0x\(hexByte(code.rawValue))\(note))",
+        return Field("reason_code", "Reason Code", .int(Int(code.rawValue)), line: reasonLine(code, type: type, implied: implied),
                      range: range, children: [Field("reason", "Reason", .string(name), range: range, jsonOnly: true)])
     }
 
