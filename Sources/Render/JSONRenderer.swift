@@ -120,28 +120,33 @@ public struct JSONRenderer: Renderer {
     }
 
     private func members(_ fields: [Field], first: inout Bool, into out: inout ByteSink) {
-        for f in fields where !f.textOnly {
-            let hasValue: Bool
-            if case .none = f.value { hasValue = false } else { hasValue = true }
-            if !hasValue && f.children.isEmpty { continue }
-            if !first { out.literal(",") }
-            first = false
-            JSON.escape(f.key, into: &out)
-            out.literal(":")
-            if f.isList {
-                list(f.children, into: &out)
-            } else if !hasValue {
-                object(f.children, into: &out)
-            } else {
-                value(f.value, into: &out)
-                // Bytes that are not text are shown as hex: say so, since "00ff" could be either.
-                if case .bytes = f.value {
-                    out.literal(",")
-                    JSON.escape(f.key + "_encoding", into: &out)
-                    out.literal(":\"hex\"")
-                }
-                if !f.children.isEmpty { members(f.children, first: &first, into: &out) }
+        // Through the buffer: each field is read in place, not copied out (a copy retains its strings).
+        fields.withUnsafeBufferPointer { fields in
+            for i in fields.indices where !fields[i].textOnly { member(fields[i], first: &first, into: &out) }
+        }
+    }
+
+    private func member(_ f: Field, first: inout Bool, into out: inout ByteSink) {
+        let hasValue: Bool
+        if case .none = f.value { hasValue = false } else { hasValue = true }
+        if !hasValue && f.children.isEmpty { return }
+        if !first { out.literal(",") }
+        first = false
+        JSON.escape(f.key, into: &out)
+        out.literal(":")
+        if f.isList {
+            list(f.children, into: &out)
+        } else if !hasValue {
+            object(f.children, into: &out)
+        } else {
+            value(f.value, into: &out)
+            // Bytes that are not text are shown as hex: say so, since "00ff" could be either.
+            if case .bytes = f.value {
+                out.literal(",")
+                JSON.escape(f.key + "_encoding", into: &out)
+                out.literal(":\"hex\"")
             }
+            if !f.children.isEmpty { members(f.children, first: &first, into: &out) }
         }
     }
 

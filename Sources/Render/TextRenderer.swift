@@ -48,7 +48,10 @@ public struct TextRenderer: Renderer {
             if !pdu.problems.isEmpty { out.append(paint(" [\(pdu.problems.count) problem\(pdu.problems.count == 1 ? "" : "s")]", "31")) }
             out.literal("\n")
             if options.showTree {
-                for f in pdu.fields { field(f, depth: 1, into: &out) }
+                // Through the buffer: each field is read in place, not copied out (a copy retains its strings).
+                pdu.fields.withUnsafeBufferPointer { fields in
+                    for i in fields.indices { field(fields[i], depth: 1, into: &out) }
+                }
             }
             for p in pdu.problems {
                 out.literal("    ")
@@ -82,7 +85,9 @@ public struct TextRenderer: Renderer {
             appendValue(f.value, into: &out)
         }
         out.literal("\n")
-        for c in f.children { field(c, depth: depth + 1, into: &out) }
+        f.children.withUnsafeBufferPointer { children in
+            for i in children.indices { field(children[i], depth: depth + 1, into: &out) }
+        }
     }
 
     /// `: value` as `display` shows it (nothing for no value), written into the sink in pieces.
