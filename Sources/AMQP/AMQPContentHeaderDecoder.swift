@@ -27,7 +27,7 @@ struct AMQPContentHeaderDecoder {
         result.classID = classID
         result.bodySize = bodySize
         result.fields.append(Field("class_id", "Class", .int(Int(classID)),
-                                   line: "Class: \(AMQPClassID(rawValue: classID))",
+                                   line: AMQPTextLines.classID(classID),
                                    range: 7..<9))
         result.fields.append(Field("weight", "Weight", .int(Int(weight)), range: 9..<11))
         if weight != 0 {

@@ -65,7 +65,7 @@ struct AMQPFrameDecoder {
         var problems = framing
         let size = Int(frame.size)
         var fields: [Field] = [
-            Field("frame_type", "Type", .string(frame.type.name ?? "unknown"), line: "Type: \(frame.type)", range: 0..<1),
+            Field("frame_type", "Type", .string(frame.type.name ?? "unknown"), line: AMQPTextLines.frameType(frame.type), range: 0..<1),
             Field("channel", "Channel", .int(Int(frame.channel)), range: 1..<3),
             Field("size", "Length", .int(size), range: 3..<7),
         ]
@@ -154,7 +154,7 @@ struct AMQPFrameDecoder {
 
         if let end = frame.frameEnd {
             fields.append(Field("frame_end", "Frame-End", .int(Int(end)),
-                                line: "Frame-End: \(AMQPHex.string(UInt64(end), digits: 2))",
+                                line: AMQPTextLines.frameEnd(end),
                                 range: (7 + size)..<(8 + size), textOnly: true))
             // AMQP 0-9-1 §4.2.3: frame-end must be 0xCE, else the frame is malformed.
             if end != AMQPSpec.frameEnd {

@@ -26,10 +26,10 @@ struct AMQPMethodDecoder {
         let id = AMQPMethodID(classID: classID, methodID: methodID)
         result.id = id
         result.fields.append(Field("class_id", "Class", .int(Int(classID)),
-                                   line: "Class: \(AMQPClassID(rawValue: classID))",
+                                   line: AMQPTextLines.classID(classID),
                                    range: 7..<9))
         result.fields.append(Field("method_id", "Method-Id", .int(Int(methodID)),
-                                   line: "Method-Id: \(id.spec.map { "\($0.methodName) (\(methodID))" } ?? AMQPFrameType.unknown(UInt64(methodID), digits: 4))",
+                                   line: AMQPTextLines.methodID(id),
                                    range: 9..<11))
         result.fields.append(Field("method", "Method", .string(id.description), range: 7..<11))
         guard let spec = id.spec else {
