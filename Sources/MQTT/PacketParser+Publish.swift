@@ -14,12 +14,14 @@ extension PacketParser {
         let topicIndex = fields.count
         fields.append(Field("topic", "Topic", .string(topic.value), range: topic.range))
         checkTopicName(topic.value, range: topic.range, allowEmpty: version == .v5)
-        var head = "PUBLISH QoS \(qos)"
         var shownTopic = summaryTopic(topic.value)
         // Wireshark reads a packet identifier for any QoS but 0, QoS 3 included; so do we.
+        var packetID: Int?
+        // Made only for a PUBLISH cut short; a whole one builds its line at the end.
+        var head: String { packetID.map { "PUBLISH id=\($0) QoS \(qos)" } ?? "PUBLISH QoS \(qos)" }
         if qos != 0 {
             guard let id = packetIdentifier() else { return "\(head) \(shownTopic)\(extras)" }
-            head = "PUBLISH id=\(id) QoS \(qos)"
+            packetID = id
         }
         var payloadFormat: Int?
         if version == .v5 {
@@ -64,14 +66,32 @@ extension PacketParser {
             problem(.warning, "payload-not-utf8", "The Payload Format Indicator says UTF-8, but the payload is not well-formed UTF-8",
                     "MQTT 5.0 §3.3.2.3.2", range: payload.start..<(payload.start + payload.length))
         }
-        return "\(head) \(shownTopic) (\(payload.length) bytes)\(extras)"
+        // `head shownTopic (n bytes)extras`, built once (this runs for every PUBLISH).
+        var line = SummaryLine("PUBLISH")
+        if let id = packetID {
+            line.add(" id=")
+            line.add(id)
+        }
+        line.add(" QoS ")
+        line.add(qos)
+        line.add(" ")
+        line.add(shownTopic)
+        line.add(" (")
+        line.add(payload.length)
+        line.add(" bytes)")
+        line.add(extras)
+        return line.text
     }
 
     /// PUBACK, PUBREC, PUBREL, PUBCOMP (MQTT 5.0 §3.4–3.7): packet id, then in 5.0 an optional
     /// reason code (absent: 0x00 Success) and optional properties.
     mutating func parsePublishResponse() -> String {
         guard let id = packetIdentifier() else { return type.name }
-        var summary = "\(type.name) id=\(id)"
+        var line = SummaryLine("")
+        line.add(type.name)
+        line.add(" id=")
+        line.add(id)
+        var summary = line.text
         guard version == .v5 else { return summary }
         if isAtRegionEnd {
             fields.append(reasonCodeField(.success, range: nil, implied: true))
