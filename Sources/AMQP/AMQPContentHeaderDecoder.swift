@@ -138,17 +138,26 @@ struct AMQPContentHeaderDecoder {
 
     /// The properties people look for first, as `name=value` pairs.
     static func summary(_ values: AMQPArgumentValues) -> String {
-        var parts: [String] = []
+        var line = SummaryLine("", capacity: 128)
+        var first = true
         for (prop, value) in values.entries {
             switch value {
-            case .string(let s): parts.append("\(prop.name)=\(AMQPText.summaryValue(s, limit: 40))")
-            case .int(let v) where prop.type == .timestamp: parts.append("\(prop.name)=\(AMQPText.utcTime(UInt64(max(v, 0))))")
-            case .int(let v): parts.append("\(prop.name)=\(v)")
-            case .table(let table): parts.append("\(prop.name)=\(table.children.count)")
+            case .string, .int, .table: break
             default: continue
             }
+            if !first { line.add(" ") }
+            first = false
+            line.add(prop.name)
+            line.add("=")
+            switch value {
+            case .string(let s): line.add(AMQPText.summaryValue(s, limit: 40))
+            case .int(let v) where prop.type == .timestamp: line.add(AMQPText.utcTime(UInt64(max(v, 0))))
+            case .int(let v): line.add(v)
+            case .table(let table): line.add(table.children.count)
+            default: break
+            }
         }
-        return parts.joined(separator: " ")
+        return line.text
     }
 
     private func short(_ isWhole: Bool, _ what: String, range: Range<Int>) -> Problem {

@@ -132,7 +132,44 @@ extension AMQPMethodDecoder {
             }
             return parts.joined(separator: " ")
         default:
-            return (parts + summaryParts(values, skipping: [])).joined(separator: " ")
+            // The frequent case (basic.publish, deliver, ack…): built as bytes, no parts array.
+            var line = SummaryLine("", capacity: 96)
+            line.add(spec.fullName)
+            appendSummaryParts(values, to: &line)
+            return line.text
+        }
+    }
+
+    /// `summaryParts(values, skipping: [])`, each part after a space, straight into `line`.
+    private static func appendSummaryParts(_ values: AMQPArgumentValues, to line: inout SummaryLine) {
+        for (arg, value) in values.entries {
+            switch value {
+            case .bool(let set):
+                if set {
+                    line.add(" ")
+                    line.add(arg.name)
+                }
+            case .int(let v):
+                // The ticket of access control is deprecated and always zero.
+                if arg.name == "ticket" && v == 0 { continue }
+                line.add(" ")
+                line.add(arg.name)
+                line.add("=")
+                line.add(v)
+            case .string(let s):
+                if !s.isEmpty {
+                    line.add(" ")
+                    line.add(arg.name)
+                    line.add("=")
+                    line.add(AMQPText.summaryValue(s))
+                }
+            case .longString, .table:
+                // Rare in frequent methods: the general path words them.
+                for part in summaryParts(AMQPArgumentValues(single: arg, value), skipping: []) {
+                    line.add(" ")
+                    line.add(part)
+                }
+            }
         }
     }
 
