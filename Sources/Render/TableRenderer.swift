@@ -99,8 +99,12 @@ public struct TableRenderer: Renderer {
             let facts = pdu.summaryFacts
             let kind = facts.kind
             // The row is updated in place (a copy out of the dictionary would copy its arrays per PDU).
-            if tracks(ctx.stream) {
-                Self.note(pdu, facts, ctx, direction, in: &connections[ctx.stream, default: ConnectionRow(stream: ctx.stream)])
+            if let i = connections.index(forKey: ctx.stream) {
+                Self.note(pdu, facts, ctx, direction, in: &connections.values[i])
+            } else if connections.count < options.maxTableRows {
+                var row = ConnectionRow(stream: ctx.stream)
+                Self.note(pdu, facts, ctx, direction, in: &row)
+                connections[ctx.stream] = row
             } else {
                 Self.note(pdu, facts, ctx, direction, in: &untracked)
             }
