@@ -32,65 +32,106 @@ struct AMQPArgumentReader {
         self.tables = AMQPFieldTableDecoder(options: options)
     }
 
-    /// Reads one argument; nil when the bytes ran out (the caller reports that).
+    /// Reads one argument; nil when the bytes ran out (the caller reports that). With
+    /// `buildsFields` off, only `values` grows and the field returned is a bare placeholder.
     mutating func read(_ arg: AMQPArgumentSpec) -> Field? {
+        if arg.type == .table && buildsFields { return readTableField(arg) }
         if arg.type != .bit { finishBits() }
         let start = reader.offset
-        // Without fields, the bare placeholder costs no string copies.
-        var field = buildsFields ? Field(arg.key, arg.label) : Self.bare
+        guard skim(arg) else { return nil }
+        guard buildsFields, let value = values.entries.last?.value else { return Self.bare }
+        var field = Field(arg.key, arg.label)
+        field.range = (base + start)..<(base + reader.offset)
+        switch (arg.type, value) {
+        case (.bit, .bool(let set)):
+            let bit = bitsUsed - 1
+            field.value = .bool(set)
+            field.range = (base + bitOffset)..<(base + bitOffset + 1)
+            if Field.buildsTextLines {
+                let mask = String(repeating: ".", count: 7 - bit) + (set ? "1" : "0") + String(repeating: ".", count: bit)
+                field.line = "\(mask) = \(arg.label): \(set ? "true" : "false")"
+            }
+        case (.longlong, _):
+            // The value keeps an Int (clamped); the field shows the wire's unsigned value.
+            let v = rawUInt64(at: start)
+            field.value = v <= UInt64(Int.max) ? .int(Int(v)) : .string(String(v))
+        case (.timestamp, .int(let seconds)):
+            field.value = .int(seconds)
+            if Field.buildsTextLines {
+                let v = rawUInt64(at: start)
+                field.line = "\(arg.label): \(v) (\(AMQPText.utcTime(v)))"
+            }
+        case (_, .int(let v)):
+            field.value = .int(v)
+        case (_, .string(let text)):
+            field.value = .string(text)
+        case (_, .longString(let bytes, let length)):
+            if AMQPArgumentReader.secretArguments.contains(arg.name) {
+                field.value = .secret(AMQPText.escaped(bytes.prefix(AMQPOptions.longStringPreviewBytes)))
+            } else {
+                field.value = Preview.value(of: bytes, length: length, limit: AMQPOptions.longStringPreviewBytes)
+            }
+        default:
+            break
+        }
+        return field
+    }
+
+    /// The 8 bytes at reader offset `at`, big-endian (already read once by `skim`).
+    private func rawUInt64(at offset: Int) -> UInt64 {
+        let bytes = reader.bytes
+        var v: UInt64 = 0
+        for i in 0..<8 { v = v << 8 | UInt64(bytes[bytes.startIndex + offset + i]) }
+        return v
+    }
+
+    /// A field table, decoded into its field tree.
+    private mutating func readTableField(_ arg: AMQPArgumentSpec) -> Field? {
+        finishBits()
+        let start = reader.offset
+        guard var table = tables.readTable(&reader, base: base, key: arg.key, label: arg.label) else { return nil }
+        problems += tables.problems
+        tables.problems = []
+        table.range = (base + start)..<(base + reader.offset)
+        values.append(arg, .table(table))
+        return table
+    }
+
+    /// Reads one argument's value into `values`, building no field; false when the bytes ran
+    /// out. A field table is checked, not decoded: its value is an empty table, and
+    /// `needsFullDecode` says whether decoding it would report a problem.
+    mutating func skim(_ arg: AMQPArgumentSpec) -> Bool {
+        if arg.type != .bit { finishBits() }
+        let start = reader.offset
         let value: AMQPArgumentValue
         switch arg.type {
         case .bit:
             if bitsUsed == 8 {
                 finishBits()
                 bitOffset = reader.offset
-                guard let octet = reader.readUInt8() else { return nil }
+                guard let octet = reader.readUInt8() else { return false }
                 bitOctet = octet
                 bitsUsed = 0
             }
-            let set = bitOctet >> UInt8(bitsUsed) & 1 == 1
-            guard buildsFields else {
-                bitsUsed += 1
-                values.append(arg, .bool(set))
-                return field
-            }
-            if Field.buildsTextLines {
-                let mask = String(repeating: ".", count: 7 - bitsUsed) + (set ? "1" : "0") + String(repeating: ".", count: bitsUsed)
-                field.line = "\(mask) = \(arg.label): \(set ? "true" : "false")"
-            }
+            value = .bool(bitOctet >> UInt8(bitsUsed) & 1 == 1)
             bitsUsed += 1
-            field.value = .bool(set)
-            field.range = (base + bitOffset)..<(base + bitOffset + 1)
-            values.append(arg, .bool(set))
-            return field
         case .octet:
-            guard let v = reader.readUInt8() else { return nil }
+            guard let v = reader.readUInt8() else { return false }
             value = .int(Int(v))
-            field.value = .int(Int(v))
         case .short:
-            guard let v = reader.readUInt16() else { return nil }
+            guard let v = reader.readUInt16() else { return false }
             value = .int(Int(v))
-            field.value = .int(Int(v))
         case .long:
-            guard let v = reader.readUInt32() else { return nil }
+            guard let v = reader.readUInt32() else { return false }
             value = .int(Int(v))
-            field.value = .int(Int(v))
-        case .longlong:
-            guard let v = reader.readUInt64() else { return nil }
+        case .longlong, .timestamp:
+            guard let v = reader.readUInt64() else { return false }
             value = .int(Int(clamping: v))
-            field.value = v <= UInt64(Int.max) ? .int(Int(v)) : .string(String(v))
-        case .timestamp:
-            guard let v = reader.readUInt64() else { return nil }
-            value = .int(Int(clamping: v))
-            field.value = .int(Int(clamping: v))
-            if buildsFields && Field.buildsTextLines { field.line = "\(arg.label): \(v) (\(AMQPText.utcTime(v)))" }
         case .shortstr:
-            guard let length = reader.readUInt8(), let bytes = reader.readBytes(Int(length)) else { return nil }
-            let text = AMQPText.shortString(bytes)
-            value = .string(text)
-            field.value = .string(text)
+            guard let length = reader.readUInt8(), let bytes = reader.readBytes(Int(length)) else { return false }
+            value = .string(AMQPText.shortString(bytes))
         case .longstr:
-            guard let length32 = reader.readUInt32() else { return nil }
+            guard let length32 = reader.readUInt32() else { return false }
             let length = Int(length32)
             let bytes: ArraySlice<UInt8>
             if length > reader.remaining {
@@ -102,33 +143,13 @@ struct AMQPArgumentReader {
                 bytes = reader.readBytes(length) ?? []
             }
             value = .longString(bytes, length: length)
-            if !buildsFields {
-                // Kept in `values` only.
-            } else if AMQPArgumentReader.secretArguments.contains(arg.name) {
-                field.value = .secret(AMQPText.escaped(bytes.prefix(AMQPOptions.longStringPreviewBytes)))
-            } else {
-                field.value = Preview.value(of: bytes, length: length, limit: AMQPOptions.longStringPreviewBytes)
-            }
-        case .table where !buildsFields:
-            guard let clean = AMQPFieldTableDecoder.checkTable(&reader, depthLimit: options.effectiveTableDepth) else { return nil }
-            if !clean { needsFullDecode = true }
-            value = .table(field)
         case .table:
-            guard let table = tables.readTable(&reader, base: base, key: arg.key, label: arg.label) else { return nil }
-            problems += tables.problems
-            tables.problems = []
-            value = .table(table)
-            field = table
+            guard let clean = AMQPFieldTableDecoder.checkTable(&reader, depthLimit: options.effectiveTableDepth) else { return false }
+            if !clean { needsFullDecode = true }
+            value = .table(Self.bare)
         }
-        field.range = (base + start)..<(base + reader.offset)
         values.append(arg, value)
-        return field
-    }
-
-    /// Reads one argument into `values` (for `buildsFields` off); false when the bytes ran out.
-    mutating func skim(_ arg: AMQPArgumentSpec) -> Bool {
-        if case .some = read(arg) { return true }
-        return false
+        return true
     }
 
     /// Closes the current bit octet: bits past the last bit argument are reserved.

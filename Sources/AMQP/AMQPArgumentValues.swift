@@ -46,6 +46,14 @@ struct AMQPArgumentValues {
 
     /// The values without tables and long strings: what is worth keeping across frames.
     var withoutBulk: AMQPArgumentValues {
+        // Most methods (basic.publish, say) have no bulk: the values are kept as they are.
+        let hasBulk = entries.contains { entry in
+            switch entry.value {
+            case .table, .longString: return true
+            default: return false
+            }
+        }
+        guard hasBulk else { return self }
         var kept = AMQPArgumentValues()
         for (spec, value) in entries {
             switch value {
