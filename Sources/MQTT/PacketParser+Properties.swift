@@ -44,6 +44,11 @@ extension PacketParser {
         var what: String { label.lowercased() }
         guard let length = readVariableByteInteger("\(what) length") else { return nil }
         var children = [Field("length", "Total Length", .int(length), range: start..<offset, textOnly: true)]
+        if length == 0 {
+            // No properties (most packets): the same field as below, without its bookkeeping.
+            fields.append(Field(key, label, range: start..<offset, children: children))
+            return PropertyValues()
+        }
         var values = PropertyValues()
         let outerRegion = region
         let outerEnd = regionEnd
