@@ -203,7 +203,14 @@ public struct MQTTFramer {
                 return .skipped(n, .incompleteAtEnd)
             }
             return .needMore
-        case .bytes?:
+        case .bytes(let slice, let endsSegment)?:
+            // The usual case: a whole PDU at the front of one segment's bytes, taken in one copy.
+            if header.isEmpty, case .value(let length, let n, _) = VariableByteInteger.decode(slice, at: 1),
+               1 + n + length <= slice.count, 1 + n + length <= maxHeldPDUBytes {
+                let cut = slice.startIndex + 1 + n + length
+                if cut == slice.endIndex { popFront() } else { replaceFront(.bytes(slice[cut...], endsSegment: endsSegment)) }
+                return .frame(MQTTFrame(bytes: Array(slice[..<cut]), wireLength: 1 + n + length))
+            }
             guard let one = takeBytes(upTo: 1), let b = one.bytes.first else { return .needMore }
             header.append(b)
             guard header.count >= 2 else { return nil }
