@@ -31,6 +31,8 @@ public struct Field: Sendable, Equatable {
     /// and the line strings — most of a PDU's formatting work — are never made. Default: on.
     @exclusivity(unchecked) nonisolated(unsafe) public static var buildsTextLines = true
 
+    // Inlinable: a call from a decoder (another module) builds the field in place, not a copy of it.
+    @inlinable
     public init(_ key: String, _ label: String, _ value: FieldValue = .none, line: @autoclosure () -> String? = nil,
                 range: Range<Int>? = nil, children: [Field] = [], isList: Bool = false, textOnly: Bool = false,
                 jsonOnly: Bool = false) {

@@ -55,6 +55,8 @@ struct PacketParser {
         self.bodyStart = bodyStart
         self.offset = bodyStart
         self.regionEnd = wireLength
+        // Most packets have at most eight root fields: one allocation instead of four growths.
+        fields.reserveCapacity(8)
     }
 
     /// End of the held bytes of the packet.

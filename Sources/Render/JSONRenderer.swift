@@ -120,33 +120,35 @@ public struct JSONRenderer: Renderer {
     }
 
     private func members(_ fields: [Field], first: inout Bool, into out: inout ByteSink) {
-        // Through the buffer: each field is read in place, not copied out (a copy retains its strings).
+        // Through pointers: each field is read where it is, never copied (a copy retains its
+        // strings and arrays, then releases them).
         fields.withUnsafeBufferPointer { fields in
-            for i in fields.indices where !fields[i].textOnly { member(fields[i], first: &first, into: &out) }
+            guard let base = fields.baseAddress else { return }
+            for i in fields.indices where !fields[i].textOnly { member(base + i, first: &first, into: &out) }
         }
     }
 
-    private func member(_ f: Field, first: inout Bool, into out: inout ByteSink) {
+    private func member(_ f: UnsafePointer<Field>, first: inout Bool, into out: inout ByteSink) {
         let hasValue: Bool
-        if case .none = f.value { hasValue = false } else { hasValue = true }
-        if !hasValue && f.children.isEmpty { return }
+        if case .none = f.pointee.value { hasValue = false } else { hasValue = true }
+        if !hasValue && f.pointee.children.isEmpty { return }
         if !first { out.literal(",") }
         first = false
-        JSON.escape(f.key, into: &out)
+        JSON.escape(f.pointee.key, into: &out)
         out.literal(":")
-        if f.isList {
-            list(f.children, into: &out)
+        if f.pointee.isList {
+            list(f.pointee.children, into: &out)
         } else if !hasValue {
-            object(f.children, into: &out)
+            object(f.pointee.children, into: &out)
         } else {
-            value(f.value, into: &out)
+            value(f.pointee.value, into: &out)
             // Bytes that are not text are shown as hex: say so, since "00ff" could be either.
-            if case .bytes = f.value {
+            if case .bytes = f.pointee.value {
                 out.literal(",")
-                JSON.escape(f.key + "_encoding", into: &out)
+                JSON.escape(f.pointee.key + "_encoding", into: &out)
                 out.literal(":\"hex\"")
             }
-            if !f.children.isEmpty { members(f.children, first: &first, into: &out) }
+            if !f.pointee.children.isEmpty { members(f.pointee.children, first: &first, into: &out) }
         }
     }
 

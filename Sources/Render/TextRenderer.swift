@@ -48,10 +48,7 @@ public struct TextRenderer: Renderer {
             if !pdu.problems.isEmpty { out.append(paint(" [\(pdu.problems.count) problem\(pdu.problems.count == 1 ? "" : "s")]", "31")) }
             out.literal("\n")
             if options.showTree {
-                // Through the buffer: each field is read in place, not copied out (a copy retains its strings).
-                pdu.fields.withUnsafeBufferPointer { fields in
-                    for i in fields.indices { field(fields[i], depth: 1, into: &out) }
-                }
+                fields(pdu.fields, depth: 1, into: &out)
             }
             for p in pdu.problems {
                 out.literal("    ")
@@ -75,19 +72,26 @@ public struct TextRenderer: Renderer {
     /// Indentation by depth, made once.
     private static let indents = (0..<24).map { String(repeating: "    ", count: $0) }
 
-    private func field(_ f: Field, depth: Int, into out: inout ByteSink) {
-        if f.jsonOnly { return }
+    /// The fields of `fields` and their children, read through pointers: never copied (a copy
+    /// retains each field's strings and arrays, then releases them).
+    private func fields(_ fields: [Field], depth: Int, into out: inout ByteSink) {
+        fields.withUnsafeBufferPointer { fields in
+            guard let base = fields.baseAddress else { return }
+            for i in fields.indices { field(base + i, depth: depth, into: &out) }
+        }
+    }
+
+    private func field(_ f: UnsafePointer<Field>, depth: Int, into out: inout ByteSink) {
+        if f.pointee.jsonOnly { return }
         out.append(depth < TextRenderer.indents.count ? TextRenderer.indents[depth] : String(repeating: "    ", count: depth))
-        if let line = f.line {
+        if let line = f.pointee.line {
             out.append(line)
         } else {
-            out.append(f.label)
-            appendValue(f.value, into: &out)
+            out.append(f.pointee.label)
+            appendValue(f.pointee.value, into: &out)
         }
         out.literal("\n")
-        f.children.withUnsafeBufferPointer { children in
-            for i in children.indices { field(children[i], depth: depth + 1, into: &out) }
-        }
+        if !f.pointee.children.isEmpty { fields(f.pointee.children, depth: depth + 1, into: &out) }
     }
 
     /// `: value` as `display` shows it (nothing for no value), written into the sink in pieces.
