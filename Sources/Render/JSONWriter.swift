@@ -76,6 +76,8 @@ struct ByteSink {
     var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: storage.base, count: storage.count) }
 
     mutating func append(_ s: String) {
+        // Native strings lend their bytes as they are; others are made contiguous first.
+        if let done: Void = s.utf8.withContiguousStorageIfAvailable({ append(bytes: $0) }) { return done }
         var s = s
         s.withUTF8 { append(bytes: $0) }
     }
@@ -182,27 +184,31 @@ extension JSON {
     /// A JSON string literal of `s`, appended byte by byte: UTF-8 multi-byte sequences never hold
     /// a quote, a backslash or a control byte, so escaping bytes is escaping characters.
     static func escape(_ s: String, into out: inout ByteSink) {
+        if let done: Void = s.utf8.withContiguousStorageIfAvailable({ escape(bytes: $0, into: &out) }) { return done }
         var s = s
-        s.withUTF8 { p in
-            out.append(byte: 0x22)
-            if JSON.needsNoEscape(p) {
-                out.append(bytes: p)
-            } else {
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                for u in p {
-                    switch u {
-                    case 0x22: out.append(byte: 0x5C); out.append(byte: 0x22)
-                    case 0x5C: out.append(byte: 0x5C); out.append(byte: 0x5C)
-                    case 0x0A: out.append(byte: 0x5C); out.append(byte: UInt8(ascii: "n"))
-                    case 0x0D: out.append(byte: 0x5C); out.append(byte: UInt8(ascii: "r"))
-                    case 0x09: out.append(byte: 0x5C); out.append(byte: UInt8(ascii: "t"))
-                    case 0..<0x20:
-                        for b in [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(u >> 4)], hex[Int(u & 0xF)]] { out.append(byte: b) }
-                    default: out.append(byte: u)
-                    }
+        s.withUTF8 { escape(bytes: $0, into: &out) }
+    }
+
+    /// The bytes of a string, escaped between quotes.
+    static func escape(bytes p: UnsafeBufferPointer<UInt8>, into out: inout ByteSink) {
+        out.append(byte: 0x22)
+        if JSON.needsNoEscape(p) {
+            out.append(bytes: p)
+        } else {
+            let hex: [UInt8] = Array("0123456789abcdef".utf8)
+            for u in p {
+                switch u {
+                case 0x22: out.append(byte: 0x5C); out.append(byte: 0x22)
+                case 0x5C: out.append(byte: 0x5C); out.append(byte: 0x5C)
+                case 0x0A: out.append(byte: 0x5C); out.append(byte: UInt8(ascii: "n"))
+                case 0x0D: out.append(byte: 0x5C); out.append(byte: UInt8(ascii: "r"))
+                case 0x09: out.append(byte: 0x5C); out.append(byte: UInt8(ascii: "t"))
+                case 0..<0x20:
+                    for b in [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(u >> 4)], hex[Int(u & 0xF)]] { out.append(byte: b) }
+                default: out.append(byte: u)
                 }
             }
-            out.append(byte: 0x22)
         }
+        out.append(byte: 0x22)
     }
 }
