@@ -55,8 +55,10 @@ struct PacketParser {
         self.bodyStart = bodyStart
         self.offset = bodyStart
         self.regionEnd = wireLength
-        // Most packets have at most eight root fields: one allocation instead of four growths.
-        fields.reserveCapacity(8)
+        // One allocation instead of three or four growths, of the size growth would reach: a
+        // PUBLISH has up to eight root fields, an acknowledgement four. (More would cost memory:
+        // a segment can hold thousands of small packets, all decoded before any is printed.)
+        fields.reserveCapacity(type == .publish ? 8 : 4)
     }
 
     /// End of the held bytes of the packet.
