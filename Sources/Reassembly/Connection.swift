@@ -22,10 +22,9 @@ final class Connection {
     func side(of source: Endpoint) -> FlowSide { source == client ? .clientToServer : .serverToClient }
 
     subscript(side: FlowSide) -> HalfStream {
-        // Borrowed, not copied: reading one property must not copy the half-stream's arrays.
-        _read {
-            if side == .clientToServer { yield toServer } else { yield toClient }
-        }
+        // A plain getter (a copy retains the half-stream's arrays): a `_read` coroutine on a
+        // class allocates its frame on every access.
+        get { side == .clientToServer ? toServer : toClient }
         _modify {
             if side == .clientToServer { yield &toServer } else { yield &toClient }
         }
