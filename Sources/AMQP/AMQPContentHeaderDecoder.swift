@@ -138,26 +138,26 @@ struct AMQPContentHeaderDecoder {
 
     /// The properties people look for first, as `name=value` pairs.
     static func summary(_ values: AMQPArgumentValues) -> String {
-        var line = SummaryLine("", capacity: 128)
+        var line = ByteSink(capacity: 128)
         var first = true
         for (prop, value) in values.entries {
             switch value {
             case .string, .int, .table: break
             default: continue
             }
-            if !first { line.add(" ") }
+            if !first { line.literal(" ") }
             first = false
-            line.add(prop.name)
-            line.add("=")
+            line.append(prop.name)
+            line.literal("=")
             switch value {
-            case .string(let s): line.add(AMQPText.summaryValue(s, limit: 40))
-            case .int(let v) where prop.type == .timestamp: line.add(AMQPText.utcTime(UInt64(max(v, 0))))
-            case .int(let v): line.add(v)
-            case .table(let table): line.add(table.children.count)
+            case .string(let s): line.append(AMQPText.summaryValue(s, limit: 40))
+            case .int(let v) where prop.type == .timestamp: line.append(AMQPText.utcTime(UInt64(max(v, 0))))
+            case .int(let v): line.append(v)
+            case .table(let table): line.append(table.children.count)
             default: break
             }
         }
-        return line.text
+        return line.take()
     }
 
     private func short(_ isWhole: Bool, _ what: String, range: Range<Int>) -> Problem {

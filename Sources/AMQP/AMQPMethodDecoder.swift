@@ -133,41 +133,41 @@ extension AMQPMethodDecoder {
             return parts.joined(separator: " ")
         default:
             // The frequent case (basic.publish, deliver, ack…): built as bytes, no parts array.
-            var line = SummaryLine("", capacity: 96)
-            line.add(spec.fullName)
+            var line = ByteSink(capacity: 96)
+            line.append(spec.fullName)
             appendSummaryParts(values, to: &line)
-            return line.text
+            return line.take()
         }
     }
 
     /// `summaryParts(values, skipping: [])`, each part after a space, straight into `line`.
-    private static func appendSummaryParts(_ values: AMQPArgumentValues, to line: inout SummaryLine) {
+    private static func appendSummaryParts(_ values: AMQPArgumentValues, to line: inout ByteSink) {
         for (arg, value) in values.entries {
             switch value {
             case .bool(let set):
                 if set {
-                    line.add(" ")
-                    line.add(arg.name)
+                    line.literal(" ")
+                    line.append(arg.name)
                 }
             case .int(let v):
                 // The ticket of access control is deprecated and always zero.
                 if arg.name == "ticket" && v == 0 { continue }
-                line.add(" ")
-                line.add(arg.name)
-                line.add("=")
-                line.add(v)
+                line.literal(" ")
+                line.append(arg.name)
+                line.literal("=")
+                line.append(v)
             case .string(let s):
                 if !s.isEmpty {
-                    line.add(" ")
-                    line.add(arg.name)
-                    line.add("=")
-                    line.add(AMQPText.summaryValue(s))
+                    line.literal(" ")
+                    line.append(arg.name)
+                    line.literal("=")
+                    line.append(AMQPText.summaryValue(s))
                 }
             case .longString, .table:
                 // Rare in frequent methods: the general path words them.
                 for part in summaryParts(AMQPArgumentValues(single: arg, value), skipping: []) {
-                    line.add(" ")
-                    line.add(part)
+                    line.literal(" ")
+                    line.append(part)
                 }
             }
         }

@@ -67,31 +67,32 @@ extension PacketParser {
                     "MQTT 5.0 §3.3.2.3.2", range: payload.start..<(payload.start + payload.length))
         }
         // `head shownTopic (n bytes)extras`, built once (this runs for every PUBLISH).
-        var line = SummaryLine("PUBLISH")
+        var line = ByteSink(capacity: 80)
+        line.literal("PUBLISH")
         if let id = packetID {
-            line.add(" id=")
-            line.add(id)
+            line.literal(" id=")
+            line.append(id)
         }
-        line.add(" QoS ")
-        line.add(qos)
-        line.add(" ")
-        line.add(shownTopic)
-        line.add(" (")
-        line.add(payload.length)
-        line.add(" bytes)")
-        line.add(extras)
-        return line.text
+        line.literal(" QoS ")
+        line.append(qos)
+        line.literal(" ")
+        line.append(shownTopic)
+        line.literal(" (")
+        line.append(payload.length)
+        line.literal(" bytes)")
+        line.append(extras)
+        return line.take()
     }
 
     /// PUBACK, PUBREC, PUBREL, PUBCOMP (MQTT 5.0 §3.4–3.7): packet id, then in 5.0 an optional
     /// reason code (absent: 0x00 Success) and optional properties.
     mutating func parsePublishResponse() -> String {
         guard let id = packetIdentifier() else { return type.name }
-        var line = SummaryLine("")
-        line.add(type.name)
-        line.add(" id=")
-        line.add(id)
-        var summary = line.text
+        var line = ByteSink(capacity: 32)
+        line.append(type.name)
+        line.literal(" id=")
+        line.append(id)
+        var summary = line.take()
         guard version == .v5 else { return summary }
         if isAtRegionEnd {
             fields.append(reasonCodeField(.success, range: nil, implied: true))

@@ -1,0 +1,129 @@
+/// UTF-8 text built with plain byte writes into a raw staging buffer (an array append checks
+/// uniqueness and capacity per call, and a String append its storage and encoding, which costs
+/// far more than the bytes): a renderer's output for one event, handed over in one copy, or a
+/// decoder's summary line, made a String once (`take`).
+public struct ByteSink {
+    /// The staging buffer: a class, so copies of the sink share it and it is freed once.
+    /// Usable from inline code: the appends are inlined into renderers and decoders (another
+    /// module), where most of their cost would otherwise be the call.
+    @usableFromInline final class Storage {
+        @usableFromInline @exclusivity(unchecked) var base: UnsafeMutablePointer<UInt8>
+        @usableFromInline @exclusivity(unchecked) var count = 0
+        @usableFromInline @exclusivity(unchecked) var capacity: Int
+
+        @usableFromInline init(capacity: Int) {
+            self.capacity = max(capacity, 64)
+            base = .allocate(capacity: self.capacity)
+        }
+
+        deinit { base.deallocate() }
+
+        @inlinable @inline(__always) func reserve(_ extra: Int) {
+            if count + extra > capacity { grow(extra) }
+        }
+
+        @usableFromInline @inline(never) func grow(_ extra: Int) {
+            var grown = capacity * 2
+            while grown < count + extra { grown *= 2 }
+            let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+            moved.update(from: base, count: count)
+            base.deallocate()
+            base = moved
+            capacity = grown
+        }
+    }
+
+    @usableFromInline let storage: Storage
+
+    public init(capacity: Int = 4096) { storage = Storage(capacity: capacity) }
+
+    /// The bytes written so far.
+    @inlinable
+    public var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: storage.base, count: storage.count) }
+
+    @inlinable
+    public mutating func append(_ s: String) {
+        // Native strings lend their bytes as they are; others are made contiguous first.
+        if let done: Void = s.utf8.withContiguousStorageIfAvailable({ append(bytes: $0) }) { return done }
+        var s = s
+        s.withUTF8 { append(bytes: $0) }
+    }
+
+    /// A literal: its bytes are in the binary, so no String is made or inspected.
+    @inlinable
+    public mutating func literal(_ s: StaticString) {
+        s.withUTF8Buffer { append(bytes: $0) }
+    }
+
+    @inlinable
+    public mutating func append(bytes p: UnsafeBufferPointer<UInt8>) {
+        guard let from = p.baseAddress, !p.isEmpty else { return }
+        storage.reserve(p.count)
+        (storage.base + storage.count).update(from: from, count: p.count)
+        storage.count += p.count
+    }
+
+    @inlinable
+    public mutating func append(byte b: UInt8) {
+        storage.reserve(1)
+        storage.base[storage.count] = b
+        storage.count += 1
+    }
+
+    /// Decimal digits, written in place.
+    @inlinable
+    public mutating func append(_ n: Int) {
+        storage.reserve(20)
+        if n < 0 {
+            storage.base[storage.count] = UInt8(ascii: "-")
+            storage.count += 1
+        }
+        var v = n.magnitude
+        let start = storage.count
+        repeat {
+            storage.base[storage.count] = UInt8(ascii: "0") + UInt8(v % 10)
+            storage.count += 1
+            v /= 10
+        } while v > 0
+        var digits = UnsafeMutableBufferPointer(start: storage.base + start, count: storage.count - start)
+        digits.reverse()
+    }
+
+    /// `.` and the fraction of the second with the timestamp's digits (nothing for 0 digits).
+    public mutating func appendFraction(_ t: Timestamp) {
+        let digits = t.fractionalDigits
+        guard digits > 0 else { return }
+        var v = t.nanoseconds
+        for _ in digits..<9 { v /= 10 }
+        storage.reserve(digits + 1)
+        storage.base[storage.count] = UInt8(ascii: ".")
+        for i in stride(from: digits, through: 1, by: -1) {
+            storage.base[storage.count + i] = UInt8(ascii: "0") + UInt8(v % 10)
+            v /= 10
+        }
+        storage.count += digits + 1
+    }
+
+    /// Lets `write` append to `bytes` through a sink: one copy of its output per call. A sink
+    /// given is emptied and reused (its buffer is kept from call to call).
+    public static func borrowing(_ bytes: inout [UInt8], reusing sink: ByteSink? = nil, _ write: (inout ByteSink) -> Void) {
+        var sink = sink ?? ByteSink()
+        sink.storage.count = 0
+        write(&sink)
+        bytes.append(contentsOf: sink.bytes)
+    }
+
+    /// The text that `write` makes, for renderers asked for a String.
+    public static func text(_ write: (inout [UInt8]) -> Void) -> String {
+        var bytes: [UInt8] = []
+        write(&bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The bytes as text, emptying the sink (its capacity is kept).
+    public mutating func take() -> String {
+        let s = String(decoding: bytes, as: UTF8.self)
+        storage.count = 0
+        return s
+    }
+}
