@@ -9,10 +9,7 @@ struct AMQPArgumentReader {
     let options: AMQPOptions
     var problems: [Problem] = []
     var values = AMQPArgumentValues()
-    /// False for `PDUDetail.facts`: only `values` are kept, the returned fields are bare, and a
-    /// field table is checked, not decoded (its value is then an empty table).
-    var buildsFields = true
-    /// Set when a field table would need the full decoder to report a problem (`buildsFields` off).
+    /// Set by `skim` when a field table it checked would need the full decoder to report a problem.
     private(set) var needsFullDecode = false
 
     private var tables: AMQPFieldTableDecoder
@@ -20,7 +17,8 @@ struct AMQPArgumentReader {
     private var bitsUsed = 8
     private var bitOffset = 0
 
-    private static let bare = Field("", "")
+    /// The value `skim` gives a field table it checks but does not decode.
+    private static let undecodedTable = Field("", "")
 
     /// Arguments that carry credentials; shown as secrets.
     static let secretArguments: Set<String> = ["response", "new-secret"]
@@ -32,14 +30,14 @@ struct AMQPArgumentReader {
         self.tables = AMQPFieldTableDecoder(options: options)
     }
 
-    /// Reads one argument; nil when the bytes ran out (the caller reports that). With
-    /// `buildsFields` off, only `values` grows and the field returned is a bare placeholder.
+    /// Reads one argument into `values` and its field; nil when the bytes ran out (the caller
+    /// reports that). `skim` reads the value alone.
     mutating func read(_ arg: AMQPArgumentSpec) -> Field? {
-        if arg.type == .table && buildsFields { return readTableField(arg) }
+        if arg.type == .table { return readTableField(arg) }
         if arg.type != .bit { finishBits() }
         let start = reader.offset
         guard skim(arg) else { return nil }
-        guard buildsFields, let value = values.entries.last?.value else { return Self.bare }
+        let value = values.entries[values.entries.count - 1].value
         var field = Field(arg.key, arg.label)
         field.range = (base + start)..<(base + reader.offset)
         switch (arg.type, value) {
@@ -146,7 +144,7 @@ struct AMQPArgumentReader {
         case .table:
             guard let clean = AMQPFieldTableDecoder.checkTable(&reader, depthLimit: options.effectiveTableDepth) else { return false }
             if !clean { needsFullDecode = true }
-            value = .table(Self.bare)
+            value = .table(Self.undecodedTable)
         }
         values.append(arg, value)
         return true

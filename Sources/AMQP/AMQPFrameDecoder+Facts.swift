@@ -30,7 +30,6 @@ extension AMQPFrameDecoder {
             let id = AMQPMethodID(classID: classID, methodID: methodID)
             guard Self.factsMethods.contains(id), let spec = id.spec else { return nil }
             var args = AMQPArgumentReader(r.readRest(), base: 11, options: options)
-            args.buildsFields = false
             args.values.reserve(spec.arguments.count)
             for arg in spec.arguments {
                 guard args.skim(arg) else { return nil }
@@ -67,7 +66,6 @@ extension AMQPFrameDecoder {
               let flags = r.readUInt16(), flags & 1 == 0, let cls = AMQPSpec.class(id: classID) else { return nil }
         let properties = cls.properties
         var reader = AMQPArgumentReader(r.readRest(), base: 7 + r.offset, options: options)
-        reader.buildsFields = false
         reader.values.reserve(properties.count)
         for bit in 0..<15 where flags >> UInt16(15 - bit) & 1 == 1 {
             guard bit < properties.count, reader.skim(properties[bit]) else { return nil }
