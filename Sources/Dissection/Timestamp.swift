@@ -44,30 +44,13 @@ public struct Timestamp: Sendable, Equatable, Comparable {
     }
 
     /// The date and time to the second, `2026-11-22T04:06:21`: what `iso8601` puts before the
-    /// fraction. Renderers cache it per second and add the fraction with `appendFraction(to:)`.
+    /// fraction. Renderers cache it per second and add the fraction with `ByteSink.appendFraction`.
     public var iso8601Seconds: String {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secOfDay = Int(seconds - days * 86_400)
         let (y, m, d) = Timestamp.civil(fromDays: days)
         return pad(Int(y), 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T" + pad(secOfDay / 3600, 2) + ":"
             + pad(secOfDay / 60 % 60, 2) + ":" + pad(secOfDay % 60, 2)
-    }
-
-    /// Appends `.` and the fraction of the second with `fractionalDigits` digits (nothing for 0
-    /// digits), building no string on the heap.
-    public func appendFraction(to out: inout String) {
-        guard fractionalDigits > 0 else { return }
-        var v = nanoseconds
-        for _ in fractionalDigits..<9 { v /= 10 }
-        let n = fractionalDigits + 1
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: n) { buffer in
-            buffer[0] = UInt8(ascii: ".")
-            for i in stride(from: n - 1, through: 1, by: -1) {
-                buffer[i] = UInt8(ascii: "0") + UInt8(v % 10)
-                v /= 10
-            }
-            out.append(String(decoding: UnsafeBufferPointer(buffer), as: UTF8.self))
-        }
     }
 
     /// Time of day only, `04:06:21.123456`, for compact text output.
