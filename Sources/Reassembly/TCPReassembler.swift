@@ -50,6 +50,8 @@ public struct TCPReassembler {
 
     public var activeConnections: Int { connections.count }
     public var bufferedBytes: Int { totalBuffered }
+    /// Memory charged for the windows of recently delivered bytes (`DeliveredWindow`), all connections.
+    public var retainedDeliveredBytes: Int { totalRecent }
 
     /// Feeds one segment seen at capture time `time` (seconds); events are appended to `events`.
     public mutating func process(_ segment: TCPSegment, time: Double, into events: inout [ReassemblyEvent]) {
@@ -132,7 +134,6 @@ public struct TCPReassembler {
 
     private mutating func close(_ key: FlowKey, reason: CloseReason, into events: inout [ReassemblyEvent]) {
         guard var conn = connections.removeValue(forKey: key) else { return }
-        totalRecent -= conn.toServer.recent.retainedCost + conn.toClient.recent.retainedCost
         for side in [FlowSide.clientToServer, .serverToClient] {
             flushPending(side: side, conn: &conn, reason: .unfilledAtClose, into: &events)
             if !conn[side].finished {
@@ -140,6 +141,8 @@ public struct TCPReassembler {
                 events.append(.ended(stream: conn.stream, side: side))
             }
         }
+        // After the flush: delivering the held data adds to the window it releases here.
+        totalRecent -= conn.toServer.recent.retainedCost + conn.toClient.recent.retainedCost
         events.append(.closed(stream: conn.stream, reason: reason))
         closedAt[key] = conn.lastSeen
     }
@@ -160,6 +163,8 @@ public struct TCPReassembler {
         for (key, _) in waiting.sorted(by: { $0.stream < $1.stream }) {
             guard var conn = connections[key] else { continue }
             expireHoles(conn: &conn, into: &events)
+            // The data released may end with the FIN that finishes the connection.
+            if conn.isFinished { close(key, reason: .fin, into: &events) }
         }
         closedAt = closedAt.filter { now - $0.value < limits.idleTimeout }
     }

@@ -239,6 +239,43 @@ struct TCPReassemblerTests {
         #expect(r.bufferedBytes == 0)
     }
 
+    @Test("a hole given up in a quiet connection that releases the last FIN closes it then (fin), not later as idle")
+    func quietHoleReleasesFin() {
+        var r = TCPReassembler(limits: ReassemblyLimits(idleTimeout: 60, holeTimeout: 5))
+        var events: [ReassemblyEvent] = []
+        r.process(seg(true, 100, "", [.syn]), time: 0, into: &events)
+        r.process(seg(false, 500, "", [.syn, .ack], ack: 101), time: 0, into: &events)
+        r.process(seg(false, 501, "", [.fin, .ack], ack: 101), time: 1, into: &events)
+        r.process(seg(true, 101, "abc"), time: 1, into: &events)
+        r.process(seg(true, 107, "ghi", [.fin, .ack]), time: 2, into: &events)
+        let other = Endpoint(address: .v4(9), port: 40_000)
+        r.process(TCPSegment(source: other, destination: server, sequence: 1, acknowledgement: 0, flags: [.syn], payload: []),
+                  time: 8, into: &events)
+        #expect(events.contains { if case .closed(0, .fin) = $0 { return true } else { return false } })
+        #expect(r.activeConnections == 1, "only the other connection is left")
+        #expect(r.flushedConnections == 0)
+    }
+
+    @Test("the delivered-bytes windows are all released when every connection has closed, held data included")
+    func deliveredWindowsReleased() {
+        var r = TCPReassembler()
+        var events: [ReassemblyEvent] = []
+        // Two connections, each closing with data held behind a hole (delivered by the close).
+        for (i, port) in [50_001, 50_002].enumerated() {
+            let c = Endpoint(address: .v4(0x7F00_0001), port: UInt16(port))
+            func s(_ seq: UInt32, _ text: String, _ flags: TCPFlags = [.ack]) -> TCPSegment {
+                TCPSegment(source: c, destination: server, sequence: seq, acknowledgement: 0, flags: flags, payload: Array(text.utf8)[...])
+            }
+            r.process(s(100, "", [.syn]), time: Double(i), into: &events)
+            r.process(s(101, "abc"), time: Double(i), into: &events)
+            r.process(s(107, "ghi"), time: Double(i), into: &events)
+        }
+        #expect(r.retainedDeliveredBytes > 0)
+        r.flushAll(into: &events)
+        #expect(r.activeConnections == 0)
+        #expect(r.retainedDeliveredBytes == 0)
+    }
+
     @Test("a retransmission is compared with the recently delivered segments, not only the last", arguments: [
         ("an older segment, one byte changed", seg(true, 101, "abXd"), [">conflict 1"]),
         ("spanning two older segments", seg(true, 103, "cdEFgh"), [">conflict 2"]),
