@@ -19,7 +19,8 @@ import Testing
         var description: String { "#\(frame) stream \(stream) \(direction) \(facts) \(problems)" }
     }
 
-    static func registry(_ detail: PDUDetail) -> ProtocolRegistry {
+    /// The default ports, and those a sample's `.args` file assigns with `--decode-as PORT=PROTO`.
+    static func registry(_ detail: PDUDetail, for path: String) -> ProtocolRegistry {
         var mqtt = MQTTOptions()
         mqtt.detail = detail
         var amqp = AMQPOptions()
@@ -27,6 +28,11 @@ import Testing
         var registry = ProtocolRegistry()
         registry.register("mqtt", ports: [1883]) { MQTTConnectionDissector(info: $0, options: mqtt) }
         registry.register("amqp", ports: [5672]) { AMQPConnectionDissector(info: $0, options: amqp) }
+        let args = GoldenTests.arguments(for: URL(fileURLWithPath: path).lastPathComponent)
+        for (option, value) in zip(args, args.dropFirst()) where option == "--decode-as" {
+            let parts = value.split(separator: "=")
+            if parts.count == 2, let port = UInt16(parts[0]) { _ = registry.assign(port: port, to: String(parts[1])) }
+        }
         return registry
     }
 
@@ -34,7 +40,7 @@ import Testing
     static func run(_ path: String, _ detail: PDUDetail) throws -> (seen: [Seen], table: String, fast: [String: Int]) {
         var reader = try CaptureFileReader(path: path)
         defer { reader.close() }
-        let pipeline = Pipeline(registry: registry(detail))
+        let pipeline = Pipeline(registry: registry(detail, for: path))
         var table = TableRenderer(options: RenderOptions(showSecrets: false, color: false, showTree: true, maxTableRows: 1000))
         var seen: [Seen] = []
         var fast: [String: Int] = [:]
@@ -69,6 +75,7 @@ import Testing
         let tree = try Self.run(capture, .tree)
         let facts = try Self.run(capture, .facts)
         #expect(tree.fast.isEmpty, "the tree detail never takes the fast path")
+        #expect(!tree.seen.isEmpty, "the capture has PDUs to compare")
         #expect(facts.seen.count == tree.seen.count)
         for (a, b) in zip(tree.seen, facts.seen) where a != b {
             Issue.record("tree: \(a)\nfacts: \(b)")
