@@ -89,7 +89,7 @@ public enum MQTTDecoder {
         let type = MQTTPacketType(rawValue: first >> 4)
         let flags = first & 0x0F
         facts.type = type
-        let typeField = fixedHeaderField(first, type: type)
+        let typeField = fixedHeaderField(first)
 
         let lengthStart = 1
         let declared: Int
@@ -180,23 +180,17 @@ public enum MQTTDecoder {
         return Int(bytes[s + at])
     }
 
-    /// The first byte, bit by bit: type, then DUP/QoS/RETAIN for PUBLISH or the reserved flags.
-    /// The fixed-header field of every first byte, for the usual type of its upper four bits: the
-    /// bit lines are the same for every packet that starts with that byte, so they are made once.
-    private static let fixedHeaderFields: [Field] = (0...255).map {
-        makeFixedHeaderField(UInt8($0), type: MQTTPacketType(rawValue: UInt8($0) >> 4), withLines: true)
-    }
+    /// The fixed-header field of every first byte: the type, then DUP/QoS/RETAIN for PUBLISH or
+    /// the reserved flags, bit by bit. The same for every packet that starts with that byte, so
+    /// made once, bit lines included (whatever `Field.buildsTextLines` says).
+    private static let fixedHeaderFields: [Field] = (0...255).map { makeFixedHeaderField(UInt8($0)) }
 
-    static func fixedHeaderField(_ first: UInt8, type: MQTTPacketType) -> Field {
-        // A type other than the upper bits' own (15 read as reserved before 5.0) is made afresh.
-        type.rawValue == first >> 4 && type != .reserved ? fixedHeaderFields[Int(first)] : makeFixedHeaderField(first, type: type)
-    }
+    static func fixedHeaderField(_ first: UInt8) -> Field { fixedHeaderFields[Int(first)] }
 
-    /// `withLines` makes the bit lines whatever `Field.buildsTextLines` says (for the cache, made once).
-    private static func makeFixedHeaderField(_ first: UInt8, type: MQTTPacketType, withLines: Bool = false) -> Field {
+    private static func makeFixedHeaderField(_ first: UInt8) -> Field {
+        let type = MQTTPacketType(rawValue: first >> 4)
         let flags = first & 0x0F
         var children: [Field] = []
-        var childLines: [String] = []
         if type == .publish {
             let dup = flags & 0x08 != 0
             let qos = Int((flags >> 1) & 0b11)
@@ -206,22 +200,15 @@ public enum MQTTDecoder {
                 Field("qos", "QoS Level", .int(qos), range: 0..<1),
                 Field("retain", "Retain", .bool(retain), range: 0..<1),
             ]
-            if withLines || Field.buildsTextLines {
-                childLines = [BitLine.line(first, mask: 0x08, "DUP Flag: \(BitLine.set(dup))"),
-                              BitLine.line(first, mask: 0x06, "QoS Level: \(BitLine.qosName(qos)) (\(qos))"),
-                              BitLine.line(first, mask: 0x01, "Retain: \(BitLine.set(retain))")]
-            }
+            children[0].line = BitLine.line(first, mask: 0x08, "DUP Flag: \(BitLine.set(dup))")
+            children[1].line = BitLine.line(first, mask: 0x06, "QoS Level: \(BitLine.qosName(qos)) (\(qos))")
+            children[2].line = BitLine.line(first, mask: 0x01, "Retain: \(BitLine.set(retain))")
         } else {
             children = [Field("reserved_flags", "Reserved", .int(Int(flags)), range: 0..<1, textOnly: true)]
-            if withLines || Field.buildsTextLines {
-                childLines = [BitLine.line(first, mask: 0x0F, "Reserved: 0x\(hexByte(flags))")]
-            }
+            children[0].line = BitLine.line(first, mask: 0x0F, "Reserved: 0x\(hexByte(flags))")
         }
-        for i in childLines.indices { children[i].line = childLines[i] }
         var field = Field("type", "Message Type", .string(type.name), range: 0..<1, children: children)
-        if withLines || Field.buildsTextLines {
-            field.line = BitLine.line(first, mask: 0xF0, "Message Type: \(type.longName) (\(type.rawValue))")
-        }
+        field.line = BitLine.line(first, mask: 0xF0, "Message Type: \(type.longName) (\(type.rawValue))")
         return field
     }
 }
