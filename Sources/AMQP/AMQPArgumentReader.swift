@@ -9,8 +9,6 @@ struct AMQPArgumentReader {
     let options: AMQPOptions
     var problems: [Problem] = []
     var values = AMQPArgumentValues()
-    /// Set by `skim` when a field table it checked would need the full decoder to report a problem.
-    private(set) var needsFullDecode = false
 
     private var tables: AMQPFieldTableDecoder
     private var bitOctet: UInt8 = 0
@@ -96,8 +94,8 @@ struct AMQPArgumentReader {
     }
 
     /// Reads one argument's value into `values`, building no field; false when the bytes ran
-    /// out. A field table is checked, not decoded: its value is an empty table, and
-    /// `needsFullDecode` says whether decoding it would report a problem.
+    /// out. A field table is checked, not decoded (its value is an empty table): false too when
+    /// decoding it would report a problem, which only the full decoder words.
     mutating func skim(_ arg: AMQPArgumentSpec) -> Bool {
         if arg.type != .bit { finishBits() }
         let start = reader.offset
@@ -142,8 +140,7 @@ struct AMQPArgumentReader {
             }
             value = .longString(bytes, length: length)
         case .table:
-            guard let clean = AMQPFieldTableDecoder.checkTable(&reader, depthLimit: options.effectiveTableDepth) else { return false }
-            if !clean { needsFullDecode = true }
+            guard AMQPFieldTableDecoder.checkTable(&reader, depthLimit: options.effectiveTableDepth) == true else { return false }
             value = .table(Self.undecodedTable)
         }
         values.append(arg, value)

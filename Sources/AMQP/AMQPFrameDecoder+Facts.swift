@@ -5,10 +5,7 @@ extension AMQPFrameDecoder {
     /// repeats per message. Others (connection and channel methods, closes, returns) are rare
     /// and carry what summaries show, so they are decoded in full.
     static let factsMethods: Set<AMQPMethodID> = [
-        .basicPublish, .basicDeliver, .basicGetOK,
-        AMQPMethodID(classID: 60, methodID: 80), // basic.ack
-        AMQPMethodID(classID: 60, methodID: 90), // basic.reject
-        AMQPMethodID(classID: 60, methodID: 120), // basic.nack
+        .basicPublish, .basicDeliver, .basicGetOK, .basicAck, .basicReject, .basicNack,
     ]
 
     /// The fast path of `PDUDetail.facts`: a whole, well-ended frame of a frequent kind, read
@@ -35,7 +32,7 @@ extension AMQPFrameDecoder {
                 guard args.skim(arg) else { return nil }
             }
             args.finishBits()
-            guard args.reader.remaining == 0, args.problems.isEmpty, !args.needsFullDecode else { return nil }
+            guard args.reader.remaining == 0, args.problems.isEmpty else { return nil }
             decoded.method = AMQPMethodDecoder.Result(id: id, spec: spec, values: args.values)
             facts = PDUFacts(kind: spec.fullName)
         case .header:
@@ -70,7 +67,7 @@ extension AMQPFrameDecoder {
         for bit in 0..<15 where flags >> UInt16(15 - bit) & 1 == 1 {
             guard bit < properties.count, reader.skim(properties[bit]) else { return nil }
         }
-        guard reader.reader.remaining == 0, reader.problems.isEmpty, !reader.needsFullDecode else { return nil }
+        guard reader.reader.remaining == 0, reader.problems.isEmpty else { return nil }
         return AMQPContentHeaderDecoder.Result(classID: classID, bodySize: bodySize, properties: reader.values)
     }
 }

@@ -34,6 +34,9 @@ public struct AMQPMethodID: RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let basicReturn = AMQPMethodID(classID: 60, methodID: 50)
     public static let basicDeliver = AMQPMethodID(classID: 60, methodID: 60)
     public static let basicGetOK = AMQPMethodID(classID: 60, methodID: 71)
+    public static let basicAck = AMQPMethodID(classID: 60, methodID: 80)
+    public static let basicReject = AMQPMethodID(classID: 60, methodID: 90)
+    public static let basicNack = AMQPMethodID(classID: 60, methodID: 120)
 
     /// The spec's description of the method, if it defines one.
     public var spec: AMQPMethodSpec? { AMQPSpec.method(classID: classID, methodID: methodID) }
