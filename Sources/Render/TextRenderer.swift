@@ -94,13 +94,13 @@ public struct TextRenderer: Renderer {
         if !f.pointee.children.isEmpty { fields(f.pointee.children, depth: depth + 1, into: &out) }
     }
 
-    /// `: value` as `display` shows it (nothing for no value), written into the sink in pieces.
+    /// `: value` for the text tree (nothing for no value), written into the sink in pieces.
     private func appendValue(_ v: FieldValue, into out: inout ByteSink) {
         switch v {
         case .none:
             return
         case .bool(let b):
-            out.append(b ? ": True" : ": False")
+            out.literal(b ? ": True" : ": False")
         case .int(let i):
             out.literal(": ")
             out.append(i)
@@ -113,28 +113,23 @@ public struct TextRenderer: Renderer {
             if s.utf8.count < length { out.literal("…") }
             out.literal(" (")
             out.append(length)
-            out.append(length == 1 ? " byte)" : " bytes)")
-        case .bytes, .secret:
-            out.literal(": ")
-            out.append(display(v))
-        }
-    }
-
-    func display(_ v: FieldValue) -> String {
-        switch v {
-        case .none: return ""
-        case .bool(let b): return b ? "True" : "False"
-        case .int(let i): return String(i)
-        case .string(let s): return s.isEmpty ? "\"\"" : s
-        case .text(let s, let length):
-            let cut = s.utf8.count < length ? "…" : ""
-            return "\(JSON.string(s))\(cut) (\(length) byte\(length == 1 ? "" : "s"))"
+            out.literal(length == 1 ? " byte)" : " bytes)")
         case .bytes(let preview, let length):
             let shown = preview.prefix(options.hexPreviewBytes)
-            let cut = shown.count < length ? "…" : ""
-            return "\(Preview.hex(shown))\(cut) (\(length) byte\(length == 1 ? "" : "s"), hex)"
+            out.literal(": ")
+            out.append(Preview.hex(shown))
+            if shown.count < length { out.literal("…") }
+            out.literal(" (")
+            out.append(length)
+            out.literal(length == 1 ? " byte, hex)" : " bytes, hex)")
         case .secret(let s):
-            return options.showSecrets ? s : "\(hiddenSecret) (use --show-secrets)"
+            out.literal(": ")
+            if options.showSecrets {
+                out.append(s)
+            } else {
+                out.append(hiddenSecret)
+                out.literal(" (use --show-secrets)")
+            }
         }
     }
 }
