@@ -26,9 +26,12 @@ public struct Field: Sendable, Equatable {
     /// In JSON only, left out of the text tree (a name that the text line already shows, say).
     public var jsonOnly: Bool
 
-    /// Whether decoders build the text-tree `line`s. Only the text renderer shows them; a program
-    /// that prints JSON or tables alone (proto-dissect does) turns this off once, before decoding,
-    /// and the line strings — most of a PDU's formatting work — are never made. Default: on.
+    /// Whether `Field.init` keeps the text-tree `line` it is given (the autoclosure is not even
+    /// called when off). Only the text renderer shows lines, and without them it prints
+    /// `label: value`; a program that prints JSON or tables alone (proto-dissect does) turns this
+    /// off once, before decoding, and most line strings are never made. Lines that decoders make
+    /// once and cache (MQTT fixed headers, implied reason codes, AMQP frame lines) are kept
+    /// whatever this says. Default: on.
     @exclusivity(unchecked) nonisolated(unsafe) public static var buildsTextLines = true
 
     // Inlinable: a call from a decoder (another module) builds the field in place, not a copy of it.

@@ -4,8 +4,8 @@ public enum PDUDetail: Sendable, Equatable {
     /// The field tree and summary line, as text and JSON show them. The default.
     case tree
     /// `DissectedPDU.facts` and the problems, without the field tree or the summary's detail,
-    /// for the PDUs a decoder has a fast path for (the frequent ones: MQTT PUBLISH and its
-    /// acknowledgements, AMQP basic.publish/deliver/ack, content headers and bodies). A PDU
+    /// for the PDUs a decoder has a fast path for (the frequent ones; `MQTTOptions.detail` and
+    /// `AMQPOptions.detail` list them). A PDU
     /// whose fast path finds anything unusual is decoded in full instead, so its problems are
     /// the same as in `.tree`. Tables need no more.
     case facts
@@ -156,7 +156,13 @@ public struct PDUFacts: Sendable, Equatable {
 
     /// The facts of a decoded field tree, in one pass over its root fields (derived keys live at
     /// the root; a depth-first search could find an argument or message property of the same
-    /// name), and depth-first only for a CONNECT's client id and version and a close's reply.
+    /// name). The root keys read: `method`, `type` (an MQTT fixed header, whose children give
+    /// `qos` and `retain`), `frame_type`, `topic`, `payload_length`, `channel`, `version`, `queue`,
+    /// `acked_count`, `message` (its `method`, `exchange`, `routing_key`, `body_size`) and
+    /// `sasl_user`, `vhost`, `client_product`, `client_version`, `client_platform`. Depth-first
+    /// only where no root key is found: the kind (`method`, `type`, `frame_type`), a PUBLISH's
+    /// `topic`, a CONNECT's `client_id` and `version`, and a close's `reply_code`,
+    /// `reply_code_name`, `reply_text` and `failed_method`.
     public init(deriving pdu: DissectedPDU) {
         var method, type, frameType: String?
         var identity = ClientIdentity()

@@ -26,7 +26,7 @@ public enum Preview {
             }
         }
         // Control characters other than tab, newline and CR make it binary; then the standard
-        // library validates the UTF-8 in one pass. Both over the contiguous bytes, no per-byte checks.
+        // library validates the UTF-8 in one pass. Both over the contiguous bytes, without per-byte bounds checks.
         return body.withUnsafeBufferPointer { p -> String? in
             for b in p where b < 0x20 || b == 0x7F {
                 if b != 0x09 && b != 0x0A && b != 0x0D { return nil }

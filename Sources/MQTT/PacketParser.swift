@@ -56,8 +56,9 @@ struct PacketParser {
         self.offset = bodyStart
         self.regionEnd = wireLength
         // One allocation instead of three or four growths, of the size growth would reach: a
-        // PUBLISH has up to eight root fields, an acknowledgement four. (More would cost memory:
-        // a segment can hold thousands of small packets, all decoded before any is printed.)
+        // PUBLISH has up to seven root fields (nine with a topic alias), an acknowledgement up to
+        // four. (More would cost memory: a segment can hold thousands of small packets, all
+        // decoded before any is printed.)
         fields.reserveCapacity(type == .publish ? 8 : 4)
     }
 

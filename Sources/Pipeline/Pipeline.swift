@@ -29,7 +29,7 @@ public struct PipelineStatistics: Sendable {
     public var pdus = 0
     public var problems = 0
     public var gapBytes = 0
-    /// Out-of-order bytes given up because a buffering limit was reached.
+    /// Out-of-order bytes given up because a buffering limit or the hole timeout was reached.
     public var droppedByLimits = 0
     /// Connections flushed before their end by the idle timeout or the connection limit.
     public var flushedConnections = 0

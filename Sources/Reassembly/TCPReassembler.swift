@@ -34,7 +34,7 @@ public struct TCPReassembler {
     /// Capture time of the segment being processed.
     private var now = 0.0
 
-    /// Bytes given up because a limit was hit, over the whole run.
+    /// Bytes given up because a buffering limit or the hole timeout was hit, over the whole run.
     public private(set) var droppedByLimits = 0
     /// Connections flushed early by the connection limit or the idle timeout.
     public private(set) var flushedConnections = 0

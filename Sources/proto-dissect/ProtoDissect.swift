@@ -208,7 +208,7 @@ struct ProtoDissect: ParsableCommand {
     /// One line on standard error when a limit made the run drop data, so it is never silent.
     func reportLimits(_ s: PipelineStatistics, source: String) {
         var parts: [String] = []
-        if s.droppedByLimits > 0 { parts.append("\(s.droppedByLimits) out-of-order bytes given up at the buffer limits (--max-stream-buffer, --max-total-buffer)") }
+        if s.droppedByLimits > 0 { parts.append("\(s.droppedByLimits) out-of-order bytes given up at the buffer limits or the hole timeout (--max-stream-buffer, --max-total-buffer, --hole-timeout)") }
         if s.flushedConnections > 0 { parts.append("\(s.flushedConnections) connections flushed early (--idle-timeout, --max-connections)") }
         if !parts.isEmpty { warn("\(source): " + parts.joined(separator: "; ")) }
     }
