@@ -15,13 +15,6 @@ enum AMQPArgumentValue: Equatable {
 struct AMQPArgumentValues {
     private(set) var entries: [(spec: AMQPArgumentSpec, value: AMQPArgumentValue)] = []
 
-    init() {}
-
-    /// One value alone.
-    init(single spec: AMQPArgumentSpec, _ value: AMQPArgumentValue) {
-        entries = [(spec, value)]
-    }
-
     mutating func reserve(_ count: Int) {
         entries.reserveCapacity(count)
     }

@@ -127,10 +127,11 @@ extension AMQPMethodDecoder {
                 let failed = AMQPMethodID(classID: UInt16(truncatingIfNeeded: classID), methodID: UInt16(truncatingIfNeeded: methodID))
                 parts.append("(\(failed))")
             }
-            if spec.methodName == "return" {
-                parts += summaryParts(values, skipping: ["reply-code", "reply-text"])
-            }
-            return parts.joined(separator: " ")
+            guard spec.methodName == "return" else { return parts.joined(separator: " ") }
+            var line = ByteSink(capacity: 128)
+            line.append(parts.joined(separator: " "))
+            appendSummaryParts(values, skipping: ["reply-code", "reply-text"], to: &line)
+            return line.take()
         default:
             // The frequent case (basic.publish, deliver, ack…): built as bytes, no parts array.
             var line = ByteSink(capacity: 96)
@@ -140,9 +141,11 @@ extension AMQPMethodDecoder {
         }
     }
 
-    /// `summaryParts(values, skipping: [])`, each part after a space, straight into `line`.
-    private static func appendSummaryParts(_ values: AMQPArgumentValues, to line: inout ByteSink) {
-        for (arg, value) in values.entries {
+    /// The arguments people read in a summary, each as ` name=value` (a set bit as ` name`),
+    /// straight into `line`: not the zero ticket, empty strings, tables, secrets, or long strings
+    /// that are empty, longer than 60 bytes or not text.
+    private static func appendSummaryParts(_ values: AMQPArgumentValues, skipping: Set<String> = [], to line: inout ByteSink) {
+        for (arg, value) in values.entries where skipping.isEmpty || !skipping.contains(arg.name) {
             switch value {
             case .bool(let set):
                 if set {
@@ -163,36 +166,18 @@ extension AMQPMethodDecoder {
                     line.literal("=")
                     line.append(AMQPText.summaryValue(s))
                 }
-            case .longString, .table:
-                // Rare in frequent methods: the general path words them.
-                for part in summaryParts(AMQPArgumentValues(single: arg, value), skipping: []) {
-                    line.literal(" ")
-                    line.append(part)
-                }
-            }
-        }
-    }
-
-    private static func summaryParts(_ values: AMQPArgumentValues, skipping: Set<String>) -> [String] {
-        var parts: [String] = []
-        for (arg, value) in values.entries where !skipping.contains(arg.name) {
-            switch value {
-            case .bool(let set):
-                if set { parts.append(arg.name) }
-            case .int(let v):
-                // The ticket of access control is deprecated and always zero.
-                if arg.name == "ticket" && v == 0 { continue }
-                parts.append("\(arg.name)=\(v)")
-            case .string(let s):
-                if !s.isEmpty { parts.append("\(arg.name)=\(AMQPText.summaryValue(s))") }
             case .longString(let bytes, let length):
                 if AMQPArgumentReader.secretArguments.contains(arg.name) || length == 0 || length > 60 { continue }
-                if let text = Preview.utf8Text(bytes) { parts.append("\(arg.name)=\(AMQPText.summaryValue(text))") }
+                if let text = Preview.utf8Text(bytes) {
+                    line.literal(" ")
+                    line.append(arg.name)
+                    line.literal("=")
+                    line.append(AMQPText.summaryValue(text))
+                }
             case .table:
                 continue
             }
         }
-        return parts
     }
 }
 
