@@ -4,13 +4,7 @@ public struct Timestamp: Sendable, Equatable, Comparable {
     public var nanoseconds: UInt32
     /// Digits printed after the decimal point (0…9): the capture's precision, e.g. 3 for a
     /// pcapng interface with millisecond timestamps, 6 for microseconds, 9 for nanoseconds.
-    public private(set) var fractionalDigits: Int
-
-    /// Nanosecond precision (9 digits; else microseconds, 6 digits).
-    public var nanosecondPrecision: Bool {
-        get { fractionalDigits > 6 }
-        set { fractionalDigits = newValue ? 9 : 6 }
-    }
+    public let fractionalDigits: Int
 
     public init(seconds: Int64, nanoseconds: UInt32, nanosecondPrecision: Bool = false) {
         self.init(seconds: seconds, nanoseconds: nanoseconds, fractionalDigits: nanosecondPrecision ? 9 : 6)

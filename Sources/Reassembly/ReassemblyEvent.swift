@@ -28,8 +28,6 @@ public enum GapReason: String, Sendable {
     case bufferLimit = "buffer limit reached"
     /// Data waited behind a hole for longer than the hole timeout; the hole was given up.
     case holeTimeout = "hole timeout"
-    /// The connection ended with a hole still open.
-    case unfilledAtClose = "hole never filled"
 }
 
 /// What reassembly hands on: ordered stream bytes and what happened to the stream.

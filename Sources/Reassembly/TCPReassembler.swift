@@ -135,7 +135,7 @@ public struct TCPReassembler {
     private mutating func close(_ key: FlowKey, reason: CloseReason, into events: inout [ReassemblyEvent]) {
         guard var conn = connections.removeValue(forKey: key) else { return }
         for side in [FlowSide.clientToServer, .serverToClient] {
-            flushPending(side: side, conn: &conn, reason: .unfilledAtClose, into: &events)
+            flushPending(side: side, conn: &conn, reason: .lostSegment, into: &events)
             if !conn[side].finished {
                 conn[side].finished = true
                 events.append(.ended(stream: conn.stream, side: side))
@@ -296,7 +296,7 @@ public struct TCPReassembler {
                 conn[side].bufferedBytes = 0
                 return
             }
-            skipHole(side: side, conn: &conn, reason: reason == .unfilledAtClose ? .lostSegment : reason, into: &events)
+            skipHole(side: side, conn: &conn, reason: reason, into: &events)
         }
     }
 
