@@ -123,13 +123,14 @@ public struct TableRenderer: Renderer {
             }
             if let message = facts.message { notePublish(message) }
             if let queue = facts.queue { noteQueue(queue, count: facts.ackedCount ?? 1, kind: kind) }
-            let isClose = kind == "channel.close" || kind == "connection.close"
-            if isClose, facts.close != nil, closes.count >= options.maxTableRows {
-                untrackedCloses += 1
-            } else if isClose, let close = facts.close {
-                closes.append(CloseRow(stream: ctx.stream, byClient: direction == .toServer, method: kind,
-                                       code: close.replyCode, codeName: close.replyCodeName,
-                                       text: close.replyText ?? "", failedMethod: close.failedMethod))
+            if kind == "channel.close" || kind == "connection.close", let close = facts.close {
+                if closes.count < options.maxTableRows {
+                    closes.append(CloseRow(stream: ctx.stream, byClient: direction == .toServer, method: kind,
+                                           code: close.replyCode, codeName: close.replyCodeName,
+                                           text: close.replyText ?? "", failedMethod: close.failedMethod))
+                } else {
+                    untrackedCloses += 1
+                }
             }
             for p in pdu.problems { noteProblem(p) }
         case .streamNote(_, let p), .captureNote(let p):

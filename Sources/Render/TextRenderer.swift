@@ -42,9 +42,9 @@ public struct TextRenderer: Renderer {
             out.literal(" [stream ")
             out.append(ctx.stream)
             out.literal("] ")
-            out.append(options.color ? paint(pdu.protocolName.uppercased(), "36") : pdu.protocolName.uppercased())
+            out.append(paint(pdu.protocolName.uppercased(), "36"))
             out.literal(" ")
-            out.append(options.color ? paint(pdu.summary, "1") : pdu.summary)
+            out.append(paint(pdu.summary, "1"))
             if !pdu.problems.isEmpty { out.append(paint(" [\(pdu.problems.count) problem\(pdu.problems.count == 1 ? "" : "s")]", "31")) }
             out.literal("\n")
             if options.showTree {
