@@ -16,12 +16,15 @@ swift build -c release --product proto-dissect 2>&1 | grep -E "error|Compiling|B
 bin=$(swift build -c release --show-bin-path)/proto-dissect
 
 timing=$(mktemp)
-trap 'rm -f "$timing"' EXIT
+failed=$(mktemp)
+trap 'rm -f "$timing" "$failed"' EXIT
 # best SECONDS and PEAK_KB of RUNS runs of a command (its output goes to /dev/null)
 best() {
     local t m bt="" bm="" i
     for ((i = 0; i < RUNS; i++)); do
-        /usr/bin/time -o "$timing" -f "%e %M" "$@" >/dev/null 2>/dev/null || true
+        # A run that fails is still timed (so the table prints), but the script then fails: a fast
+        # crash must not pass for a fast run.
+        /usr/bin/time -o "$timing" -f "%e %M" "$@" >/dev/null 2>/dev/null || echo "$*" >>"$failed"
         read -r t m < <(tail -1 "$timing")
         if [ -z "$bt" ] || awk "BEGIN{exit !($t < $bt)}"; then bt=$t; fi
         if [ -z "$bm" ] || [ "$m" -lt "$bm" ]; then bm=$m; fi
@@ -55,4 +58,9 @@ if [ "$REPEAT" -gt 1 ]; then
     row "proto-dissect --format json, capture x$REPEAT" "$t_big" "$m_big"
     echo "memory as the capture grows x$REPEAT: $(awk "BEGIN{printf \"%.1f\", $m_json/1024}") MB -> $(awk "BEGIN{printf \"%.1f\", $m_big/1024}") MB"
     rm -f "$big"
+fi
+if [ -s "$failed" ]; then
+    echo "FAILED (times above are not valid for these):" >&2
+    sort -u "$failed" >&2
+    exit 1
 fi

@@ -87,6 +87,7 @@ struct CommandLineTests {
             guard let m = line["mqtt"] as? [String: Any], let id = m["client_id"] as? String, let s = line["stream"] as? Int else { return nil }
             return (s, id)
         }
+        #expect(clientIDs.count == 9, "one CONNECT per connection: \(clientIDs)")
         #expect(Set(clientIDs.map(\.0)).count == clientIDs.count, "a stream number has two CONNECTs: \(clientIDs)")
         let table = try dissect(["--format", "table", a, b])
         let rows = table.stdout.split(separator: "\n").filter { $0.hasPrefix("     ") && $0.contains("127.0.0.1:") }
