@@ -137,6 +137,7 @@ def amqp_consumer(port, index, count, ready):
     ch.queue_declare(queue, durable=False)
     ch.queue_bind(queue, "bench.direct", routing_key=queue)
     ch.basic_qos(prefetch_count=200)
+    ready.set()  # the queue is bound: publishers may start
     got = 0
     nacked = set()
     started = time.time()
@@ -172,7 +173,7 @@ def amqp_main(port, publishers, each):
         p.join(DEADLINE)
         if p.is_alive():
             p.terminate()
-    print(f"amqp: {publishers} publishers x {each} = {publishers * each} publishes, delivered and acked")
+    print(f"amqp: {publishers} publishers x {each} = {publishers * each} publishes sent")
 
 
 if __name__ == "__main__":
