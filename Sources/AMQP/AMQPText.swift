@@ -44,35 +44,7 @@ enum AMQPText {
     static func utcTime(_ seconds: UInt64) -> String {
         // Beyond year 9999 a date says nothing useful.
         guard seconds < 253_402_300_800 else { return "beyond year 9999" }
-        let s = Int(seconds)
-        let days = s / 86_400
-        let rest = s % 86_400
-        // Howard Hinnant's days-to-civil algorithm.
-        let z = days + 719_468
-        let era = z / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        // Written as ASCII digits into one buffer: no intermediate strings.
-        var out: [UInt8] = Array("0000-00-00T00:00:00Z".utf8)
-        func put(_ v: Int, at end: Int, digits: Int) {
-            var v = v
-            for i in stride(from: end, to: end - digits, by: -1) {
-                out[i] = UInt8(ascii: "0") + UInt8(v % 10)
-                v /= 10
-            }
-        }
-        put(year, at: 3, digits: 4)
-        put(month, at: 6, digits: 2)
-        put(day, at: 9, digits: 2)
-        put(rest / 3600, at: 12, digits: 2)
-        put(rest % 3600 / 60, at: 15, digits: 2)
-        put(rest % 60, at: 18, digits: 2)
-        return String(decoding: out, as: UTF8.self)
+        return Timestamp(seconds: Int64(seconds), nanoseconds: 0, fractionalDigits: 0).iso8601Seconds + "Z"
     }
 
     /// A value for a summary line: bare when simple, quoted when empty or spaced, cut when long.

@@ -24,18 +24,7 @@ public struct Timestamp: Sendable, Equatable, Comparable {
     }
 
     /// ISO 8601 in UTC with `fractionalDigits` fractional digits, e.g. `2026-11-22T04:06:21.123456Z`.
-    public var iso8601: String {
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secOfDay = Int(seconds - days * 86_400)
-        let (y, m, d) = Timestamp.civil(fromDays: days)
-        var s = ""
-        s.reserveCapacity(32)
-        s += pad(Int(y), 4); s += "-"; s += pad(m, 2); s += "-"; s += pad(d, 2)
-        s += "T"; s += pad(secOfDay / 3600, 2); s += ":"; s += pad(secOfDay / 60 % 60, 2); s += ":"; s += pad(secOfDay % 60, 2)
-        s += fraction
-        s += "Z"
-        return s
-    }
+    public var iso8601: String { iso8601Seconds + fraction + "Z" }
 
     /// The date and time to the second, `2026-11-22T04:06:21`: what `iso8601` puts before the
     /// fraction. Renderers cache it per second and add the fraction with `ByteSink.appendFraction`.
@@ -43,8 +32,30 @@ public struct Timestamp: Sendable, Equatable, Comparable {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secOfDay = Int(seconds - days * 86_400)
         let (y, m, d) = Timestamp.civil(fromDays: days)
-        return pad(Int(y), 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T" + pad(secOfDay / 3600, 2) + ":"
-            + pad(secOfDay / 60 % 60, 2) + ":" + pad(secOfDay % 60, 2)
+        guard (0...9999).contains(y) else {
+            return pad(Int(y), 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T" + pad(secOfDay / 3600, 2) + ":"
+                + pad(secOfDay / 60 % 60, 2) + ":" + pad(secOfDay % 60, 2)
+        }
+        // ASCII into one buffer, then one String: AMQP timestamps are formatted per message.
+        return String(unsafeUninitializedCapacity: 19) { out in
+            func put(_ v: Int, digits: Int, endingAt end: Int) {
+                var v = v
+                for i in stride(from: end, to: end - digits, by: -1) {
+                    out[i] = UInt8(ascii: "0") + UInt8(v % 10)
+                    v /= 10
+                }
+            }
+            for (i, separator) in [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":")] as [(Int, Unicode.Scalar)] {
+                out[i] = UInt8(ascii: separator)
+            }
+            put(Int(y), digits: 4, endingAt: 3)
+            put(m, digits: 2, endingAt: 6)
+            put(d, digits: 2, endingAt: 9)
+            put(secOfDay / 3600, digits: 2, endingAt: 12)
+            put(secOfDay / 60 % 60, digits: 2, endingAt: 15)
+            put(secOfDay % 60, digits: 2, endingAt: 18)
+            return 19
+        }
     }
 
     /// Time of day only, `04:06:21.123456`, for compact text output.
