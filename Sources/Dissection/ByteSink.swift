@@ -1,7 +1,8 @@
 /// UTF-8 text built with plain byte writes into a raw staging buffer (an array append checks
 /// uniqueness and capacity per call, and a String append its storage and encoding, which costs
 /// far more than the bytes): a renderer's output for one event, handed over in one copy, or a
-/// decoder's summary line, made a String once (`take`).
+/// decoder's summary line, made a String once (`take`). Its buffer is a reference: copies of a
+/// sink write into the same bytes, which lets a renderer keep one sink from event to event.
 public struct ByteSink {
     /// The staging buffer: a class, so copies of the sink share it and it is freed once.
     /// Usable from inline code: the appends are inlined into renderers and decoders (another
@@ -104,26 +105,14 @@ public struct ByteSink {
         storage.count += digits + 1
     }
 
-    /// Lets `write` append to `bytes` through a sink: one copy of its output per call. A sink
-    /// given is emptied and reused (its buffer is kept from call to call).
-    public static func borrowing(_ bytes: inout [UInt8], reusing sink: ByteSink? = nil, _ write: (inout ByteSink) -> Void) {
-        var sink = sink ?? ByteSink()
-        sink.storage.count = 0
-        write(&sink)
-        bytes.append(contentsOf: sink.bytes)
-    }
-
-    /// The text that `write` makes, for renderers asked for a String.
-    public static func text(_ write: (inout [UInt8]) -> Void) -> String {
-        var bytes: [UInt8] = []
-        write(&bytes)
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
     /// The bytes as text, emptying the sink (its capacity is kept).
     public mutating func take() -> String {
         let s = String(decoding: bytes, as: UTF8.self)
-        storage.count = 0
+        removeAll()
         return s
     }
+
+    /// Empties the sink; its capacity is kept.
+    @inlinable
+    public mutating func removeAll() { storage.count = 0 }
 }
