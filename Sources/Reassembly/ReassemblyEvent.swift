@@ -4,6 +4,9 @@ import Packets
 public enum FlowSide: Sendable, Hashable {
     case clientToServer
     case serverToClient
+
+    /// The other direction of the connection.
+    var opposite: FlowSide { self == .clientToServer ? .serverToClient : .clientToServer }
 }
 
 /// Why a connection ended.

@@ -360,7 +360,3 @@ public struct TCPReassembler {
         }
     }
 }
-
-extension FlowSide {
-    var opposite: FlowSide { self == .clientToServer ? .serverToClient : .clientToServer }
-}
