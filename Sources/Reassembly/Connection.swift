@@ -6,9 +6,9 @@ final class Connection {
     let stream: Int
     let client: Endpoint
     let server: Endpoint
+    let toServer = HalfStream()
+    let toClient = HalfStream()
     // Accessed from one thread, one access at a time: no runtime exclusivity checks.
-    @exclusivity(unchecked) var toServer = HalfStream()
-    @exclusivity(unchecked) var toClient = HalfStream()
     @exclusivity(unchecked) var lastSeen: Double
     @exclusivity(unchecked) var reset = false
 
@@ -21,14 +21,7 @@ final class Connection {
 
     func side(of source: Endpoint) -> FlowSide { source == client ? .clientToServer : .serverToClient }
 
-    subscript(side: FlowSide) -> HalfStream {
-        // A plain getter (a copy retains the half-stream's arrays): a `_read` coroutine on a
-        // class allocates its frame on every access.
-        get { side == .clientToServer ? toServer : toClient }
-        _modify {
-            if side == .clientToServer { yield &toServer } else { yield &toClient }
-        }
-    }
+    subscript(side: FlowSide) -> HalfStream { side == .clientToServer ? toServer : toClient }
 
     var isFinished: Bool { toServer.finished && toClient.finished }
 }

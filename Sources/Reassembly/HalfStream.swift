@@ -1,5 +1,7 @@
 /// One direction of a connection: where the next in-order byte is, and what is held out of order.
-struct HalfStream {
+/// A class: the reassembler reads and updates it where its connection holds it, without copying
+/// its arrays on every access.
+final class HalfStream {
     struct Pending {
         var sequence: UInt32
         var bytes: ArraySlice<UInt8>
@@ -8,16 +10,16 @@ struct HalfStream {
     }
 
     /// Sequence number of the next byte to deliver; nil until the first segment fixes it.
-    var nextSequence: UInt32?
+    @exclusivity(unchecked) var nextSequence: UInt32?
     /// Out-of-order segments, sorted by sequence.
-    var pending: [Pending] = []
-    var bufferedBytes = 0
+    @exclusivity(unchecked) var pending: [Pending] = []
+    @exclusivity(unchecked) var bufferedBytes = 0
     /// Capture time since which the first hole has held data back; nil while nothing is held.
-    var holeSince: Double?
+    @exclusivity(unchecked) var holeSince: Double?
     /// The highest acknowledgement number the other side has sent for this direction's bytes:
     /// the receiver holds every byte before it, whether or not the capture does.
-    var peerAcknowledged: UInt32?
+    @exclusivity(unchecked) var peerAcknowledged: UInt32?
     /// Recently delivered bytes, to compare retransmissions against.
-    var recent = DeliveredWindow()
-    var finished = false
+    @exclusivity(unchecked) var recent = DeliveredWindow()
+    @exclusivity(unchecked) var finished = false
 }

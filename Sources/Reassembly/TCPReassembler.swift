@@ -249,7 +249,7 @@ public struct TCPReassembler {
     }
 
     private mutating func hold(_ piece: HalfStream.Pending, side: FlowSide, conn: inout Connection, into events: inout [ReassemblyEvent]) {
-        var half = conn[side]
+        let half = conn[side]
         guard !piece.bytes.isEmpty || piece.missing > 0 || piece.fin else { return }
         // Keep sorted by sequence; an exact duplicate is dropped (first copy wins).
         var index = half.pending.endIndex
@@ -267,7 +267,6 @@ public struct TCPReassembler {
         half.pending.insert(piece, at: index)
         half.bufferedBytes += piece.bytes.count
         totalBuffered += piece.bytes.count
-        conn[side] = half
         if half.bufferedBytes > limits.maxBufferedBytesPerDirection || totalBuffered > limits.maxBufferedBytesTotal {
             flushPending(side: side, conn: &conn, reason: .bufferLimit, into: &events)
         }
