@@ -28,8 +28,17 @@ public enum Preview {
         // Control characters other than tab, newline and CR make it binary; then the standard
         // library validates the UTF-8 in one pass. Both over the contiguous bytes, without per-byte bounds checks.
         return body.withUnsafeBufferPointer { p -> String? in
-            for b in p where b < 0x20 || b == 0x7F {
-                if b != 0x09 && b != 0x0A && b != 0x0D { return nil }
+            var high: UInt8 = 0
+            for b in p {
+                high |= b
+                if b < 0x20 || b == 0x7F, b != 0x09 && b != 0x0A && b != 0x0D { return nil }
+            }
+            // All ASCII (the common case) is valid as it is: copied without the generic validator.
+            if high < 0x80 {
+                return String(unsafeUninitializedCapacity: p.count) { out in
+                    _ = out.initialize(fromContentsOf: p)
+                    return p.count
+                }
             }
             return String(validating: p, as: UTF8.self)
         }

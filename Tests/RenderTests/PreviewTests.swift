@@ -1,0 +1,51 @@
+import Dissection
+import Testing
+import TestSupport
+
+@Suite("Payload previews")
+struct PreviewTests {
+    @Test("UTF-8 text: ASCII and multi-byte text are kept, control characters and invalid UTF-8 are not")
+    func utf8TextCases() {
+        #expect(Preview.utf8Text(ArraySlice("sensors/kitchen/temp".utf8)) == "sensors/kitchen/temp")
+        #expect(Preview.utf8Text(ArraySlice("a\tb\r\nc".utf8)) == "a\tb\r\nc")
+        #expect(Preview.utf8Text(ArraySlice("température 21 °C ✓".utf8)) == "température 21 °C ✓")
+        #expect(Preview.utf8Text([]) == "")
+        #expect(Preview.utf8Text([0x61, 0x00, 0x62]) == nil)      // NUL
+        #expect(Preview.utf8Text([0x61, 0x7F]) == nil)            // DEL
+        #expect(Preview.utf8Text([0x61, 0x1B, 0x5B]) == nil)      // ESC
+        #expect(Preview.utf8Text([0x61, 0xFF, 0x62]) == nil)      // never valid in UTF-8
+        #expect(Preview.utf8Text([0xC3, 0x28]) == nil)            // a lead byte without its continuation
+        #expect(Preview.utf8Text([0xED, 0xA0, 0x80]) == nil)      // an encoded surrogate
+        #expect(Preview.utf8Text([0xC0, 0xAF]) == nil)            // an overlong encoding of "/"
+        // A sequence cut by the preview limit: dropped only when the caller says the tail was cut.
+        let cut: [UInt8] = Array("ab✓".utf8).dropLast()
+        #expect(Preview.utf8Text(cut[...]) == nil)
+        #expect(Preview.utf8Text(cut[...], allowCutTail: true) == "ab")
+    }
+
+    @Test("UTF-8 text: the ASCII fast path and the validating path agree with the standard library on random bytes")
+    func utf8TextMatchesStandardLibrary() {
+        var rng = SplitMix64(seed: 0x5EED_7E47)
+        var textCount = 0
+        for round in 0..<20_000 {
+            let count = Int(rng.next() % 24)
+            // Mostly printable ASCII, some rounds with high bytes, a few with control characters.
+            let bytes: [UInt8] = (0..<count).map { _ in
+                let r = rng.next()
+                switch round % 4 {
+                case 0, 1: return UInt8(0x20 + r % 0x5F)
+                case 2: return r % 5 == 0 ? UInt8(0x80 + r % 0x80) : UInt8(0x20 + r % 0x5F)
+                default: return UInt8(truncatingIfNeeded: r)
+                }
+            }
+            let hasControl = bytes.contains { ($0 < 0x20 || $0 == 0x7F) && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }
+            let expected = hasControl ? nil : String(validating: bytes, as: UTF8.self)
+            let got = Preview.utf8Text(bytes[...])
+            #expect(got == expected, "bytes \(bytes)")
+            if got != nil { textCount += 1 }
+            if got != expected { break }
+        }
+        // Both outcomes occurred often enough for the comparison to mean something.
+        #expect(textCount > 5_000 && textCount < 19_000)
+    }
+}
