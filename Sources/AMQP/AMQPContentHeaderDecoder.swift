@@ -26,6 +26,8 @@ struct AMQPContentHeaderDecoder {
         }
         result.classID = classID
         result.bodySize = bodySize
+        // Sized once: growing an array of fields one append at a time reallocates it.
+        result.fields.reserveCapacity(5)
         result.fields.append(Field("class_id", "Class", .int(Int(classID)),
                                    line: AMQPTextLines.classID(classID),
                                    range: 7..<9))
@@ -39,8 +41,9 @@ struct AMQPContentHeaderDecoder {
                                    range: 11..<19))
 
         // Property flags: 15 presence bits per word, most significant first; bit 0 continues.
-        var flags: [Bool] = []
+        // Flag i is bit 15 - i % 15 of word i / 15; almost always there is one word.
         var words: [UInt16] = []
+        words.reserveCapacity(1)
         let flagsStart = r.offset
         while true {
             guard let word = r.readUInt16() else {
@@ -49,7 +52,6 @@ struct AMQPContentHeaderDecoder {
                 return result
             }
             words.append(word)
-            for bit in stride(from: 15, through: 1, by: -1) { flags.append(word >> UInt16(bit) & 1 == 1) }
             if word & 1 == 0 { break }
             // No class defines more than 15 properties; a run of continuation words is noise.
             if words.count >= 4 {
@@ -59,6 +61,7 @@ struct AMQPContentHeaderDecoder {
                 return result
             }
         }
+        let flags = PropertyFlags(words: words)
         let cls = AMQPSpec.class(id: classID)
         let properties = cls?.properties ?? []
         var flagField = Field("property_flags", "Property flags", .int(Int(words[0])),
@@ -66,6 +69,7 @@ struct AMQPContentHeaderDecoder {
                               range: (7 + flagsStart)..<(7 + r.offset))
         let lines = AMQPContentHeaderDecoder.flagLines(classID: classID, properties: properties)
         // The flag bits are text-only lines: not made when no text tree is printed.
+        if Field.buildsTextLines { flagField.children.reserveCapacity(min(properties.count, flags.count) + 1) }
         for (i, prop) in properties.enumerated() where i < flags.count && Field.buildsTextLines {
             flagField.children.append(Field(lines[i].key, prop.label, .bool(flags[i]),
                                             line: flags[i] ? lines[i].present : lines[i].absent, textOnly: true))
@@ -76,7 +80,7 @@ struct AMQPContentHeaderDecoder {
         }
         result.fields.append(flagField)
 
-        if let undefined = flags.indices.first(where: { flags[$0] && $0 >= properties.count }) {
+        if let undefined = (properties.count..<max(properties.count, flags.count)).first(where: { flags[$0] }) {
             result.problems.append(Problem(.error, "undefined-property",
                                            "property flag \(undefined + 1) is set, but \(cls?.name ?? "class \(classID)") defines only \(properties.count) properties; the properties cannot be decoded past it",
                                            reference: "AMQP 0-9-1 §4.2.6.1", range: flagField.range))
@@ -84,7 +88,9 @@ struct AMQPContentHeaderDecoder {
 
         let propertiesStart = 7 + r.offset
         var reader = AMQPArgumentReader(r.readRest(), base: propertiesStart, options: options)
+        reader.values.reserve(flags.setCount)
         var propertyFields: [Field] = []
+        propertyFields.reserveCapacity(flags.setCount)
         var complete = true
         for (i, prop) in properties.enumerated() where i < flags.count && flags[i] {
             guard var field = reader.read(prop) else {
@@ -99,7 +105,7 @@ struct AMQPContentHeaderDecoder {
             }
             propertyFields.append(field)
         }
-        let undefinedSet = flags.indices.contains { flags[$0] && $0 >= properties.count }
+        let undefinedSet = (properties.count..<max(properties.count, flags.count)).contains { flags[$0] }
         if complete, isWhole, !undefinedSet, reader.reader.remaining > 0 {
             let left = reader.reader.remaining
             let at = reader.base + reader.reader.offset
@@ -114,6 +120,15 @@ struct AMQPContentHeaderDecoder {
         result.problems += reader.problems
         result.propertySummary = AMQPContentHeaderDecoder.summary(reader.values)
         return result
+    }
+
+    /// The presence bits of the property flag words, by property index.
+    struct PropertyFlags {
+        let words: [UInt16]
+        var count: Int { words.count * 15 }
+        subscript(i: Int) -> Bool { words[i / 15] >> UInt16(15 - i % 15) & 1 == 1 }
+        /// How many properties are flagged present.
+        var setCount: Int { words.reduce(0) { $0 + ($1 & 0xFFFE).nonzeroBitCount } }
     }
 
     /// The text lines of the property flag bits, `1... .... .... .... = Content-Type: present`,

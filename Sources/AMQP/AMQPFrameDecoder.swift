@@ -64,11 +64,13 @@ struct AMQPFrameDecoder {
         if options.detail == .facts, framing.isEmpty, let fast = decodeFacts(frame) { return fast }
         var problems = framing
         let size = Int(frame.size)
-        var fields: [Field] = [
-            Field("frame_type", "Type", .string(frame.type.name ?? "unknown"), line: AMQPTextLines.frameType(frame.type), range: 0..<1),
-            Field("channel", "Channel", .int(Int(frame.channel)), range: 1..<3),
-            Field("size", "Length", .int(size), range: 3..<7),
-        ]
+        var fields: [Field] = []
+        // Room for the frame's own fields, a method's four or a content header's five, and the
+        // frame end: growing an array of fields one append at a time reallocates it.
+        fields.reserveCapacity(frame.type == .body ? 6 : 9)
+        fields.append(Field("frame_type", "Type", .string(frame.type.name ?? "unknown"), line: AMQPTextLines.frameType(frame.type), range: 0..<1))
+        fields.append(Field("channel", "Channel", .int(Int(frame.channel)), range: 1..<3))
+        fields.append(Field("size", "Length", .int(size), range: 3..<7))
         var summary: String
         var decoded = Decoded(pdu: DissectedPDU(protocolName: "amqp", summary: "", fields: [], wireLength: frame.wireLength), frame: frame)
 

@@ -59,7 +59,9 @@ struct AMQPMessageAssembly {
 
     /// The `message` field: the method's routing, the properties, and the body preview.
     func field() -> Field {
-        var children: [Field] = [Field("method", "Method", .string(method.fullName))]
+        var children: [Field] = []
+        children.reserveCapacity(Self.routingArguments.count + 6)
+        children.append(Field("method", "Method", .string(method.fullName)))
         for (name, key, label) in Self.routingArguments {
             guard let value = methodValues[name] else { continue }
             switch value {

@@ -25,6 +25,8 @@ struct AMQPMethodDecoder {
         }
         let id = AMQPMethodID(classID: classID, methodID: methodID)
         result.id = id
+        // Sized once: growing an array of fields one append at a time reallocates it.
+        result.fields.reserveCapacity(4)
         result.fields.append(Field("class_id", "Class", .int(Int(classID)),
                                    line: AMQPTextLines.classID(classID),
                                    range: 7..<9))
@@ -47,7 +49,9 @@ struct AMQPMethodDecoder {
         }
         result.spec = spec
         var args = AMQPArgumentReader(r.readRest(), base: 11, options: options)
+        args.values.reserve(spec.arguments.count)
         var argumentFields: [Field] = []
+        argumentFields.reserveCapacity(spec.arguments.count)
         for arg in spec.arguments {
             guard var field = args.read(arg) else {
                 args.problems.append(shortProblem(isWhole, "\(spec.fullName) ends before its \(arg.name) argument (\(arg.type.rawValue))",
