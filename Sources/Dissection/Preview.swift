@@ -33,14 +33,25 @@ public enum Preview {
                 high |= b
                 if b < 0x20 || b == 0x7F, b != 0x09 && b != 0x0A && b != 0x0D { return nil }
             }
-            // All ASCII (the common case) is valid as it is: copied without the generic validator.
-            if high < 0x80 {
-                return String(unsafeUninitializedCapacity: p.count) { out in
-                    _ = out.initialize(fromContentsOf: p)
-                    return p.count
-                }
-            }
-            return String(validating: p, as: UTF8.self)
+            return high < 0x80 ? asciiString(p) : String(validating: p, as: UTF8.self)
+        }
+    }
+
+    /// The bytes as a String when they are well-formed UTF-8, else nil. All-ASCII bytes (topics,
+    /// names, most payloads) skip the standard library's generic validator.
+    public static func validUTF8(_ bytes: ArraySlice<UInt8>) -> String? {
+        bytes.withUnsafeBufferPointer { p -> String? in
+            var high: UInt8 = 0
+            for b in p { high |= b }
+            return high < 0x80 ? asciiString(p) : String(validating: p, as: UTF8.self)
+        }
+    }
+
+    /// ASCII bytes, already checked, as a String.
+    private static func asciiString(_ p: UnsafeBufferPointer<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: p.count) { out in
+            _ = out.initialize(fromContentsOf: p)
+            return p.count
         }
     }
 

@@ -62,7 +62,7 @@ extension PacketParser {
         fields.append(Field("payload", "Message", preview(payload.held, length: payload.length),
                             range: payload.start..<(payload.start + payload.held.count)))
         if payloadFormat == 1, payload.held.count == payload.length,
-           String(validating: payload.held, as: UTF8.self) == nil {
+           Preview.validUTF8(payload.held) == nil {
             problem(.warning, "payload-not-utf8", "The Payload Format Indicator says UTF-8, but the payload is not well-formed UTF-8",
                     "MQTT 5.0 §3.3.2.3.2", range: payload.start..<(payload.start + payload.length))
         }

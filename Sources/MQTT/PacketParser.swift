@@ -201,7 +201,7 @@ struct PacketParser {
         let body = slice(offset..<(offset + Int(length)))
         offset += Int(length)
         let range = start..<offset
-        if let text = String(validating: body, as: UTF8.self) {
+        if let text = Preview.validUTF8(body) {
             if body.contains(0) {
                 error("utf8-null", "The \(what()) contains the null character U+0000", spec.utf8String, range: range)
             }
@@ -261,7 +261,7 @@ struct PacketParser {
 
 /// The text of a credential for `.secret`: the text when UTF-8, else hex.
 func secretText(_ bytes: ArraySlice<UInt8>) -> String {
-    String(validating: bytes, as: UTF8.self) ?? Preview.hex(bytes)
+    Preview.validUTF8(bytes) ?? Preview.hex(bytes)
 }
 
 /// `'text'`-free rendering of topic names in summaries: empty names read `""`.

@@ -17,13 +17,17 @@ struct PreviewTests {
         #expect(Preview.utf8Text([0xC3, 0x28]) == nil)            // a lead byte without its continuation
         #expect(Preview.utf8Text([0xED, 0xA0, 0x80]) == nil)      // an encoded surrogate
         #expect(Preview.utf8Text([0xC0, 0xAF]) == nil)            // an overlong encoding of "/"
+        // Valid UTF-8 alone: control characters are allowed, malformed sequences are not.
+        #expect(Preview.validUTF8([0x61, 0x00, 0x62]) == "a\0b")
+        #expect(Preview.validUTF8(ArraySlice("née".utf8)) == "née")
+        #expect(Preview.validUTF8([0x61, 0xFF]) == nil)
         // A sequence cut by the preview limit: dropped only when the caller says the tail was cut.
         let cut: [UInt8] = Array("ab✓".utf8).dropLast()
         #expect(Preview.utf8Text(cut[...]) == nil)
         #expect(Preview.utf8Text(cut[...], allowCutTail: true) == "ab")
     }
 
-    @Test("UTF-8 text: the ASCII fast path and the validating path agree with the standard library on random bytes")
+    @Test("UTF-8 text and valid UTF-8: the ASCII fast path and the validating path agree with the standard library on random bytes")
     func utf8TextMatchesStandardLibrary() {
         var rng = SplitMix64(seed: 0x5EED_7E47)
         var textCount = 0
@@ -42,6 +46,7 @@ struct PreviewTests {
             let expected = hasControl ? nil : String(validating: bytes, as: UTF8.self)
             let got = Preview.utf8Text(bytes[...])
             #expect(got == expected, "bytes \(bytes)")
+            #expect(Preview.validUTF8(bytes[...]) == String(validating: bytes, as: UTF8.self), "bytes \(bytes)")
             if got != nil { textCount += 1 }
             if got != expected { break }
         }
