@@ -253,7 +253,7 @@ struct JSONTextTests {
         #expect(sink.take() == "\"a\\u0001b\\u001f\"")
     }
 
-    @Test("the eight-bytes-at-a-time check finds every byte that needs escaping, at every position")
+    @Test("the word-at-a-time escape check finds every byte that needs escaping, at every position and length")
     func escapeCheck() {
         var rng = SplitMix64(seed: 0x5C22)
         var flagged = 0
