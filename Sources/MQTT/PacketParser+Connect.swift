@@ -127,7 +127,11 @@ extension PacketParser {
 
     /// A Topic Name must not hold wildcards, nor be empty where no alias stands for it.
     mutating func checkTopicName(_ topic: String, range: Range<Int>, allowEmpty: Bool) {
-        if topic.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }) {
+        // Over the wire bytes (after the 2-byte length), not the String's UTF-8 view: this runs for every PUBLISH.
+        let wildcard = slice((range.lowerBound + 2)..<range.upperBound).withUnsafeBufferPointer { p in
+            p.contains { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }
+        }
+        if wildcard {
             // MQTT 3.1.1 §3.3.2.1 [MQTT-3.3.2-2], 5.0 §3.3.2.1: no wildcards in a Topic Name.
             error("wildcard-in-topic", "The topic name \"\(topic)\" contains a wildcard character (+ or #)",
                   spec.ref("3.3.2.1", "3.3.2.1"), range: range)
