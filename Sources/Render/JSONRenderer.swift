@@ -7,6 +7,8 @@ public struct JSONRenderer: Renderer {
     private let scratch = ByteSink()
     private var cachedSecond = Int64.min
     private var cachedDateTime = ""
+    /// The context pairs of the last PDU (`"frame":…,"dst":"…"`): a segment's PDUs share them.
+    private var cachedContext = ContextCache()
 
     public init(options: RenderOptions) {
         self.options = options
@@ -25,7 +27,11 @@ public struct JSONRenderer: Renderer {
         switch event {
         case .pdu(let ctx, _, let pdu):
             out.literal("{")
-            context(ctx, into: &out)
+            if !cachedContext.write(ctx, into: &out) {
+                let start = out.bytes.count
+                context(ctx, into: &out)
+                cachedContext.keep(ctx, out.bytes[start...])
+            }
             out.literal(",\"protocol\":")
             JSON.escape(pdu.protocolName, into: &out)
             out.literal(",\"summary\":")
@@ -184,5 +190,28 @@ public struct JSONRenderer: Renderer {
         case .bytes(let preview, _): JSON.escape(Preview.hex(preview), into: &out)
         case .secret(let s): JSON.escape(options.showSecrets ? s : hiddenSecret, into: &out)
         }
+    }
+}
+
+/// The bytes a renderer wrote for the last PDU's context, and the context they were written for.
+/// The PDUs one segment completes share their frame, time, stream and direction, so they share
+/// these bytes.
+struct ContextCache {
+    private var key: StreamContext?
+    private var bytes: [UInt8] = []
+
+    /// Writes the bytes kept, if they were written for `ctx`; false otherwise.
+    func write(_ ctx: StreamContext, into out: inout ByteSink) -> Bool {
+        guard let key, key.frame == ctx.frame, key.stream == ctx.stream, key.time == ctx.time,
+              key.source == ctx.source, key.destination == ctx.destination else { return false }
+        bytes.withUnsafeBufferPointer { out.append(bytes: $0) }
+        return true
+    }
+
+    /// Keeps `written`, the bytes just written for `ctx`.
+    mutating func keep(_ ctx: StreamContext, _ written: Slice<UnsafeBufferPointer<UInt8>>) {
+        key = ctx
+        bytes.removeAll(keepingCapacity: true)
+        bytes.append(contentsOf: written)
     }
 }

@@ -5,6 +5,8 @@ public struct TextRenderer: Renderer {
     public let options: RenderOptions
     /// The staging buffer each event is written into, kept from event to event.
     private let scratch = ByteSink()
+    /// The start of the last PDU's header line (frame to stream): a segment's PDUs share it.
+    private var cachedContext = ContextCache()
 
     public init(options: RenderOptions) {
         self.options = options
@@ -23,25 +25,29 @@ public struct TextRenderer: Renderer {
         ByteSink.borrowing(&bytes, reusing: scratch) { write(event, into: &$0) }
     }
 
-    private func write(_ event: OutputEvent, into out: inout ByteSink) {
+    private mutating func write(_ event: OutputEvent, into out: inout ByteSink) {
         switch event {
         case .pdu(let ctx, _, let pdu):
-            if options.color {
-                out.append(paint("#\(ctx.frame)", "2"))
-            } else {
-                out.literal("#")
-                out.append(ctx.frame)
+            if !cachedContext.write(ctx, into: &out) {
+                let start = out.bytes.count
+                if options.color {
+                    out.append(paint("#\(ctx.frame)", "2"))
+                } else {
+                    out.literal("#")
+                    out.append(ctx.frame)
+                }
+                // Appended piece by piece: an interpolated line would be built, then copied.
+                out.literal(" ")
+                out.append(ctx.time.timeOfDay)
+                out.literal(" ")
+                out.append(ctx.source)
+                out.literal(" → ")
+                out.append(ctx.destination)
+                out.literal(" [stream ")
+                out.append(ctx.stream)
+                out.literal("] ")
+                cachedContext.keep(ctx, out.bytes[start...])
             }
-            // Appended piece by piece: an interpolated line would be built, then copied.
-            out.literal(" ")
-            out.append(ctx.time.timeOfDay)
-            out.literal(" ")
-            out.append(ctx.source)
-            out.literal(" → ")
-            out.append(ctx.destination)
-            out.literal(" [stream ")
-            out.append(ctx.stream)
-            out.literal("] ")
             out.append(paint(pdu.protocolName.uppercased(), "36"))
             out.literal(" ")
             out.append(paint(pdu.summary, "1"))
