@@ -64,6 +64,23 @@ public struct ByteSink {
         storage.count += p.count
     }
 
+    /// The bytes between double quotes, and `suffix` after them if given, with one capacity check.
+    @inlinable
+    public mutating func append(quoted p: UnsafeBufferPointer<UInt8>, then suffix: UInt8? = nil) {
+        let n = p.count
+        storage.reserve(n + 3)
+        let at = storage.base + storage.count
+        at[0] = 0x22
+        if let from = p.baseAddress, n > 0 { (at + 1).update(from: from, count: n) }
+        at[n + 1] = 0x22
+        if let suffix {
+            at[n + 2] = suffix
+            storage.count += n + 3
+        } else {
+            storage.count += n + 2
+        }
+    }
+
     @inlinable
     public mutating func append(byte b: UInt8) {
         storage.reserve(1)

@@ -140,8 +140,7 @@ public struct JSONRenderer: Renderer {
         if !hasValue && f.pointee.children.isEmpty { return }
         if !first { out.literal(",") }
         first = false
-        JSON.escape(f.pointee.key, into: &out)
-        out.literal(":")
+        JSON.key(f.pointee.key, into: &out)
         if f.pointee.isList {
             list(f.pointee.children, into: &out)
         } else if !hasValue {
@@ -183,7 +182,7 @@ public struct JSONRenderer: Renderer {
     private func value(_ v: FieldValue, into out: inout ByteSink) {
         switch v {
         case .none: out.literal("null")
-        case .bool(let b): out.append(b ? "true" : "false")
+        case .bool(let b): if b { out.literal("true") } else { out.literal("false") }
         case .int(let i): out.append(i)
         case .string(let s): JSON.escape(s, into: &out)
         case .text(let s, _): JSON.escape(s, into: &out)

@@ -42,27 +42,36 @@ enum JSON {
         s.withUTF8 { escape(bytes: $0, into: &out) }
     }
 
-    /// The bytes of a string, escaped between quotes.
-    static func escape(bytes p: UnsafeBufferPointer<UInt8>, into out: inout ByteSink) {
-        out.append(byte: 0x22)
+    /// An object key: the string escaped, then the colon.
+    static func key(_ s: String, into out: inout ByteSink) {
+        if let done: Void = s.utf8.withContiguousStorageIfAvailable({ escape(bytes: $0, then: 0x3A, into: &out) }) { return done }
+        var s = s
+        s.withUTF8 { escape(bytes: $0, then: 0x3A, into: &out) }
+    }
+
+    /// The bytes of a string, escaped between quotes, then `suffix` if given.
+    static func escape(bytes p: UnsafeBufferPointer<UInt8>, then suffix: UInt8? = nil, into out: inout ByteSink) {
         if JSON.needsNoEscape(p) {
-            out.append(bytes: p)
-        } else {
-            let hex: [UInt8] = Array("0123456789abcdef".utf8)
-            for u in p {
-                switch u {
-                case 0x22: out.append(byte: 0x5C); out.append(byte: 0x22)
-                case 0x5C: out.append(byte: 0x5C); out.append(byte: 0x5C)
-                case 0x0A: out.append(byte: 0x5C); out.append(byte: UInt8(ascii: "n"))
-                case 0x0D: out.append(byte: 0x5C); out.append(byte: UInt8(ascii: "r"))
-                case 0x09: out.append(byte: 0x5C); out.append(byte: UInt8(ascii: "t"))
-                case 0..<0x20:
-                    for b in [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(u >> 4)], hex[Int(u & 0xF)]] { out.append(byte: b) }
-                default: out.append(byte: u)
-                }
+            // The usual case: the bytes as they are, quoted, in one write.
+            out.append(quoted: p, then: suffix)
+            return
+        }
+        out.append(byte: 0x22)
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        for u in p {
+            switch u {
+            case 0x22: out.append(byte: 0x5C); out.append(byte: 0x22)
+            case 0x5C: out.append(byte: 0x5C); out.append(byte: 0x5C)
+            case 0x0A: out.append(byte: 0x5C); out.append(byte: UInt8(ascii: "n"))
+            case 0x0D: out.append(byte: 0x5C); out.append(byte: UInt8(ascii: "r"))
+            case 0x09: out.append(byte: 0x5C); out.append(byte: UInt8(ascii: "t"))
+            case 0..<0x20:
+                for b in [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(u >> 4)], hex[Int(u & 0xF)]] { out.append(byte: b) }
+            default: out.append(byte: u)
             }
         }
         out.append(byte: 0x22)
+        if let suffix { out.append(byte: suffix) }
     }
 }
 

@@ -254,6 +254,15 @@ struct JSONTextTests {
         #expect(sink.take() == "\"a\\u0001b\\u001f\"")
     }
 
+    @Test("object keys: quoted and followed by a colon, escaped when they need it")
+    func keys() {
+        var sink = ByteSink()
+        JSON.key("routing_key", into: &sink)
+        JSON.key("", into: &sink)
+        JSON.key("x-\"odd\"\\key\n", into: &sink)
+        #expect(sink.take() == #""routing_key":"":"x-\"odd\"\\key\n":"#)
+    }
+
     @Test("the word-at-a-time escape check finds every byte that needs escaping, at every position and length")
     func escapeCheck() {
         var rng = SplitMix64(seed: 0x5C22)
