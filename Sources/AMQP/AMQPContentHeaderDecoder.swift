@@ -7,7 +7,6 @@ struct AMQPContentHeaderDecoder {
     struct Result {
         var classID: UInt16?
         var bodySize: UInt64?
-        var fields: [Field] = []
         var properties = AMQPArgumentValues()
         var problems: [Problem] = []
         /// `content-type=text/plain delivery-mode=2`.
@@ -16,7 +15,8 @@ struct AMQPContentHeaderDecoder {
 
     let options: AMQPOptions
 
-    func decode(_ payload: ArraySlice<UInt8>, isWhole: Bool) -> Result {
+    /// The fields are appended to `fields` (the frame's).
+    func decode(_ payload: ArraySlice<UInt8>, isWhole: Bool, into fields: inout [Field]) -> Result {
         var result = Result()
         var r = ByteReader(payload)
         guard let classID = r.readUInt16(), let weight = r.readUInt16(), let bodySize = r.readUInt64() else {
@@ -26,17 +26,15 @@ struct AMQPContentHeaderDecoder {
         }
         result.classID = classID
         result.bodySize = bodySize
-        // Sized once: growing an array of fields one append at a time reallocates it.
-        result.fields.reserveCapacity(5)
-        result.fields.append(Field("class_id", "Class", .int(Int(classID)),
+        fields.append(Field("class_id", "Class", .int(Int(classID)),
                                    line: AMQPTextLines.classID(classID),
                                    range: 7..<9))
-        result.fields.append(Field("weight", "Weight", .int(Int(weight)), range: 9..<11))
+        fields.append(Field("weight", "Weight", .int(Int(weight)), range: 9..<11))
         if weight != 0 {
             result.problems.append(Problem(.warning, "weight-not-zero", "the weight field is unused and must be zero",
                                            reference: "AMQP 0-9-1 §4.2.6.1", range: 9..<11))
         }
-        result.fields.append(Field("body_size", "Body-Size",
+        fields.append(Field("body_size", "Body-Size",
                                    bodySize <= UInt64(Int.max) ? .int(Int(bodySize)) : .string(String(bodySize)),
                                    range: 11..<19))
 
@@ -78,7 +76,7 @@ struct AMQPContentHeaderDecoder {
             flagField.children.append(Field("property_flags_more", "More property flags",
                                             .string(words.dropFirst().map { AMQPHex.string(UInt64($0), digits: 4) }.joined(separator: " "))))
         }
-        result.fields.append(flagField)
+        fields.append(flagField)
 
         if let undefined = (properties.count..<max(properties.count, flags.count)).first(where: { flags[$0] }) {
             result.problems.append(Problem(.error, "undefined-property",
@@ -113,7 +111,7 @@ struct AMQPContentHeaderDecoder {
                                            reference: "AMQP 0-9-1 §4.2.6.1", range: at..<(at + left)))
         }
         if !propertyFields.isEmpty {
-            result.fields.append(Field("properties", "Properties",
+            fields.append(Field("properties", "Properties",
                                        range: reader.base..<(reader.base + reader.reader.offset), children: propertyFields))
         }
         result.properties = reader.values

@@ -76,8 +76,7 @@ struct AMQPFrameDecoder {
 
         switch frame.type {
         case .method:
-            let result = AMQPMethodDecoder(options: options).decode(frame.payload, isWhole: frame.isWhole)
-            fields += result.fields
+            let result = AMQPMethodDecoder(options: options).decode(frame.payload, isWhole: frame.isWhole, into: &fields)
             problems += result.problems
             if let spec = result.spec {
                 summary = DissectedPDU.buildsSummaries ? AMQPMethodDecoder.summary(spec, result.values) : spec.fullName
@@ -109,8 +108,7 @@ struct AMQPFrameDecoder {
             }
             decoded.method = result
         case .header:
-            let result = AMQPContentHeaderDecoder(options: options).decode(frame.payload, isWhole: frame.isWhole)
-            fields += result.fields
+            let result = AMQPContentHeaderDecoder(options: options).decode(frame.payload, isWhole: frame.isWhole, into: &fields)
             problems += result.problems
             let className = result.classID.map { AMQPSpec.class(id: $0)?.name ?? AMQPFrameType.unknown(UInt64($0), digits: 4) } ?? "?"
             summary = "content header \(className)"

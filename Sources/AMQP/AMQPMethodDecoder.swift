@@ -6,7 +6,6 @@ struct AMQPMethodDecoder {
     struct Result {
         var id: AMQPMethodID?
         var spec: AMQPMethodSpec?
-        var fields: [Field] = []
         var values = AMQPArgumentValues()
         var problems: [Problem] = []
     }
@@ -14,8 +13,9 @@ struct AMQPMethodDecoder {
     let options: AMQPOptions
 
     /// `payload` starts at PDU offset 7. `isWhole` is false when the framer held only a prefix
-    /// (a limit or a gap), so running out of bytes is the capture's doing, not the peer's.
-    func decode(_ payload: ArraySlice<UInt8>, isWhole: Bool) -> Result {
+    /// (a limit or a gap), so running out of bytes is the capture's doing, not the peer's. The
+    /// fields are appended to `fields` (the frame's), not copied there from an array of their own.
+    func decode(_ payload: ArraySlice<UInt8>, isWhole: Bool, into fields: inout [Field]) -> Result {
         var result = Result()
         var r = ByteReader(payload)
         guard let classID = r.readUInt16(), let methodID = r.readUInt16() else {
@@ -25,15 +25,13 @@ struct AMQPMethodDecoder {
         }
         let id = AMQPMethodID(classID: classID, methodID: methodID)
         result.id = id
-        // Sized once: growing an array of fields one append at a time reallocates it.
-        result.fields.reserveCapacity(4)
-        result.fields.append(Field("class_id", "Class", .int(Int(classID)),
+        fields.append(Field("class_id", "Class", .int(Int(classID)),
                                    line: AMQPTextLines.classID(classID),
                                    range: 7..<9))
-        result.fields.append(Field("method_id", "Method-Id", .int(Int(methodID)),
+        fields.append(Field("method_id", "Method-Id", .int(Int(methodID)),
                                    line: AMQPTextLines.methodID(id),
                                    range: 9..<11))
-        result.fields.append(Field("method", "Method", .string(id.description), range: 7..<11))
+        fields.append(Field("method", "Method", .string(id.description), range: 7..<11))
         guard let spec = id.spec else {
             // AMQP 0-9-1 §4.2.4: an unknown method is a 503 command-invalid connection error.
             result.problems.append(Problem(.error, "unknown-method",
@@ -41,7 +39,7 @@ struct AMQPMethodDecoder {
                                            reference: "AMQP 0-9-1 §4.2.4", range: 7..<11))
             if r.remaining > 0 {
                 let rest = r.readRest()
-                result.fields.append(Field("arguments_raw", "Undecoded arguments",
+                fields.append(Field("arguments_raw", "Undecoded arguments",
                                            Preview.value(of: rest, length: rest.count, limit: options.bodyPreviewBytes),
                                            range: 11..<(11 + rest.count)))
             }
@@ -69,7 +67,7 @@ struct AMQPMethodDecoder {
                                          reference: "AMQP 0-9-1 §4.2.4", range: (11 + args.reader.offset)..<(11 + args.reader.offset + left)))
         }
         if !argumentFields.isEmpty {
-            result.fields.append(Field("arguments", "Arguments", range: 11..<(11 + args.reader.offset), children: argumentFields))
+            fields.append(Field("arguments", "Arguments", range: 11..<(11 + args.reader.offset), children: argumentFields))
         }
         result.values = args.values
         result.problems += args.problems

@@ -52,7 +52,10 @@ enum AMQPText {
         var v = s
         // Characters are counted only when the bytes could exceed the limit.
         if v.utf8.count > limit, v.count > limit { v = String(v.prefix(limit)) + "..." }
-        if v.isEmpty || v.utf8.contains(UInt8(ascii: " ")) || v.utf8.contains(UInt8(ascii: "\"")) { return "\"" + v + "\"" }
-        return v
+        // One pass over the bytes where they are (iterating the UTF-8 view costs more per byte).
+        let quoted = v.isEmpty || v.utf8.withContiguousStorageIfAvailable { p in
+            p.contains { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\"") }
+        } ?? v.utf8.contains { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\"") }
+        return quoted ? "\"" + v + "\"" : v
     }
 }
