@@ -34,9 +34,15 @@ public struct ByteSink {
         }
     }
 
-    @usableFromInline let storage: Storage
+    @usableFromInline var storage: Storage
 
     public init(capacity: Int = 4096) { storage = Storage(capacity: capacity) }
+
+    /// Whether no copy of this sink shares its buffer (an owner that lends it out can check
+    /// before writing that nobody else holds it).
+    public var isUniquelyReferenced: Bool {
+        mutating get { isKnownUniquelyReferenced(&storage) }
+    }
 
     /// The bytes written so far.
     @inlinable

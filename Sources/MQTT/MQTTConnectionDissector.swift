@@ -26,6 +26,9 @@ public struct MQTTConnectionDissector: StreamDissector {
     private var pendingToServer = Pending()
     private var pendingToClient = Pending()
     private var guessNoted = false
+    /// Summary lines are written here, packet after packet (one buffer, not one per line). A
+    /// reference: a copy of the dissector makes its own before writing (`ownLineSink`).
+    private var lineSink = ByteSink(capacity: 128)
 
     /// Problems waiting for the next PDU of a direction.
     private struct Pending {
@@ -122,10 +125,12 @@ public struct MQTTConnectionDissector: StreamDissector {
     }
 
     private mutating func decode(_ frame: MQTTFrame, from direction: Direction) -> DissectedPDU {
+        // Copies of a dissector may be used on different threads: one never writes into another's buffer.
+        if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }
         let type = frame.bytes.first.map { MQTTPacketType(rawValue: $0 >> 4) }
         var state = session[direction]
         if type == .connect {
-            var (pdu, facts) = MQTTDecoder.decodeFrame(frame, version: session.version ?? .v3_1_1, state: &state, options: options)
+            var (pdu, facts) = MQTTDecoder.decodeFrame(frame, version: session.version ?? .v3_1_1, state: &state, options: options, lineSink: lineSink)
             session[direction] = state
             if session.sawConnect {
                 // MQTT 3.1.1 §3.1.0 [MQTT-3.1.0-2], 5.0 §3.1: a second CONNECT is a protocol violation.
@@ -149,7 +154,7 @@ public struct MQTTConnectionDissector: StreamDissector {
             if options.detail == .facts, let pdu = MQTTDecoder.facts(of: frame, version: version) {
                 return pdu
             }
-            let (pdu, facts) = MQTTDecoder.decodeFrame(frame, version: version, state: &state, options: options)
+            let (pdu, facts) = MQTTDecoder.decodeFrame(frame, version: version, state: &state, options: options, lineSink: lineSink)
             session[direction] = state
             if type == .connack, let maximum = facts.topicAliasMaximum, direction == .toClient {
                 session.toServer.topicAliasMaximum = maximum

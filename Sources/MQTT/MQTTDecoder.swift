@@ -51,10 +51,12 @@ public enum MQTTDecoder {
         return out
     }
 
+    /// `lineSink`: a buffer for summary lines, reused from packet to packet (a connection's);
+    /// without one, each line gets its own.
     static func decodeFrame(_ frame: MQTTFrame, version: MQTTVersion, state: inout MQTTDirectionState,
-                            options: MQTTOptions) -> (pdu: DissectedPDU, facts: Facts) {
+                            options: MQTTOptions, lineSink: ByteSink? = nil) -> (pdu: DissectedPDU, facts: Facts) {
         var (pdu, facts) = decodePacket(frame.bytes[...], wireLength: frame.wireLength, version: version,
-                                        state: &state, options: options)
+                                        state: &state, options: options, lineSink: lineSink)
         // The range of the bytes not held (a frame built by hand may be inconsistent: clamp).
         let heldEnd = min(frame.bytes.count, max(0, frame.wireLength))
         let lost = heldEnd..<max(heldEnd, frame.wireLength)
@@ -79,7 +81,8 @@ public enum MQTTDecoder {
     }
 
     static func decodePacket(_ bytes: ArraySlice<UInt8>, wireLength: Int?, version: MQTTVersion,
-                             state: inout MQTTDirectionState, options: MQTTOptions) -> (pdu: DissectedPDU, facts: Facts) {
+                             state: inout MQTTDirectionState, options: MQTTOptions,
+                             lineSink: ByteSink? = nil) -> (pdu: DissectedPDU, facts: Facts) {
         var facts = Facts()
         guard let first = bytes.first else {
             let pdu = DissectedPDU(protocolName: "mqtt", summary: "(no bytes)", fields: [],
@@ -143,7 +146,7 @@ public enum MQTTDecoder {
         }
 
         var p = PacketParser(bytes: bytes, wireLength: wire, bodyStart: bodyStart, version: packetVersion,
-                             type: type, flags: flags, options: options)
+                             type: type, flags: flags, options: options, lineSink: lineSink)
         p.fields.append(typeField)
         p.fields.append(Field("remaining_length", "Remaining Length", .int(wire - bodyStart), range: lengthStart..<bodyStart))
         p.problems = headerProblems

@@ -67,7 +67,7 @@ extension PacketParser {
                     "MQTT 5.0 §3.3.2.3.2", range: payload.start..<(payload.start + payload.length))
         }
         // `head shownTopic (n bytes)extras`, built once (this runs for every PUBLISH).
-        var line = ByteSink(capacity: 80)
+        var line = lineBuffer(capacity: 80)
         line.literal("PUBLISH")
         if let id = packetID {
             line.literal(" id=")
@@ -88,7 +88,7 @@ extension PacketParser {
     /// reason code (absent: 0x00 Success) and optional properties.
     mutating func parsePublishResponse() -> String {
         guard let id = packetIdentifier() else { return type.name }
-        var line = ByteSink(capacity: 32)
+        var line = lineBuffer(capacity: 32)
         line.append(type.name)
         line.literal(" id=")
         line.append(id)

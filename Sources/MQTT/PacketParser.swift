@@ -21,6 +21,8 @@ struct PacketParser {
     let type: MQTTPacketType
     let flags: UInt8
     let options: MQTTOptions
+    /// Where summary lines are written, when the caller lends a buffer to reuse.
+    let lineSink: ByteSink?
     /// Offset of the variable header: the fixed header's length.
     let bodyStart: Int
     var offset: Int
@@ -44,7 +46,7 @@ struct PacketParser {
     private(set) var ranPastContent = false
 
     init(bytes: ArraySlice<UInt8>, wireLength: Int, bodyStart: Int, version: MQTTVersion,
-         type: MQTTPacketType, flags: UInt8, options: MQTTOptions) {
+         type: MQTTPacketType, flags: UInt8, options: MQTTOptions, lineSink: ByteSink? = nil) {
         self.bytes = bytes
         self.wireLength = wireLength
         self.version = version
@@ -52,6 +54,7 @@ struct PacketParser {
         self.type = type
         self.flags = flags
         self.options = options
+        self.lineSink = lineSink
         self.bodyStart = bodyStart
         self.offset = bodyStart
         self.regionEnd = wireLength
@@ -251,6 +254,13 @@ struct PacketParser {
         let held = slice(offset..<max(offset, limit))
         offset = regionEnd
         return (held, length, start)
+    }
+
+    /// A buffer for a summary line: the lent one, emptied, or a new one of `capacity` bytes.
+    func lineBuffer(capacity: Int) -> ByteSink {
+        guard var sink = lineSink else { return ByteSink(capacity: capacity) }
+        sink.removeAll()
+        return sink
     }
 
     /// A payload value: text or hex preview, bounded.

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import MQTT
 import Dissection
@@ -16,6 +17,35 @@ struct ConnectionTests {
                str(topic) +                                          // topic (empty: use the alias)
                props([0x23, UInt8(alias >> 8), UInt8(alias & 0xFF)]) + // topic alias
                Array(payload.utf8))
+    }
+
+    @Test("copies of a dissector decode on two threads at once, each with its own summary lines")
+    func copiesOnThreads() {
+        var base = MQTTConnectionDissector(info: Self.info, options: MQTTOptions())
+        var setup: [DissectedPDU] = []
+        base.receive(packet(0x10, str("MQTT") + [0x04, 0x02, 0x00, 0x3C] + str("c"))[...], from: .toServer, into: &setup)
+        base.receive(packet(0x20, [0x00, 0x00])[...], from: .toClient, into: &setup)
+        let copies = [base, base]
+        final class Results: @unchecked Sendable {
+            let lock = NSLock()
+            var summaries: [Int: [String]] = [:]
+        }
+        let results = Results()
+        DispatchQueue.concurrentPerform(iterations: 2) { i in
+            var d = copies[i]
+            var out: [DissectedPDU] = []
+            for n in 0..<3_000 {
+                let topic = "thread\(i)/message/\(n)"
+                d.receive(packet(0x30, str(topic) + Array("payload \(n)".utf8))[...], from: .toServer, into: &out)
+            }
+            results.lock.lock()
+            results.summaries[i] = out.map(\.summary)
+            results.lock.unlock()
+        }
+        for i in 0..<2 {
+            let expected = (0..<3_000).map { n in "PUBLISH QoS 0 thread\(i)/message/\(n) (\("payload \(n)".utf8.count) bytes)" }
+            #expect(results.summaries[i] == expected, "thread \(i)")
+        }
     }
 
     @Test("topic aliases resolve per direction")
