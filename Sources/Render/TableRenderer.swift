@@ -28,6 +28,8 @@ public struct TableRenderer: Renderer {
         var productVersion = ""
         var platform = ""
         var channels: Set<Int> = []
+        /// The channel last counted (most PDUs are on the same channel as the one before).
+        var lastChannel = -1
     }
 
     private struct TopicRow {
@@ -165,7 +167,7 @@ public struct TableRenderer: Renderer {
     private static func note(_ pdu: DissectedPDU, _ facts: PDUFacts, _ ctx: StreamContext, _ direction: Direction,
                              in row: inout ConnectionRow) {
         let kind = facts.kind
-        row.protocolName = pdu.protocolName
+        if row.protocolName.isEmpty { row.protocolName = pdu.protocolName }
         if row.client.isEmpty {
             row.client = direction == .toServer ? ctx.source : ctx.destination
             row.server = direction == .toServer ? ctx.destination : ctx.source
@@ -185,7 +187,10 @@ public struct TableRenderer: Renderer {
             if let v = identity.productVersion { row.productVersion = v }
             if let v = identity.platform { row.platform = v }
         }
-        if let c = facts.channel, c != 0 { row.channels.insert(c) }
+        if let c = facts.channel, c != 0, c != row.lastChannel {
+            row.channels.insert(c)
+            row.lastChannel = c
+        }
         if row.version.isEmpty, let v = facts.version { row.version = v }
     }
 
