@@ -29,20 +29,17 @@ public enum Preview {
         // library validates the UTF-8 in one pass. Both over the contiguous bytes, without per-byte bounds checks.
         return body.withUnsafeBufferPointer { p -> String? in
             guard let base = p.baseAddress else { return "" }
-            // Eight bytes at a time while no word holds a byte below 0x20 or DEL (a zero byte of
-            // x & 0xE0…E0 or of x ^ 0x7F…7F, found as in `hasZero`); such a word, and the last
-            // few bytes, one by one.
-            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-            func hasZero(_ x: UInt64) -> Bool { (x &- ones) & ~x & highs != 0 }
+            // Eight bytes at a time while no word holds a byte below 0x20 or DEL; such a word, and
+            // the last few bytes, one by one.
             var high: UInt64 = 0
             var i = 0
             while i + 8 <= p.count {
                 let x = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
-                if hasZero(x & 0xE0E0_E0E0_E0E0_E0E0) || hasZero(x ^ 0x7F7F_7F7F_7F7F_7F7F) { break }
+                if ByteWords.hasControlByte(x) || ByteWords.has(0x7F, in: x) { break }
                 high |= x
                 i += 8
             }
-            var highByte: UInt8 = high & highs != 0 ? 0x80 : 0
+            var highByte: UInt8 = high & 0x8080_8080_8080_8080 != 0 ? 0x80 : 0
             while i < p.count {
                 let b = base[i]
                 highByte |= b

@@ -25,13 +25,9 @@ enum JSON {
         return true
     }
 
-    /// No byte of `x` is below 0x20, a quote or a backslash. `(x - 0x01…01) & ~x & 0x80…80` is
-    /// non-zero exactly when a byte of `x` is zero, applied to the bytes below 0x20
-    /// (x & 0xE0…E0 is zero) and to x XOR '"' and x XOR '\\'.
+    /// No byte of `x` is below 0x20, a quote or a backslash.
     @inline(__always) private static func plain(_ x: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZero(_ x: UInt64) -> Bool { (x &- ones) & ~x & highs != 0 }
-        return !(hasZero(x & 0xE0E0_E0E0_E0E0_E0E0) || hasZero(x ^ 0x2222_2222_2222_2222) || hasZero(x ^ 0x5C5C_5C5C_5C5C_5C5C))
+        !(ByteWords.hasControlByte(x) || ByteWords.has(0x22, in: x) || ByteWords.has(0x5C, in: x))
     }
 
     /// A JSON string literal of `s`, appended byte by byte: UTF-8 multi-byte sequences never hold

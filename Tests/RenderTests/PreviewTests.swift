@@ -53,4 +53,19 @@ struct PreviewTests {
         // Both outcomes occurred often enough for the comparison to mean something.
         #expect(textCount > 5_000 && textCount < 19_000)
     }
+
+    @Test("word tests: a control byte or a given byte is found at every position, and only then")
+    func byteWords() {
+        for position in 0..<8 {
+            for value in 0...255 {
+                // 'A' everywhere else: neither a control byte nor, unless sought, the byte.
+                var bytes = [UInt8](repeating: 0x41, count: 8)
+                bytes[position] = UInt8(value)
+                let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+                #expect(ByteWords.hasControlByte(word) == (value < 0x20), "\(value) at \(position)")
+                #expect(ByteWords.has(UInt8(value), in: word))
+                #expect(ByteWords.has(0x22, in: word) == (value == 0x22 || 0x41 == 0x22), "\(value) at \(position)")
+            }
+        }
+    }
 }
