@@ -25,8 +25,9 @@ public enum Preview {
                 if back < need { body = body[body.startIndex..<(i - 1)] }
             }
         }
-        // Control characters other than tab, newline and CR make it binary; then the standard
-        // library validates the UTF-8 in one pass. Both over the contiguous bytes, without per-byte bounds checks.
+        // Control characters other than tab, newline and CR make it binary; then bytes that are not
+        // all ASCII are validated as UTF-8 by the standard library. Both over the contiguous bytes,
+        // without per-byte bounds checks.
         return body.withUnsafeBufferPointer { p -> String? in
             guard let base = p.baseAddress else { return "" }
             // Eight bytes at a time while no word holds a byte below 0x20 or DEL; such a word, and
