@@ -127,7 +127,7 @@ public struct MQTTConnectionDissector: StreamDissector {
     private mutating func decode(_ frame: MQTTFrame, from direction: Direction) -> DissectedPDU {
         // Copies of a dissector may be used on different threads: one never writes into another's buffer.
         if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }
-        let type = frame.bytes.first.map { MQTTPacketType(rawValue: $0 >> 4) }
+        let type = frame.held.first.map { MQTTPacketType(rawValue: $0 >> 4) }
         var state = session[direction]
         if type == .connect {
             var (pdu, facts) = MQTTDecoder.decodeFrame(frame, version: session.version ?? .v3_1_1, state: &state, options: options, lineSink: lineSink)

@@ -8,13 +8,17 @@ extension MQTTDecoder {
     /// anything unusual (properties, non-ASCII or empty topics, odd lengths, reason codes, a
     /// frame with bytes not held) to the full decoder, which then reports it.
     static func facts(of frame: MQTTFrame, version: MQTTVersion) -> DissectedPDU? {
-        let bytes = frame.bytes
         guard frame.isComplete, frame.missingBytes == 0, frame.unseenBytes == 0, frame.unheldBytes == 0,
-              bytes.count >= 2 else { return nil }
+              frame.held.count >= 2 else { return nil }
         // MQTT 5.0 §1.5.5: a minimal remaining length that ends the frame exactly.
-        guard case .value(let length, let n, true) = VariableByteInteger.decode(bytes[...], at: 1),
-              1 + n + length == bytes.count else { return nil }
-        let body = 1 + n
+        guard case .value(let length, let n, true) = VariableByteInteger.decode(frame.held, at: 1),
+              1 + n + length == frame.held.count else { return nil }
+        // Read from 0, wherever the frame's slice starts in its packet.
+        return frame.held.withUnsafeBufferPointer { facts(of: $0, length: length, body: 1 + n, version: version) }
+    }
+
+    /// `bytes`: the whole packet; `length`: its remaining length; `body`: where that begins.
+    private static func facts(of bytes: UnsafeBufferPointer<UInt8>, length: Int, body: Int, version: MQTTVersion) -> DissectedPDU? {
         let type = MQTTPacketType(rawValue: bytes[0] >> 4)
         let flags = bytes[0] & 0x0F
         switch type {
@@ -33,7 +37,7 @@ extension MQTTDecoder {
                             facts: PDUFacts(kind: type.name))
     }
 
-    private static func publishFacts(_ bytes: [UInt8], body: Int, flags: UInt8, version: MQTTVersion) -> DissectedPDU? {
+    private static func publishFacts(_ bytes: UnsafeBufferPointer<UInt8>, body: Int, flags: UInt8, version: MQTTVersion) -> DissectedPDU? {
         let qos = Int((flags >> 1) & 0b11)
         // MQTT 5.0 §3.3.1.2: QoS 3 is malformed; §3.3.1.1: DUP must be 0 for QoS 0.
         guard qos != 3, qos != 0 || flags & 0x08 == 0 else { return nil }
@@ -60,7 +64,7 @@ extension MQTTDecoder {
             offset += 1
         }
         var facts = PDUFacts(kind: "PUBLISH")
-        facts.topic = String(decoding: bytes[topicStart..<topicEnd], as: UTF8.self)
+        facts.topic = String(decoding: UnsafeBufferPointer(rebasing: bytes[topicStart..<topicEnd]), as: UTF8.self)
         facts.payloadLength = bytes.count - offset
         facts.qos = qos
         facts.retained = flags & 0x01 != 0

@@ -55,10 +55,10 @@ public enum MQTTDecoder {
     /// without one, each line gets its own.
     static func decodeFrame(_ frame: MQTTFrame, version: MQTTVersion, state: inout MQTTDirectionState,
                             options: MQTTOptions, lineSink: ByteSink? = nil) -> (pdu: DissectedPDU, facts: Facts) {
-        var (pdu, facts) = decodePacket(frame.bytes[...], wireLength: frame.wireLength, version: version,
+        var (pdu, facts) = decodePacket(frame.held, wireLength: frame.wireLength, version: version,
                                         state: &state, options: options, lineSink: lineSink)
         // The range of the bytes not held (a frame built by hand may be inconsistent: clamp).
-        let heldEnd = min(frame.bytes.count, max(0, frame.wireLength))
+        let heldEnd = min(frame.held.count, max(0, frame.wireLength))
         let lost = heldEnd..<max(heldEnd, frame.wireLength)
         if frame.missingBytes > 0 {
             pdu.problems.append(Problem(.warning, "missing-bytes",
@@ -72,7 +72,7 @@ public enum MQTTDecoder {
         }
         if frame.unheldBytes > 0, frame.missingBytes == 0 {
             pdu.problems.append(Problem(.note, "over-hold-limit",
-                                        "Only the first \(frame.bytes.count) of this packet's \(frame.wireLength) bytes were kept (maximum held PDU size); lengths are still exact",
+                                        "Only the first \(frame.held.count) of this packet's \(frame.wireLength) bytes were kept (maximum held PDU size); lengths are still exact",
                                         range: lost))
         }
         if frame.isTruncated { pdu.summary += " [truncated]" }

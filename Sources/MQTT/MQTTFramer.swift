@@ -209,7 +209,7 @@ public struct MQTTFramer {
                1 + n + length <= slice.count, 1 + n + length <= maxHeldPDUBytes {
                 let cut = slice.startIndex + 1 + n + length
                 if cut == slice.endIndex { popFront() } else { replaceFront(.bytes(slice[cut...], endsSegment: endsSegment)) }
-                return .frame(MQTTFrame(bytes: Array(slice[..<cut]), wireLength: 1 + n + length))
+                return .frame(MQTTFrame(held: slice[..<cut], wireLength: 1 + n + length))
             }
             guard let one = takeBytes(upTo: 1), let b = one.bytes.first else { return .needMore }
             header.append(b)

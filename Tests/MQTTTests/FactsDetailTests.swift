@@ -27,7 +27,11 @@ struct MQTTFactsDetailTests {
                     let at = Int(rng.next() % UInt64(bytes.count))
                     bytes[at] = rng.next() % 3 == 0 ? bytes[at] ^ (1 << UInt8(rng.next() % 8)) : UInt8(truncatingIfNeeded: rng.next())
                 }
-                let frame = MQTTFrame(bytes: bytes, wireLength: bytes.count)
+                // The frame as the framer makes it from a segment: a slice of the packet that need
+                // not start at index 0, with the packet's other bytes around it.
+                let prefix = round % 4
+                let packet = [UInt8](repeating: 0xEE, count: prefix) + bytes + [0xEE, 0xEE]
+                let frame = MQTTFrame(held: packet[prefix..<(prefix + bytes.count)], wireLength: bytes.count)
                 var state = MQTTDirectionState()
                 let full = MQTTDecoder.decodeFrame(frame, version: version, state: &state, options: MQTTOptions()).pdu
                 guard let fast = MQTTDecoder.facts(of: frame, version: version) else {
