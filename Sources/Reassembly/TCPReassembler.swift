@@ -79,19 +79,19 @@ public struct TCPReassembler {
             close(key, reason: conn.reset ? .reset : .fin, into: &events)
             open(key, segment, time: time, into: &events)
         }
-        guard var conn = connections[key] else { return }
+        guard let conn = connections[key] else { return }
         conn.lastSeen = time
         let side = conn.side(of: segment.source)
         let nextBefore = (conn[.clientToServer].nextSequence, conn[.serverToClient].nextSequence)
         // RFC 9293 §3.10.7.4: the acknowledgment field is significant only when ACK is set.
         // Handled before this segment's own bytes: what it acknowledges was sent earlier.
         if flags.contains(.ack) {
-            noteAcknowledgement(segment.acknowledgement, of: side.opposite, conn: &conn, into: &events)
+            noteAcknowledgement(segment.acknowledgement, of: side.opposite, conn: conn, into: &events)
         }
-        accept(segment, side: side, conn: &conn, into: &events)
-        updateHoleClock(.clientToServer, nextBefore: nextBefore.0, conn: &conn)
-        updateHoleClock(.serverToClient, nextBefore: nextBefore.1, conn: &conn)
-        expireHoles(conn: &conn, into: &events)
+        accept(segment, side: side, conn: conn, into: &events)
+        updateHoleClock(.clientToServer, nextBefore: nextBefore.0, conn: conn)
+        updateHoleClock(.serverToClient, nextBefore: nextBefore.1, conn: conn)
+        expireHoles(conn: conn, into: &events)
         if flags.contains(.rst) {
             conn.reset = true
             close(key, reason: .reset, into: &events)
@@ -133,9 +133,9 @@ public struct TCPReassembler {
     }
 
     private mutating func close(_ key: FlowKey, reason: CloseReason, into events: inout [ReassemblyEvent]) {
-        guard var conn = connections.removeValue(forKey: key) else { return }
+        guard let conn = connections.removeValue(forKey: key) else { return }
         for side in [FlowSide.clientToServer, .serverToClient] {
-            flushPending(side: side, conn: &conn, reason: .lostSegment, into: &events)
+            flushPending(side: side, conn: conn, reason: .lostSegment, into: &events)
             if !conn[side].finished {
                 conn[side].finished = true
                 events.append(.ended(stream: conn.stream, side: side))
@@ -161,8 +161,8 @@ public struct TCPReassembler {
             waiting.append((key, conn.stream))
         }
         for (key, _) in waiting.sorted(by: { $0.stream < $1.stream }) {
-            guard var conn = connections[key] else { continue }
-            expireHoles(conn: &conn, into: &events)
+            guard let conn = connections[key] else { continue }
+            expireHoles(conn: conn, into: &events)
             // The data released may end with the FIN that finishes the connection.
             if conn.isFinished { close(key, reason: .fin, into: &events) }
         }
@@ -183,7 +183,7 @@ public struct TCPReassembler {
 
     // MARK: - Segments
 
-    private mutating func accept(_ segment: TCPSegment, side: FlowSide, conn: inout Connection, into events: inout [ReassemblyEvent]) {
+    private mutating func accept(_ segment: TCPSegment, side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
         var seq = segment.sequence
         if segment.flags.contains(.syn) {
             if conn[side].nextSequence == nil { conn[side].nextSequence = seq &+ 1 }
@@ -196,27 +196,27 @@ public struct TCPReassembler {
         guard let next = conn[side].nextSequence else { return }
         let ahead = SequenceNumber.distance(from: next, to: seq)
         if ahead > 0 {
-            hold(piece, side: side, conn: &conn, into: &events)
+            hold(piece, side: side, conn: conn, into: &events)
         } else {
-            deliver(piece, side: side, conn: &conn, into: &events)
-            drain(side: side, conn: &conn, into: &events)
+            deliver(piece, side: side, conn: conn, into: &events)
+            drain(side: side, conn: conn, into: &events)
         }
     }
 
     /// Delivers a segment that starts at or before the next expected byte (the part already seen is dropped).
-    private mutating func deliver(_ piece: HalfStream.Pending, side: FlowSide, conn: inout Connection, into events: inout [ReassemblyEvent]) {
+    private mutating func deliver(_ piece: HalfStream.Pending, side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
         guard let next = conn[side].nextSequence else { return }
         let behind = -SequenceNumber.distance(from: next, to: piece.sequence) // ≥ 0
         let total = piece.bytes.count + piece.missing
         // A keep-alive repeats the byte before the next one, maybe with garbage (RFC 9293 §3.8.4).
         let keepAlive = behind == 1 && total <= 1 && !piece.fin
-        if behind > 0 && !keepAlive { checkOverlap(piece, side: side, conn: &conn, into: &events) }
+        if behind > 0 && !keepAlive { checkOverlap(piece, side: side, conn: conn, into: &events) }
         if behind < piece.bytes.count {
             let fresh = piece.bytes[(piece.bytes.startIndex + behind)...]
             events.append(.data(stream: conn.stream, side: side, bytes: fresh))
             let end = next &+ UInt32(fresh.count)
             conn[side].nextSequence = end
-            remember(fresh, end: end, side: side, conn: &conn)
+            remember(fresh, end: end, side: side, conn: conn)
         }
         if behind < total && piece.missing > 0 {
             let lost = min(piece.missing, total - behind)
@@ -231,7 +231,7 @@ public struct TCPReassembler {
 
     /// Keeps a delivered slice (no copy) in the direction's window of recent bytes, within the
     /// run-wide budget: once it is spent, a direction keeps only its newest slice.
-    private mutating func remember(_ bytes: ArraySlice<UInt8>, end: UInt32, side: FlowSide, conn: inout Connection) {
+    private mutating func remember(_ bytes: ArraySlice<UInt8>, end: UInt32, side: FlowSide, conn: Connection) {
         let before = conn[side].recent.retainedCost
         conn[side].recent.append(bytes, end: end)
         if totalRecent - before + conn[side].recent.retainedCost > limits.maxBufferedBytesTotal {
@@ -241,14 +241,14 @@ public struct TCPReassembler {
     }
 
     /// Compares the retransmitted part of a segment with the recently delivered bytes.
-    private func checkOverlap(_ piece: HalfStream.Pending, side: FlowSide, conn: inout Connection, into events: inout [ReassemblyEvent]) {
+    private func checkOverlap(_ piece: HalfStream.Pending, side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
         let differing = conn[side].recent.differingBytes(piece.bytes, at: piece.sequence)
         if differing > 0 {
             events.append(.overlapConflict(stream: conn.stream, side: side, count: differing))
         }
     }
 
-    private mutating func hold(_ piece: HalfStream.Pending, side: FlowSide, conn: inout Connection, into events: inout [ReassemblyEvent]) {
+    private mutating func hold(_ piece: HalfStream.Pending, side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
         let half = conn[side]
         guard !piece.bytes.isEmpty || piece.missing > 0 || piece.fin else { return }
         // Keep sorted by sequence; an exact duplicate is dropped (first copy wins).
@@ -268,25 +268,25 @@ public struct TCPReassembler {
         half.bufferedBytes += piece.bytes.count
         totalBuffered += piece.bytes.count
         if half.bufferedBytes > limits.maxBufferedBytesPerDirection || totalBuffered > limits.maxBufferedBytesTotal {
-            flushPending(side: side, conn: &conn, reason: .bufferLimit, into: &events)
+            flushPending(side: side, conn: conn, reason: .bufferLimit, into: &events)
         }
         // The other side may already have acknowledged past the hole.
-        skipAcknowledgedHoles(side: side, conn: &conn, into: &events)
+        skipAcknowledgedHoles(side: side, conn: conn, into: &events)
     }
 
     /// Delivers held segments that have become in order.
-    private mutating func drain(side: FlowSide, conn: inout Connection, into events: inout [ReassemblyEvent]) {
+    private mutating func drain(side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
         while let first = conn[side].pending.first, let next = conn[side].nextSequence,
               SequenceNumber.distance(from: next, to: first.sequence) <= 0, !conn[side].finished {
             conn[side].pending.removeFirst()
             conn[side].bufferedBytes -= first.bytes.count
             totalBuffered -= first.bytes.count
-            deliver(first, side: side, conn: &conn, into: &events)
+            deliver(first, side: side, conn: conn, into: &events)
         }
     }
 
     /// Gives up every hole in one direction: each becomes a gap and the held data is delivered.
-    private mutating func flushPending(side: FlowSide, conn: inout Connection, reason: GapReason, into events: inout [ReassemblyEvent]) {
+    private mutating func flushPending(side: FlowSide, conn: Connection, reason: GapReason, into events: inout [ReassemblyEvent]) {
         while !conn[side].pending.isEmpty {
             if conn[side].finished {
                 // Data beyond a FIN cannot belong to the stream.
@@ -295,13 +295,13 @@ public struct TCPReassembler {
                 conn[side].bufferedBytes = 0
                 return
             }
-            skipHole(side: side, conn: &conn, reason: reason, into: &events)
+            skipHole(side: side, conn: conn, reason: reason, into: &events)
         }
     }
 
     /// Reports the hole before the first held segment as a gap, up to `limit` if given (bytes
     /// from `limit` on stay awaited), and delivers the held data that becomes in order.
-    private mutating func skipHole(side: FlowSide, upTo limit: UInt32? = nil, conn: inout Connection, reason: GapReason, into events: inout [ReassemblyEvent]) {
+    private mutating func skipHole(side: FlowSide, upTo limit: UInt32? = nil, conn: Connection, reason: GapReason, into events: inout [ReassemblyEvent]) {
         if let first = conn[side].pending.first, let next = conn[side].nextSequence {
             var count = SequenceNumber.distance(from: next, to: first.sequence)
             if let limit { count = min(count, SequenceNumber.distance(from: next, to: limit)) }
@@ -311,13 +311,13 @@ public struct TCPReassembler {
                 conn[side].nextSequence = next &+ UInt32(count)
             }
         }
-        drain(side: side, conn: &conn, into: &events)
+        drain(side: side, conn: conn, into: &events)
     }
 
     // MARK: - Acknowledgements and hole age
 
     /// Records the other side's acknowledgement of `side`'s bytes and gives up the holes it covers.
-    private mutating func noteAcknowledgement(_ ack: UInt32, of side: FlowSide, conn: inout Connection, into events: inout [ReassemblyEvent]) {
+    private mutating func noteAcknowledgement(_ ack: UInt32, of side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
         let half = conn[side]
         if let known = half.peerAcknowledged, SequenceNumber.distance(from: known, to: ack) <= 0 {
             // Never move back (a reordered older ACK) unless the known value is useless: not
@@ -325,23 +325,23 @@ public struct TCPReassembler {
             guard let next = half.nextSequence, SequenceNumber.distance(from: next, to: known) <= 0 else { return }
         }
         conn[side].peerAcknowledged = ack
-        skipAcknowledgedHoles(side: side, conn: &conn, into: &events)
+        skipAcknowledgedHoles(side: side, conn: conn, into: &events)
     }
 
     /// A hole whose start the receiver has acknowledged will never be filled in the capture (a
     /// retransmission of acknowledged bytes would be spurious): it becomes a gap, as far as the
     /// acknowledgement reaches, and the data after it is delivered. Nothing happens while no data
     /// is held, so a bogus ACK costs nothing until there is a hole.
-    private mutating func skipAcknowledgedHoles(side: FlowSide, conn: inout Connection, into events: inout [ReassemblyEvent]) {
+    private mutating func skipAcknowledgedHoles(side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
         while !conn[side].finished, !conn[side].pending.isEmpty, let ack = conn[side].peerAcknowledged,
               let next = conn[side].nextSequence, SequenceNumber.distance(from: next, to: ack) > 0 {
-            skipHole(side: side, upTo: ack, conn: &conn, reason: .acknowledged, into: &events)
+            skipHole(side: side, upTo: ack, conn: conn, reason: .acknowledged, into: &events)
         }
     }
 
     /// Starts the hole clock when data starts waiting, restarts it when the stream moved on
     /// (a new hole now blocks), stops it when nothing waits.
-    private func updateHoleClock(_ side: FlowSide, nextBefore: UInt32?, conn: inout Connection) {
+    private func updateHoleClock(_ side: FlowSide, nextBefore: UInt32?, conn: Connection) {
         if conn[side].pending.isEmpty || conn[side].finished {
             conn[side].holeSince = nil
         } else if conn[side].holeSince == nil || conn[side].nextSequence != nextBefore {
@@ -350,12 +350,12 @@ public struct TCPReassembler {
     }
 
     /// Gives up holes that have kept data waiting for longer than the hole timeout.
-    private mutating func expireHoles(conn: inout Connection, into events: inout [ReassemblyEvent]) {
+    private mutating func expireHoles(conn: Connection, into events: inout [ReassemblyEvent]) {
         for side in [FlowSide.clientToServer, .serverToClient] {
             guard let since = conn[side].holeSince, now - since >= limits.holeTimeout else { continue }
             let before = conn[side].nextSequence
-            skipHole(side: side, conn: &conn, reason: .holeTimeout, into: &events)
-            updateHoleClock(side, nextBefore: before, conn: &conn)
+            skipHole(side: side, conn: conn, reason: .holeTimeout, into: &events)
+            updateHoleClock(side, nextBefore: before, conn: conn)
         }
     }
 }
