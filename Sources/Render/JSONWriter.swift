@@ -32,17 +32,16 @@ enum JSON {
 
     /// A JSON string literal of `s`, appended byte by byte: UTF-8 multi-byte sequences never hold
     /// a quote, a backslash or a control byte, so escaping bytes is escaping characters.
-    static func escape(_ s: String, into out: inout ByteSink) {
-        if let done: Void = s.utf8.withContiguousStorageIfAvailable({ escape(bytes: $0, into: &out) }) { return done }
+    /// Then `suffix`, if given.
+    static func escape(_ s: String, then suffix: UInt8? = nil, into out: inout ByteSink) {
+        if let done: Void = s.utf8.withContiguousStorageIfAvailable({ escape(bytes: $0, then: suffix, into: &out) }) { return done }
         var s = s
-        s.withUTF8 { escape(bytes: $0, into: &out) }
+        s.withUTF8 { escape(bytes: $0, then: suffix, into: &out) }
     }
 
     /// An object key: the string escaped, then the colon.
     static func key(_ s: String, into out: inout ByteSink) {
-        if let done: Void = s.utf8.withContiguousStorageIfAvailable({ escape(bytes: $0, then: 0x3A, into: &out) }) { return done }
-        var s = s
-        s.withUTF8 { escape(bytes: $0, then: 0x3A, into: &out) }
+        escape(s, then: UInt8(ascii: ":"), into: &out)
     }
 
     /// The bytes of a string, escaped between quotes, then `suffix` if given.
