@@ -191,26 +191,3 @@ public struct JSONRenderer: Renderer {
         }
     }
 }
-
-/// The bytes a renderer wrote for the last PDU's context, and the context they were written for.
-/// The PDUs one segment completes share their frame, time, stream and direction, so they share
-/// these bytes.
-struct ContextCache {
-    private var key: StreamContext?
-    private var bytes: [UInt8] = []
-
-    /// Writes the bytes kept, if they were written for `ctx`; false otherwise.
-    func write(_ ctx: StreamContext, into out: inout ByteSink) -> Bool {
-        guard let key, key.frame == ctx.frame, key.stream == ctx.stream, key.time == ctx.time,
-              key.source == ctx.source, key.destination == ctx.destination else { return false }
-        bytes.withUnsafeBufferPointer { out.append(bytes: $0) }
-        return true
-    }
-
-    /// Keeps `written`, the bytes just written for `ctx`.
-    mutating func keep(_ ctx: StreamContext, _ written: Slice<UnsafeBufferPointer<UInt8>>) {
-        key = ctx
-        bytes.removeAll(keepingCapacity: true)
-        bytes.append(contentsOf: written)
-    }
-}

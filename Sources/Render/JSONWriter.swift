@@ -69,21 +69,3 @@ enum JSON {
         if let suffix { out.append(byte: suffix) }
     }
 }
-
-extension ByteSink {
-    /// Lets `write` append to `bytes` through `sink`, emptied first and kept from call to call:
-    /// one copy of the output per call.
-    static func borrowing(_ bytes: inout [UInt8], reusing sink: ByteSink, _ write: (inout ByteSink) -> Void) {
-        var sink = sink
-        sink.removeAll()
-        write(&sink)
-        bytes.append(contentsOf: sink.bytes)
-    }
-
-    /// The text that `write` makes, for renderers asked for a String.
-    static func text(_ write: (inout [UInt8]) -> Void) -> String {
-        var bytes: [UInt8] = []
-        write(&bytes)
-        return String(decoding: bytes, as: UTF8.self)
-    }
-}
