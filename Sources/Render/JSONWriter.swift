@@ -2,6 +2,9 @@ import Dissection
 
 /// Minimal JSON text building, without Foundation: strings escaped straight into a byte sink.
 enum JSON {
+    /// The lower-case hex digit of a value below 16.
+    private static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? UInt8(ascii: "0") + v : UInt8(ascii: "a") + v - 10 }
+
     /// Whether no byte of `p` is a control byte, a quote or a backslash. No byte-by-byte loop
     /// from 4 bytes up: eight bytes at a time, the last eight overlapping the ones before; 4 to 7
     /// bytes (short keys) as two overlapping 4-byte words.
@@ -52,7 +55,6 @@ enum JSON {
             return
         }
         out.append(byte: 0x22)
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
         for u in p {
             switch u {
             case 0x22: out.append(byte: 0x5C); out.append(byte: 0x22)
@@ -61,7 +63,9 @@ enum JSON {
             case 0x0D: out.append(byte: 0x5C); out.append(byte: UInt8(ascii: "r"))
             case 0x09: out.append(byte: 0x5C); out.append(byte: UInt8(ascii: "t"))
             case 0..<0x20:
-                for b in [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(u >> 4)], hex[Int(u & 0xF)]] { out.append(byte: b) }
+                out.literal("\\u00")
+                out.append(byte: hexDigit(u >> 4))
+                out.append(byte: hexDigit(u & 0xF))
             default: out.append(byte: u)
             }
         }
