@@ -148,6 +148,12 @@ extension AMQPMethodDecoder {
     /// that are empty, longer than 60 bytes or not text.
     private static func appendSummaryParts(_ values: AMQPArgumentValues, skipping: Set<String> = [], to line: inout ByteSink) {
         for (arg, value) in values.entries where skipping.isEmpty || !skipping.contains(arg.name) {
+            /// ` name=`, before the value.
+            func name(_ line: inout ByteSink) {
+                line.literal(" ")
+                line.append(arg.name)
+                line.literal("=")
+            }
             switch value {
             case .bool(let set):
                 if set {
@@ -157,23 +163,17 @@ extension AMQPMethodDecoder {
             case .int(let v):
                 // The ticket of access control is deprecated and always zero.
                 if arg.name == "ticket" && v == 0 { continue }
-                line.literal(" ")
-                line.append(arg.name)
-                line.literal("=")
+                name(&line)
                 line.append(v)
             case .string(let s):
                 if !s.isEmpty {
-                    line.literal(" ")
-                    line.append(arg.name)
-                    line.literal("=")
+                    name(&line)
                     line.append(AMQPText.summaryValue(s))
                 }
             case .longString(let bytes, let length):
                 if AMQPArgumentReader.secretArguments.contains(arg.name) || length == 0 || length > 60 { continue }
                 if let text = Preview.utf8Text(bytes) {
-                    line.literal(" ")
-                    line.append(arg.name)
-                    line.literal("=")
+                    name(&line)
                     line.append(AMQPText.summaryValue(text))
                 }
             case .table:
