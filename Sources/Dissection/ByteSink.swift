@@ -57,9 +57,16 @@ public struct ByteSink {
     }
 
     /// A literal: its bytes are in the binary, so no String is made or inspected.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func literal(_ s: StaticString) {
-        s.withUTF8Buffer { append(bytes: $0) }
+        // A one-character literal may be stored as a scalar, not as bytes: it goes the slow way.
+        guard s.hasPointerRepresentation else { return s.withUTF8Buffer { append(bytes: $0) } }
+        let n = s.utf8CodeUnitCount
+        storage.reserve(n)
+        // Literals are a few bytes long: a byte loop costs less than a call to memmove.
+        let from = s.utf8Start, to = storage.base + storage.count
+        for i in 0..<n { to[i] = from[i] }
+        storage.count += n
     }
 
     @inlinable
