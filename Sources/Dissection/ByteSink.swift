@@ -73,8 +73,28 @@ public struct ByteSink {
     public mutating func append(bytes p: UnsafeBufferPointer<UInt8>) {
         guard let from = p.baseAddress, !p.isEmpty else { return }
         storage.reserve(p.count)
-        (storage.base + storage.count).update(from: from, count: p.count)
+        ByteSink.copy(from, to: storage.base + storage.count, count: p.count)
         storage.count += p.count
+    }
+
+    /// Copies `count` bytes. Most writes are a few bytes (a key, a number, a short value): up to 16
+    /// are copied as two overlapping words, which costs less than the call to memmove.
+    @inlinable @inline(__always)
+    static func copy(_ from: UnsafePointer<UInt8>, to: UnsafeMutablePointer<UInt8>, count n: Int) {
+        let src = UnsafeRawPointer(from), dst = UnsafeMutableRawPointer(to)
+        if n >= 8 && n <= 16 {
+            let head = src.loadUnaligned(as: UInt64.self), tail = src.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+            dst.storeBytes(of: head, as: UInt64.self)
+            dst.storeBytes(of: tail, toByteOffset: n - 8, as: UInt64.self)
+        } else if n >= 4 && n < 8 {
+            let head = src.loadUnaligned(as: UInt32.self), tail = src.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)
+            dst.storeBytes(of: head, as: UInt32.self)
+            dst.storeBytes(of: tail, toByteOffset: n - 4, as: UInt32.self)
+        } else if n < 4 {
+            for i in 0..<n { to[i] = from[i] }
+        } else {
+            to.update(from: from, count: n)
+        }
     }
 
     /// The bytes between double quotes, and `suffix` after them if given, with one capacity check.
@@ -84,7 +104,7 @@ public struct ByteSink {
         storage.reserve(n + 3)
         let at = storage.base + storage.count
         at[0] = 0x22
-        if let from = p.baseAddress, n > 0 { (at + 1).update(from: from, count: n) }
+        if let from = p.baseAddress, n > 0 { ByteSink.copy(from, to: at + 1, count: n) }
         at[n + 1] = 0x22
         if let suffix {
             at[n + 2] = suffix

@@ -1,0 +1,38 @@
+import Dissection
+import Testing
+
+@Suite("Byte sink")
+struct ByteSinkTests {
+    /// Distinct bytes, so a byte copied from the wrong place or twice is seen.
+    private static func pattern(_ n: Int, seed: Int) -> [UInt8] { (0..<n).map { UInt8(truncatingIfNeeded: $0 * 7 + seed) } }
+
+    @Test("writes of every length from 0 to 40, at every starting offset up to 16, keep each byte where it belongs")
+    func appendsEveryLength() {
+        for lead in 0...16 {
+            for n in 0...40 {
+                var sink = ByteSink(capacity: 8) // small: the writes make it grow too
+                var expected = ByteSinkTests.pattern(lead, seed: 200)
+                expected.withUnsafeBufferPointer { sink.append(bytes: $0) }
+                let bytes = ByteSinkTests.pattern(n, seed: n)
+                bytes.withUnsafeBufferPointer { sink.append(bytes: $0) }
+                expected += bytes
+                bytes.withUnsafeBufferPointer { sink.append(quoted: $0, then: UInt8(ascii: ":")) }
+                expected += [0x22] + bytes + [0x22, UInt8(ascii: ":")]
+                bytes.withUnsafeBufferPointer { sink.append(quoted: $0) }
+                expected += [0x22] + bytes + [0x22]
+                #expect(Array(sink.bytes) == expected, "\(n) bytes after \(lead)")
+            }
+        }
+    }
+
+    @Test("literals of one and of many characters are written as their UTF-8 bytes")
+    func literals() {
+        var sink = ByteSink(capacity: 4)
+        sink.literal("{")
+        sink.literal(",\"problems\":[")
+        sink.literal("é")
+        sink.literal("")
+        sink.literal("a literal longer than sixteen bytes, to make the sink grow")
+        #expect(sink.take() == "{,\"problems\":[éa literal longer than sixteen bytes, to make the sink grow")
+    }
+}
