@@ -1,17 +1,72 @@
 /// One protocol data unit, decoded: an MQTT control packet or an AMQP frame.
+///
+/// A value type whose parts live in one shared, copy-on-write box: a PDU is copied several times
+/// on its way from a decoder to a renderer (into the decoder's output, into an event, out of it),
+/// and copying one reference costs far less than retaining each string and array of the tree.
 public struct DissectedPDU: Sendable {
+    /// Written only while uniquely referenced (copy on write): no runtime exclusivity checks.
+    @usableFromInline final class Storage: @unchecked Sendable {
+        @usableFromInline @exclusivity(unchecked) var protocolName: String
+        @usableFromInline @exclusivity(unchecked) var summary: String
+        @usableFromInline @exclusivity(unchecked) var fields: [Field]
+        @usableFromInline @exclusivity(unchecked) var problems: [Problem]
+        @usableFromInline @exclusivity(unchecked) var wireLength: Int
+        @usableFromInline @exclusivity(unchecked) var facts: PDUFacts?
+
+        @usableFromInline init(protocolName: String, summary: String, fields: [Field], problems: [Problem],
+                               wireLength: Int, facts: PDUFacts?) {
+            self.protocolName = protocolName
+            self.summary = summary
+            self.fields = fields
+            self.problems = problems
+            self.wireLength = wireLength
+            self.facts = facts
+        }
+
+        @usableFromInline func copy() -> Storage {
+            Storage(protocolName: protocolName, summary: summary, fields: fields, problems: problems,
+                    wireLength: wireLength, facts: facts)
+        }
+    }
+
+    @usableFromInline var storage: Storage
+
+    /// Makes the box this value's own before a write.
+    @inlinable @inline(__always)
+    mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+    }
+
     /// The protocol's short name, e.g. `mqtt`; also the JSON object key for `fields`.
-    public var protocolName: String
+    @inlinable public var protocolName: String {
+        get { storage.protocolName }
+        set { makeUnique(); storage.protocolName = newValue }
+    }
     /// One line, e.g. `PUBLISH id=7 QoS 1 sensors/kitchen/temp (4 bytes)`.
-    public var summary: String
+    @inlinable public var summary: String {
+        get { storage.summary }
+        _modify { makeUnique(); yield &storage.summary }
+    }
     /// The field tree, in wire order.
-    public var fields: [Field]
-    public var problems: [Problem]
+    @inlinable public var fields: [Field] {
+        get { storage.fields }
+        _modify { makeUnique(); yield &storage.fields }
+    }
+    @inlinable public var problems: [Problem] {
+        get { storage.problems }
+        _modify { makeUnique(); yield &storage.problems }
+    }
     /// Bytes the PDU occupies on the wire (header included), whether or not all were captured.
-    public var wireLength: Int
+    @inlinable public var wireLength: Int {
+        get { storage.wireLength }
+        set { makeUnique(); storage.wireLength = newValue }
+    }
     /// What summaries count, set by a decoder's fast path (`PDUDetail.facts`), which then builds
     /// no field tree. Nil when the tree was built: `PDUFacts(deriving:)` reads them off it.
-    public var facts: PDUFacts?
+    @inlinable public var facts: PDUFacts? {
+        get { storage.facts }
+        _modify { makeUnique(); yield &storage.facts }
+    }
 
     /// Whether decoders spend work on the summary line's optional detail (an AMQP method's
     /// arguments, a body preview, content properties). Only text and JSON print summaries; a
@@ -21,12 +76,8 @@ public struct DissectedPDU: Sendable {
 
     public init(protocolName: String, summary: String, fields: [Field], problems: [Problem] = [], wireLength: Int,
                 facts: PDUFacts? = nil) {
-        self.facts = facts
-        self.protocolName = protocolName
-        self.summary = summary
-        self.fields = fields
-        self.problems = problems
-        self.wireLength = wireLength
+        storage = Storage(protocolName: protocolName, summary: summary, fields: fields, problems: problems,
+                          wireLength: wireLength, facts: facts)
     }
 
     /// The facts summaries count: those the decoder set, else those of the field tree.
@@ -34,7 +85,7 @@ public struct DissectedPDU: Sendable {
 
     /// The first field with this key anywhere in the tree.
     public func field(_ key: String) -> Field? {
-        for field in fields {
+        for field in storage.fields {
             if let found = field.find(key) { return found }
         }
         return nil
