@@ -175,7 +175,7 @@ public struct TableRenderer: Renderer {
         if row.first == nil { row.first = ctx.time }
         row.last = ctx.time
         row.pdus += 1
-        if let i = row.kinds.firstIndex(where: { $0.0 == kind }) { row.kinds[i].1 += 1 } else { row.kinds.append((kind, 1)) }
+        if let i = kindIndex(kind, in: row.kinds) { row.kinds[i].1 += 1 } else { row.kinds.append((kind, 1)) }
         if kind == "CONNECT" {
             if let id = facts.clientID { row.clientID = id }
             if let v = facts.connectVersion { row.version = v }
@@ -194,35 +194,55 @@ public struct TableRenderer: Renderer {
         if row.version.isEmpty, let v = facts.version { row.version = v }
     }
 
+    /// Where `kind` is counted in `kinds`. Kinds are names from decoders' tables, so a kind is
+    /// nearly always the very same string value as the one counted before it, bit for bit: that is
+    /// checked first, as two words, since a String comparison of two different names costs a call
+    /// into the standard library per name passed over. Equal bits are always equal strings.
+    private static func kindIndex(_ kind: String, in kinds: [(String, Int)]) -> Int? {
+        let bits = unsafeBitCast(kind, to: (UInt64, UInt64).self)
+        for i in kinds.indices {
+            let other = unsafeBitCast(kinds[i].0, to: (UInt64, UInt64).self)
+            if other.0 == bits.0 && other.1 == bits.1 { return i }
+        }
+        return kinds.firstIndex { $0.0 == kind }
+    }
+
     /// A completed published message: counted once, on the PDU that completed it.
     private mutating func notePublish(_ message: PDUFacts.MessageFacts) {
         guard message.method == "basic.publish" else { return }
         let key = ExchangeKey(exchange: message.exchange ?? "", routingKey: message.routingKey ?? "")
-        if exchanges[key] == nil && exchanges.count >= options.maxTableRows {
+        // The row is found with one hash of the key and updated where it is.
+        if let i = exchanges.index(forKey: key) {
+            exchanges.values[i].publishes += 1
+            exchanges.values[i].bytes += message.bodySize ?? 0
+        } else if exchanges.count >= options.maxTableRows {
             untrackedExchanges += 1
-            return
+        } else {
+            exchanges[key] = ExchangeRow(publishes: 1, bytes: message.bodySize ?? 0)
         }
-        var row = exchanges[key] ?? ExchangeRow()
-        row.publishes += 1
-        row.bytes += message.bodySize ?? 0
-        exchanges[key] = row
     }
 
     /// Deliveries and the client's settlements, by the queue the decoder attributed them to.
     private mutating func noteQueue(_ queue: String, count: Int, kind: String) {
-        if queues[queue] == nil && queues.count >= options.maxTableRows {
+        func settle(_ row: inout QueueRow) -> Bool {
+            switch kind {
+            case "basic.deliver", "basic.get-ok": row.deliveries += 1
+            case "basic.ack": row.acks += count
+            case "basic.nack": row.nacks += count
+            case "basic.reject": row.rejects += 1
+            default: return false
+            }
+            return true
+        }
+        // The row is found with one hash of the name and updated where it is.
+        if let i = queues.index(forKey: queue) {
+            _ = settle(&queues.values[i])
+        } else if queues.count >= options.maxTableRows {
             untrackedQueues += 1
-            return
+        } else {
+            var row = QueueRow()
+            if settle(&row) { queues[queue] = row }
         }
-        var row = queues[queue] ?? QueueRow()
-        switch kind {
-        case "basic.deliver", "basic.get-ok": row.deliveries += 1
-        case "basic.ack": row.acks += count
-        case "basic.nack": row.nacks += count
-        case "basic.reject": row.rejects += 1
-        default: return
-        }
-        queues[queue] = row
     }
 
     /// The client id column: MQTT's client id, else AMQP's user@vhost, else the client product.
