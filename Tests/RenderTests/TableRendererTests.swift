@@ -196,6 +196,24 @@ struct TableRendererTests {
         #expect(connection[1] == ["CONNECT", "1,", "CONNACK", "1,", "PUBLISH", "2"])
     }
 
+    @Test("a kind is counted under one name however its string was made: literal, interpolated, or long and separately allocated")
+    func kindsMergeByValue() throws {
+        let c = context(0, 1)
+        let prefix = "connection"
+        let long = "connection.start-ok-but-longer-than-small"
+        let built = String(long.utf8.map { Character(UnicodeScalar($0)) })
+        let out = table([
+            .pdu(c, .toServer, amqpMethod("connection.start-ok", channel: 0)),
+            .pdu(c, .toServer, amqpMethod("\(prefix).start-ok", channel: 0)),
+            .pdu(c, .toServer, amqpMethod(long, channel: 0)),
+            .pdu(c, .toServer, amqpMethod(built, channel: 0)),
+            .pdu(c, .toServer, amqpMethod(String(long.reversed().reversed()), channel: 0)),
+            .pdu(c, .toServer, amqpMethod("\(prefix).start-ok", channel: 0)),
+        ])
+        #expect(out.contains("connection.start-ok 3,"))
+        #expect(out.contains("connection.start-ok-but-longer-than-small 3\n"))
+    }
+
     @Test("every line fits 80 columns, however long the names and texts")
     func fitsEightyColumns() {
         let long = String(repeating: "very-long-name.", count: 12)
