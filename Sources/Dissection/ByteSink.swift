@@ -98,7 +98,7 @@ public struct ByteSink {
     }
 
     /// The bytes between double quotes, and `suffix` after them if given, with one capacity check.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func append(quoted p: UnsafeBufferPointer<UInt8>, then suffix: UInt8? = nil) {
         let n = p.count
         storage.reserve(n + 3)

@@ -48,12 +48,19 @@ enum JSON {
     }
 
     /// The bytes of a string, escaped between quotes, then `suffix` if given.
+    @inline(__always)
     static func escape(bytes p: UnsafeBufferPointer<UInt8>, then suffix: UInt8? = nil, into out: inout ByteSink) {
         if JSON.needsNoEscape(p) {
             // The usual case: the bytes as they are, quoted, in one write.
             out.append(quoted: p, then: suffix)
-            return
+        } else {
+            escapeEach(p, then: suffix, into: &out)
         }
+    }
+
+    /// The bytes of a string that needs escaping, byte by byte, between quotes, then `suffix`.
+    @inline(never)
+    private static func escapeEach(_ p: UnsafeBufferPointer<UInt8>, then suffix: UInt8?, into out: inout ByteSink) {
         out.append(byte: 0x22)
         for u in p {
             switch u {
