@@ -4,9 +4,27 @@ import Testing
 import Glibc
 #endif
 
+/// This test process's directory for its files, removed when the process exits.
+private let scratchDirectory: String = {
+    let dir = "/tmp/proto-dissect-capture-tests-\(getpid())"
+    mkdir(dir, 0o755)
+    atexit {
+        // The files are flat in the directory: remove each, then it.
+        if let d = opendir(scratchDirectory) {
+            while let entry = readdir(d) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                if name != "." && name != ".." { unlink(scratchDirectory + "/" + name) }
+            }
+            closedir(d)
+        }
+        rmdir(scratchDirectory)
+    }
+    return dir
+}()
+
 /// Writes bytes to a fresh temporary file and returns its path.
 func temporaryFile(_ bytes: [UInt8], name: String = "capture") -> String {
-    let path = "/tmp/proto-dissect-test-\(getpid())-\(name)-\(UInt32.random(in: 0...UInt32.max))"
+    let path = "\(scratchDirectory)/\(name)-\(UInt32.random(in: 0...UInt32.max))"
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     close(fd)

@@ -166,7 +166,7 @@ struct HostileInputTests {
 
     @Test("empty, truncated and non-capture files: a clear message naming the file, exit 1, no crash")
     func badFiles() throws {
-        let dir = NSTemporaryDirectory()
+        let dir = Scratch.directory
         let empty = dir + "hostile-empty-\(getpid()).pcap"
         let text = dir + "hostile-text-\(getpid()).pcap"
         FileManager.default.createFile(atPath: empty, contents: Data())

@@ -12,7 +12,7 @@ final class Mosquitto {
 
     init() throws {
         port = UInt16.random(in: 21_000...29_000)
-        dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("mosq-\(port)-\(getpid())")
+        dir = URL(fileURLWithPath: Scratch.directory).appendingPathComponent("mosq-\(port)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let conf = dir.appendingPathComponent("mosquitto.conf")
         try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\nuser root\n".write(to: conf, atomically: true, encoding: .utf8)
@@ -66,7 +66,7 @@ final class LiveDissect {
     let errPath: String
 
     init(_ arguments: [String]) throws {
-        let stem = NSTemporaryDirectory() + "proto-dissect-live-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let stem = Scratch.directory + "live-\(UInt32.random(in: 0...UInt32.max))"
         outPath = stem + ".out"
         errPath = stem + ".err"
         FileManager.default.createFile(atPath: outPath, contents: nil)
@@ -119,7 +119,7 @@ struct LiveCaptureTests {
     func publishAndInterrupt() throws {
         let broker = try Mosquitto()
         defer { broker.stop() }
-        let recording = NSTemporaryDirectory() + "live-\(broker.port).pcap"
+        let recording = Scratch.directory + "live-\(broker.port).pcap"
         let live = try LiveDissect(["-i", "lo", "--decode-as", "\(broker.port)=mqtt", "--format", "json", "-w", recording])
         for m in messages { try mosquittoPub(port: broker.port, topic: m.topic, message: m.body, qos: m.qos) }
         usleep(500_000)

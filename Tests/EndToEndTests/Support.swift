@@ -1,6 +1,17 @@
 import Foundation
 import Testing
 
+/// Where the end-to-end tests write their captures and outputs: one directory per test process,
+/// removed when the process exits, so runs leave nothing behind in the system's temporary directory.
+enum Scratch {
+    static let directory: String = {
+        let dir = NSTemporaryDirectory() + "proto-dissect-tests-\(getpid())/"
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(atPath: Scratch.directory) }
+        return dir
+    }()
+}
+
 /// Paths and a way to run the built command line, for the end-to-end tests.
 enum Repo {
     /// The repository root (this file is Tests/EndToEndTests/Support.swift).
@@ -55,7 +66,7 @@ func runProgram(_ url: URL, _ arguments: [String], stdin: Data? = nil, timeout: 
     var env = ProcessInfo.processInfo.environment
     env["NO_COLOR"] = "1"
     p.environment = env
-    let stem = NSTemporaryDirectory() + "proto-dissect-run-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+    let stem = Scratch.directory + "run-\(UInt64.random(in: 0...UInt64.max))"
     let outPath = stem + ".out", errPath = stem + ".err", inPath = stem + ".in"
     FileManager.default.createFile(atPath: outPath, contents: nil)
     FileManager.default.createFile(atPath: errPath, contents: nil)

@@ -133,7 +133,7 @@ struct SyntheticCapture {
     }
 
     static func write(_ bytes: [UInt8], name: String, suffix: String) throws -> String {
-        let path = NSTemporaryDirectory() + "proto-dissect-\(ProcessInfo.processInfo.processIdentifier)-\(name).\(suffix)"
+        let path = Scratch.directory + "\(name).\(suffix)"
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         return path
     }
