@@ -68,68 +68,68 @@ struct AMQPFieldTableDecoder {
             truncated(name, at: base + start, base: base, r)
             return nil
         }
-        let letter = Character(Unicode.Scalar(tag))
         func make(_ type: String, _ value: FieldValue, line: @autoclosure () -> String? = nil) -> Field {
             // The label with its type is for the text tree only.
             Field(key, Field.buildsTextLines ? "\(name) (\(type))" : name, value, line: line(), range: (base + start)..<(base + r.offset))
         }
-        switch letter {
-        case "t":
+        // On the byte: a switch over Characters compares strings, case by case.
+        switch tag {
+        case UInt8(ascii: "t"):
             guard let v = r.readUInt8() else { break }
             return make("boolean", .bool(v != 0))
-        case "b":
+        case UInt8(ascii: "b"):
             guard let v = r.readUInt8() else { break }
             return make("int8", .int(Int(Int8(bitPattern: v))))
-        case "B":
+        case UInt8(ascii: "B"):
             guard let v = r.readUInt8() else { break }
             return make("uint8", .int(Int(v)))
-        case "s", "U":
+        case UInt8(ascii: "s"), UInt8(ascii: "U"):
             guard let v = r.readUInt16() else { break }
             return make("int16", .int(Int(Int16(bitPattern: v))))
-        case "u":
+        case UInt8(ascii: "u"):
             guard let v = r.readUInt16() else { break }
             return make("uint16", .int(Int(v)))
-        case "I":
+        case UInt8(ascii: "I"):
             guard let v = r.readUInt32() else { break }
             return make("int32", .int(Int(Int32(bitPattern: v))))
-        case "i":
+        case UInt8(ascii: "i"):
             guard let v = r.readUInt32() else { break }
             return make("uint32", .int(Int(v)))
-        case "l", "L":
+        case UInt8(ascii: "l"), UInt8(ascii: "L"):
             // 'l' is RabbitMQ's signed 64-bit (errata); 'L' is the 0-9-1 grammar's
             // long-long-int, also signed (§4.2.5.5), and pika writes it with '>q'.
             guard let v = r.readUInt64() else { break }
             return make("int64", .int(Int(Int64(bitPattern: v))))
-        case "f":
+        case UInt8(ascii: "f"):
             guard let v = r.readUInt32() else { break }
             return make("float", .string(String(describing: Float(bitPattern: v))))
-        case "d":
+        case UInt8(ascii: "d"):
             guard let v = r.readUInt64() else { break }
             return make("double", .string(String(describing: Double(bitPattern: v))))
-        case "D":
+        case UInt8(ascii: "D"):
             // §4.2.5.5: decimal-value = scale long-uint, but RabbitMQ and pika read the
             // mantissa as signed 32-bit, so a negative decimal keeps its sign.
             guard let scale = r.readUInt8(), let v = r.readUInt32() else { break }
             return make("decimal", .string(AMQPText.decimal(Int64(Int32(bitPattern: v)), scale: Int(scale))))
-        case "S":
+        case UInt8(ascii: "S"):
             guard let length = r.readUInt32() else { break }
             let bytes = readClamped(&r, Int(length), base: base, what: "long string \"\(name)\"")
             return make("string", Preview.value(of: bytes, length: Int(length), limit: AMQPOptions.longStringPreviewBytes))
-        case "x":
+        case UInt8(ascii: "x"):
             guard let length = r.readUInt32() else { break }
             let bytes = readClamped(&r, Int(length), base: base, what: "byte array \"\(name)\"")
             return make("bytes", .bytes(preview: Array(bytes.prefix(AMQPOptions.longStringPreviewBytes)), length: Int(length)))
-        case "T":
+        case UInt8(ascii: "T"):
             guard let v = r.readUInt64() else { break }
             let seconds = Int(clamping: v)
             return make("timestamp", .int(seconds), line: "\(name) (timestamp): \(seconds) (\(AMQPText.utcTime(v)))")
-        case "V":
+        case UInt8(ascii: "V"):
             return make("void", .none, line: "\(name) (void)")
-        case "F":
+        case UInt8(ascii: "F"):
             guard var table = readTable(&r, base: base, key: key, label: "\(name) (table)", depth: depth) else { break }
             table.range = (base + start)..<(base + r.offset)
             return table
-        case "A":
+        case UInt8(ascii: "A"):
             guard let length = r.readUInt32() else { break }
             let contentStart = r.offset
             let content = readClamped(&r, Int(length), base: base, what: "field array \"\(name)\"")
