@@ -18,7 +18,7 @@ extension ProtoDissect {
     }
 
     func runLive(interface: String, registry: ProtocolRegistry, options: PipelineOptions,
-                 renderer: inout any Renderer, writer: OutputWriter) throws -> Int32 {
+                 renderer: inout some Renderer, writer: OutputWriter) throws -> Int32 {
         let capture: LiveCapture
         do {
             capture = try LiveCapture(interface: interface, filter: liveFilter(registry))

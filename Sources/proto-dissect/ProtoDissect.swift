@@ -190,19 +190,14 @@ struct ProtoDissect: ParsableCommand {
         return registry
     }
 
-    func makeRenderer() -> any Renderer {
+    func renderOptions() -> RenderOptions {
         let useColor: Bool
         switch color {
         case .always: useColor = true
         case .never: useColor = false
         case .auto: useColor = isatty(1) != 0 && getenv("NO_COLOR") == nil
         }
-        let options = RenderOptions(showSecrets: showSecrets, color: useColor, showTree: !brief, maxTableRows: maxTableRows)
-        switch format {
-        case .text: return TextRenderer(options: options)
-        case .json: return JSONRenderer(options: options)
-        case .table: return TableRenderer(options: options)
-        }
+        return RenderOptions(showSecrets: showSecrets, color: useColor, showTree: !brief, maxTableRows: maxTableRows)
     }
 
     /// One line on standard error when a limit made the run drop data, so it is never silent.
@@ -240,7 +235,17 @@ struct ProtoDissect: ParsableCommand {
         // Only the text format shows the tree's bit-by-bit lines: skip making them otherwise.
         Field.buildsTextLines = format == .text
         DissectedPDU.buildsSummaries = format != .table
-        var renderer = makeRenderer()
+        // The run is generic over the renderer's type and made for each one: rendering an event
+        // is then a direct call, not a dispatch through an existential held in a closure's box.
+        switch format {
+        case .text: try dissect(with: TextRenderer(options: renderOptions()), registry: registry, options: options)
+        case .json: try dissect(with: JSONRenderer(options: renderOptions()), registry: registry, options: options)
+        case .table: try dissect(with: TableRenderer(options: renderOptions()), registry: registry, options: options)
+        }
+    }
+
+    private func dissect<R: Renderer>(with renderer: R, registry: ProtocolRegistry, options: PipelineOptions) throws {
+        var renderer = renderer
         let writer = OutputWriter(flushEachEvent: interface != nil)
         var status = ExitStatus.success
         var pdusSoFar = 0
