@@ -114,6 +114,15 @@ public struct ByteSink {
         }
     }
 
+    /// `count` spaces (an indentation).
+    @inlinable
+    public mutating func append(spaces count: Int) {
+        guard count > 0 else { return }
+        storage.reserve(count)
+        (storage.base + storage.count).initialize(repeating: 0x20, count: count)
+        storage.count += count
+    }
+
     @inlinable
     public mutating func append(byte b: UInt8) {
         storage.reserve(1)

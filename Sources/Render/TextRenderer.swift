@@ -7,6 +7,8 @@ public struct TextRenderer: Renderer {
     private let scratch = ByteSink()
     /// The start of the last PDU's header line (frame to stream): a segment's PDUs share it.
     private var cachedContext = ContextCache()
+    /// The last protocol name and its upper-case form (`MQTT`), made once per change of protocol.
+    private var shownProtocol = (name: "", upper: "")
 
     public init(options: RenderOptions) {
         self.options = options
@@ -48,7 +50,10 @@ public struct TextRenderer: Renderer {
                 out.literal("] ")
                 cachedContext.keep(ctx, out.bytes[start...])
             }
-            out.append(paint(pdu.protocolName.uppercased(), "36"))
+            if pdu.protocolName != shownProtocol.name {
+                shownProtocol = (pdu.protocolName, pdu.protocolName.uppercased())
+            }
+            out.append(paint(shownProtocol.upper, "36"))
             out.literal(" ")
             out.append(paint(pdu.summary, "1"))
             if !pdu.problems.isEmpty { out.append(paint(" [\(pdu.problems.count) problem\(pdu.problems.count == 1 ? "" : "s")]", "31")) }
@@ -75,9 +80,6 @@ public struct TextRenderer: Renderer {
 
     public mutating func finish(into out: inout String) {}
 
-    /// Indentation by depth, made once.
-    private static let indents = (0..<24).map { String(repeating: "    ", count: $0) }
-
     /// The fields of `fields` and their children, read through pointers: never copied (a copy
     /// retains each field's strings and arrays, then releases them).
     private func fields(_ fields: [Field], depth: Int, into out: inout ByteSink) {
@@ -89,7 +91,7 @@ public struct TextRenderer: Renderer {
 
     private func field(_ f: UnsafePointer<Field>, depth: Int, into out: inout ByteSink) {
         if f.pointee.jsonOnly { return }
-        out.append(depth < TextRenderer.indents.count ? TextRenderer.indents[depth] : String(repeating: "    ", count: depth))
+        out.append(spaces: 4 * depth)
         if let line = f.pointee.line {
             out.append(line)
         } else {

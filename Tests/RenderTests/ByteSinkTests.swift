@@ -25,6 +25,14 @@ struct ByteSinkTests {
         }
     }
 
+    @Test("spaces: as many as asked for, after what was written, none for zero or less")
+    func spaces() {
+        var sink = ByteSink(capacity: 8)
+        sink.literal("a")
+        for n in [0, 4, -3, 1, 40] { sink.append(spaces: n); sink.literal("|") }
+        #expect(sink.take() == "a|    ||" + " |" + String(repeating: " ", count: 40) + "|")
+    }
+
     @Test("literals of one and of many characters are written as their UTF-8 bytes")
     func literals() {
         var sink = ByteSink(capacity: 4)
