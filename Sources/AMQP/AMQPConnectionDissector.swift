@@ -177,13 +177,15 @@ public struct AMQPConnectionDissector: StreamDissector {
     }
 
     /// Methods whose requests are remembered per channel: the ones a close most often blames.
-    private static let remembered: Set<AMQPMethodID> = [
-        AMQPMethodID(classID: 40, methodID: 10), AMQPMethodID(classID: 40, methodID: 20),
-        AMQPMethodID(classID: 40, methodID: 30), AMQPMethodID(classID: 40, methodID: 40),
-        .queueDeclare, AMQPMethodID(classID: 50, methodID: 20), AMQPMethodID(classID: 50, methodID: 30),
-        AMQPMethodID(classID: 50, methodID: 40), AMQPMethodID(classID: 50, methodID: 50),
-        AMQPMethodID(classID: 60, methodID: 20), .basicPublish, AMQPMethodID(classID: 60, methodID: 70),
-    ]
+    /// A switch, not a set: this is asked for every method frame.
+    private static func isRemembered(_ id: AMQPMethodID) -> Bool {
+        switch (id.classID, id.methodID) {
+        case (40, 10), (40, 20), (40, 30), (40, 40): return true             // exchange.declare, delete, bind, unbind
+        case (50, 10), (50, 20), (50, 30), (50, 40), (50, 50): return true   // queue.declare, bind, purge, delete, unbind
+        case (60, 20), (60, 40), (60, 70): return true                       // basic.consume, publish, get
+        default: return false
+        }
+    }
 
     private mutating func track(_ frame: AMQPRawFrame, _ decoded: inout AMQPFrameDecoder.Decoded, from direction: Direction) {
         let key = ChannelKey(direction: direction, channel: frame.channel)
@@ -214,7 +216,7 @@ public struct AMQPConnectionDissector: StreamDissector {
                 messages[key] = AMQPMessageAssembly(method: spec, values: method.values,
                                                     previewLimit: options.detail == .facts ? 0 : options.bodyPreviewBytes)
             }
-            if AMQPConnectionDissector.remembered.contains(id) {
+            if AMQPConnectionDissector.isRemembered(id) {
                 requests[key, default: [:]][id] = method.values.withoutBulk
             }
             if spec.classID == 20, spec.methodName == "close-ok" || spec.methodName == "open" {

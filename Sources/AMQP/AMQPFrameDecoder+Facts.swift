@@ -4,9 +4,12 @@ extension AMQPFrameDecoder {
     /// The methods `PDUDetail.facts` reads without a field tree: the ones a busy connection
     /// repeats per message. Others (connection and channel methods, closes, returns) are rare
     /// and carry what summaries show, so they are decoded in full.
-    static let factsMethods: Set<AMQPMethodID> = [
-        .basicPublish, .basicDeliver, .basicGetOK, .basicAck, .basicReject, .basicNack,
-    ]
+    static func isFactsMethod(_ id: AMQPMethodID) -> Bool {
+        switch (id.classID, id.methodID) {
+        case (60, 40), (60, 60), (60, 71), (60, 80), (60, 90), (60, 120): return true // basic.publish, deliver, get-ok, ack, reject, nack
+        default: return false
+        }
+    }
 
     /// The fast path of `PDUDetail.facts`: a whole, well-ended frame of a frequent kind, read
     /// for its facts and for what the connection state needs (method arguments, a content
@@ -25,7 +28,7 @@ extension AMQPFrameDecoder {
             var r = ByteReader(frame.payload)
             guard frame.channel != 0, let classID = r.readUInt16(), let methodID = r.readUInt16() else { return nil }
             let id = AMQPMethodID(classID: classID, methodID: methodID)
-            guard Self.factsMethods.contains(id), let spec = id.spec else { return nil }
+            guard Self.isFactsMethod(id), let spec = id.spec else { return nil }
             var args = AMQPArgumentReader(r.readRest(), base: 11, options: options)
             args.values.reserve(spec.arguments.count)
             for arg in spec.arguments {

@@ -7,28 +7,36 @@ import Dissection
 public enum AMQPSpec {
     /// The method with these ids, or nil when the spec has none.
     public static func method(classID: UInt16, methodID: UInt16) -> AMQPMethodSpec? {
-        methodsByID[UInt32(classID) << 16 | UInt32(methodID)]
+        // Indexed, not hashed: this runs for every method frame.
+        let c = Int(classID), m = Int(methodID)
+        guard c < methodsByID.count, m < methodsByID[c].count else { return nil }
+        return methodsByID[c][m]
     }
 
     /// The class with this id, or nil when the spec has none.
     public static func `class`(id: UInt16) -> AMQPClassSpec? {
-        classesByID[id]
+        Int(id) < classesByID.count ? classesByID[Int(id)] : nil
     }
 
     /// Every method of every class, in spec order.
     public static var allMethods: [AMQPMethodSpec] { classes.flatMap(\.methods) }
 
-    private static let methodsByID: [UInt32: AMQPMethodSpec] = {
-        var table: [UInt32: AMQPMethodSpec] = [:]
+    /// Methods by class id, then method id (the spec's ids are below 256).
+    private static let methodsByID: [[AMQPMethodSpec?]] = {
+        var table = [[AMQPMethodSpec?]](repeating: [], count: Int(classes.map(\.id).max() ?? 0) + 1)
         for cls in classes {
-            for m in cls.methods { table[UInt32(m.classID) << 16 | UInt32(m.methodID)] = m }
+            for m in cls.methods {
+                let c = Int(m.classID), i = Int(m.methodID)
+                if table[c].count <= i { table[c] += [AMQPMethodSpec?](repeating: nil, count: i + 1 - table[c].count) }
+                table[c][i] = m
+            }
         }
         return table
     }()
 
-    private static let classesByID: [UInt16: AMQPClassSpec] = {
-        var table: [UInt16: AMQPClassSpec] = [:]
-        for cls in classes { table[cls.id] = cls }
+    private static let classesByID: [AMQPClassSpec?] = {
+        var table = [AMQPClassSpec?](repeating: nil, count: Int(classes.map(\.id).max() ?? 0) + 1)
+        for cls in classes { table[Int(cls.id)] = cls }
         return table
     }()
 }
