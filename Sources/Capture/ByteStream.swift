@@ -82,6 +82,13 @@ struct ByteStream {
         buffer[start..<(start + min(count, available))]
     }
 
+    /// The next `count` bytes (or fewer, at the end), read where they are in the buffer and not
+    /// consumed. The view lives only inside `body`: one kept past the next `fill` would make that
+    /// fill copy the whole buffer.
+    func withPeek<R>(_ count: Int, _ body: (ArraySlice<UInt8>) throws -> R) rethrows -> R {
+        try body(buffer[start..<(start + min(count, available))])
+    }
+
     /// Discards whole input up to `count` bytes, in bounded chunks (never allocates `count`).
     mutating func discard(_ count: Int) throws -> Int {
         var left = count

@@ -118,15 +118,17 @@ public struct CaptureFileReader: PacketSource {
             let got = try stream.fill(16)
             if got == 0 { return nil }
             try fillOrFail(16, .recordHeader)
-            let h = stream.read(16)
-            let caplen = Int(u32(h, 8, big)), origlen = Int(u32(h, 12, big))
+            // The record header is read where it is: no array is made of it.
+            let (seconds, frac, caplen, origlen) = stream.withPeek(16) { h in
+                (u32(h, 0, big), u32(h, 4, big), Int(u32(h, 8, big)), Int(u32(h, 12, big)))
+            }
+            stream.skip(16)
             if caplen > Self.maxRecordBytes {
                 throw fail(.cutShort, "record \(recordNumber + 1) claims \(caplen) captured bytes, more than \(Self.maxRecordBytes): the file is damaged here")
             }
             try fillOrFail(caplen, .record)
             recordNumber += 1
-            let frac = u32(h, 4, big)
-            return CapturedPacket(number: recordNumber, seconds: Int64(u32(h, 0, big)),
+            return CapturedPacket(number: recordNumber, seconds: Int64(seconds),
                                   nanoseconds: nanos ? min(frac, 999_999_999) : min(frac, 999_999) * 1000,
                                   precision: nanos ? .nanoseconds : .microseconds, linkType: linkType,
                                   originalLength: max(origlen, caplen), bytes: stream.read(caplen))
@@ -140,25 +142,26 @@ public struct CaptureFileReader: PacketSource {
             let got = try stream.fill(8)
             if got == 0 { return nil }
             try fillOrFail(12, .block)
-            let head = Array(stream.peek(12))
             guard case .pcapng(var big, var interfaces) = format else { return nil }
-            let rawType = u32(head, 0, false)
+            let (rawType, bom) = stream.withPeek(12) { head in (u32(head, 0, false), u32(head, 8, false)) }
             if rawType == 0x0A0D_0D0A {
                 // Section header: its byte-order magic decides the endianness of the section.
-                let bom = u32(head, 8, false)
                 if bom == 0x1A2B_3C4D { big = false } else if bom == 0x4D3C_2B1A { big = true } else {
                     throw fail(.unreadable, "pcapng section header with a bad byte-order magic")
                 }
                 interfaces = []
             }
-            let type = u32(head, 0, big)
-            let length = Int(u32(head, 4, big))
+            let (type, length) = stream.withPeek(8) { head in (u32(head, 0, big), Int(u32(head, 4, big))) }
             guard length >= 12, length % 4 == 0, length <= Self.maxRecordBytes else {
                 throw fail(.cutShort, "pcapng block after record \(recordNumber) has an impossible length \(length): the file is damaged here")
             }
             try fillOrFail(length, type == 6 || type == 3 || type == 2 ? .record : .block)
-            let block = stream.read(length)
-            let body = block[8..<(length - 4)]
+            // The block is read where it is in the stream's buffer; only a packet's own bytes are
+            // copied out. `block` must not outlive this pass of the loop: the next fill would
+            // then copy the whole buffer.
+            let block = stream.peek(length)
+            stream.skip(length)
+            let body = block[(block.startIndex + 8)..<(block.startIndex + length - 4)]
             switch type {
             case 0x0A0D_0D0A:
                 format = .pcapng(bigEndian: big, interfaces: [])
@@ -181,7 +184,7 @@ public struct CaptureFileReader: PacketSource {
                 interfaces.append(iface)
                 format = .pcapng(bigEndian: big, interfaces: interfaces)
             case 6, 2: // Enhanced Packet Block, obsolete Packet Block
-                let b = Array(body.prefix(20))
+                let b = body.prefix(20)
                 guard b.count >= 20 else { throw fail(.cutShort, "record \(recordNumber + 1): packet block too short") }
                 let ifIndex = type == 6 ? Int(u32(b, 0, big)) : Int(u16(b, 0, big))
                 guard ifIndex < interfaces.count else {
