@@ -33,9 +33,15 @@ public struct CaptureFileReader: PacketSource {
 
     /// Opens a file; `-` is standard input.
     public init(path: String) throws {
+        try self.init(path: path, chunk: 1 << 20)
+    }
+
+    /// `chunk`: the size of the reads from the file (tests make it small, so that records
+    /// straddle reads).
+    init(path: String, chunk: Int) throws {
         if path == "-" {
             name = "standard input"
-            stream = ByteStream(fd: 0, ownsDescriptor: false)
+            stream = ByteStream(fd: 0, ownsDescriptor: false, chunk: chunk)
         } else {
             name = path
             let fd = open(path, O_RDONLY)
@@ -47,7 +53,7 @@ public struct CaptureFileReader: PacketSource {
                 _ = Glibc.close(fd)
                 throw CaptureError(.unreadable, source: path, "is a directory, not a capture file")
             }
-            stream = ByteStream(fd: fd, ownsDescriptor: true)
+            stream = ByteStream(fd: fd, ownsDescriptor: true, chunk: chunk)
         }
         try readFileHeader()
     }

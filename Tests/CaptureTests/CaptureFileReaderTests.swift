@@ -136,6 +136,36 @@ struct CaptureFileReaderTests {
         #expect(packets[1].number == 2)
     }
 
+    @Test("records that straddle the reader's buffer, in pcap and pcapng, read the same whatever the buffer size")
+    func straddlingRecords() throws {
+        // 300 packets of 0 to 3,000 bytes, each byte telling its packet and offset apart.
+        let sizes = (0..<300).map { ($0 * 7919) % 3001 }
+        let packets = sizes.enumerated().map { i, n in (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) } }
+        var classic = pcap(bigEndian: false, nanos: false).prefix(24) // the file header alone
+        var ng = block(0x0A0D_0D0A, le32(0x1A2B_3C4D) + [1, 0, 0, 0] + [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])
+        ng += block(1, le16(1) + [0, 0] + le32(0))
+        for (i, p) in packets.enumerated() {
+            classic += le32(UInt32(1_700_000_000 + i)) + le32(UInt32(i)) + le32(UInt32(p.count)) + le32(UInt32(p.count + 1)) + p
+            ng += block(6, le32(0) + le32(0) + le32(UInt32(i)) + le32(UInt32(p.count)) + le32(UInt32(p.count + 1)) + p)
+            if i % 50 == 0 { ng += block(5, [1, 2, 3, 4]) } // statistics blocks in between: skipped
+        }
+        for (name, file) in [("pcap", Array(classic)), ("pcapng", ng)] {
+            let path = temporaryFile(file, name: name)
+            for chunk in [16, 61, 100, 1_000, 4_096, 1 << 20] {
+                var reader = try CaptureFileReader(path: path, chunk: chunk)
+                defer { reader.close() }
+                var read: [CapturedPacket] = []
+                while let p = try reader.next() { read.append(p) }
+                try #require(read.count == packets.count, "\(name), chunk \(chunk)")
+                for (i, p) in read.enumerated() {
+                    #expect(p.bytes == packets[i], "\(name), chunk \(chunk), packet \(i)")
+                    #expect(p.originalLength == packets[i].count + 1 && p.number == i + 1)
+                }
+                #expect(read[299].nanoseconds == 299_000, "\(name)") // microseconds in both files
+            }
+        }
+    }
+
     @Test("the pcap writer's output reads back")
     func writerRoundTrip() throws {
         let path = temporaryFile([])
