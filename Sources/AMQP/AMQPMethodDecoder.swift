@@ -148,7 +148,7 @@ extension AMQPMethodDecoder {
     /// that are empty, longer than 60 bytes or not text.
     private static func appendSummaryParts(_ values: AMQPArgumentValues, skipping: Set<String> = [], to line: inout ByteSink) {
         for (arg, value) in values.entries where skipping.isEmpty || !skipping.contains(arg.name) {
-            /// ` name=`, before the value.
+            // ` name=`, before the value.
             func name(_ line: inout ByteSink) {
                 line.literal(" ")
                 line.append(arg.name)

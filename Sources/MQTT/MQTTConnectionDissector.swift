@@ -27,7 +27,7 @@ public struct MQTTConnectionDissector: StreamDissector {
     private var pendingToClient = Pending()
     private var guessNoted = false
     /// Summary lines are written here, packet after packet (one buffer, not one per line). A
-    /// reference: a copy of the dissector makes its own before writing (`ownLineSink`).
+    /// reference: a copy of the dissector makes its own before writing (in `decode`).
     private var lineSink = ByteSink(capacity: 128)
 
     /// Problems waiting for the next PDU of a direction.
