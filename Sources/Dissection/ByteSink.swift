@@ -63,9 +63,7 @@ public struct ByteSink {
         guard s.hasPointerRepresentation else { return s.withUTF8Buffer { append(bytes: $0) } }
         let n = s.utf8CodeUnitCount
         storage.reserve(n)
-        // Literals are a few bytes long: a byte loop costs less than a call to memmove.
-        let from = s.utf8Start, to = storage.base + storage.count
-        for i in 0..<n { to[i] = from[i] }
+        ByteSink.copy(s.utf8Start, to: storage.base + storage.count, count: n)
         storage.count += n
     }
 
