@@ -4,9 +4,10 @@ extension AMQPFrameDecoder {
     /// The methods `PDUDetail.facts` reads without a field tree: the ones a busy connection
     /// repeats per message. Others (connection and channel methods, closes, returns) are rare
     /// and carry what summaries show, so they are decoded in full.
+    /// A switch, not a set: this is asked for every method frame.
     static func isFactsMethod(_ id: AMQPMethodID) -> Bool {
-        switch (id.classID, id.methodID) {
-        case (60, 40), (60, 60), (60, 71), (60, 80), (60, 90), (60, 120): return true // basic.publish, deliver, get-ok, ack, reject, nack
+        switch id {
+        case .basicPublish, .basicDeliver, .basicGetOK, .basicAck, .basicReject, .basicNack: return true
         default: return false
         }
     }
