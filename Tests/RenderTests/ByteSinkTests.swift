@@ -43,4 +43,18 @@ struct ByteSinkTests {
         sink.literal("a literal longer than sixteen bytes, to make the sink grow")
         #expect(sink.take() == "{,\"problems\":[éa literal longer than sixteen bytes, to make the sink grow")
     }
+
+    @Test("integers are written as their decimal digits", arguments: [0, 7, 10, 99, 100, -1, -42, Int.max, Int.min])
+    func integers(n: Int) {
+        var sink = ByteSink()
+        sink.append(n)
+        #expect(sink.take() == String(n))
+    }
+
+    @Test("fractions keep the capture's digits", arguments: [(3, 123_000_000 as UInt32, ".123"), (6, 5_000, ".000005"), (9, 7, ".000000007"), (0, 999, "")])
+    func fractions(digits: Int, nanoseconds: UInt32, expected: String) {
+        var sink = ByteSink()
+        sink.appendFraction(Timestamp(seconds: 0, nanoseconds: nanoseconds, fractionalDigits: digits))
+        #expect(sink.take() == expected)
+    }
 }
