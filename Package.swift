@@ -21,6 +21,8 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"])]),
+        // The executable's allocator (README "Performance"); the libraries keep the system's.
+        .systemLibrary(name: "CMimalloc", providers: [.apt(["libmimalloc-dev"])]),
         .target(name: "Capture", dependencies: ["CPcap"]),
         .target(name: "Packets"),
         .target(name: "Reassembly", dependencies: ["Packets"]),
@@ -30,7 +32,7 @@ let package = Package(
         .target(name: "Render", dependencies: ["Dissection"]),
         .target(name: "Pipeline", dependencies: ["Capture", "Packets", "Reassembly", "Dissection"]),
         .executableTarget(name: "proto-dissect", dependencies: [
-            "Pipeline", "Render", "MQTT", "AMQP", "Capture", "Dissection",
+            "Pipeline", "Render", "MQTT", "AMQP", "Capture", "Dissection", "CMimalloc",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Fuzzing (scripts/fuzz.sh): the targets' code is a library, so tests replay saved inputs;

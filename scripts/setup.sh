@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs what building proto-dissect needs on Debian: libpcap's headers (libpcap-dev).
+# Installs what building proto-dissect needs on Debian: libpcap's headers (libpcap-dev) and
+# mimalloc (libmimalloc-dev), the allocator the executable links.
 # With --test it also installs what the test suite uses: tshark (the outside judge), tcpdump,
 # mosquitto and RabbitMQ with their clients (the live-capture tests run real brokers).
 set -euo pipefail
-packages=(libpcap-dev pkg-config)
+packages=(libpcap-dev libmimalloc-dev pkg-config)
 if [ "${1:-}" = "--test" ]; then packages+=(tshark tcpdump mosquitto mosquitto-clients rabbitmq-server amqp-tools time util-linux python3); fi
 missing=()
 for p in "${packages[@]}"; do

@@ -1,4 +1,7 @@
 import AMQP
+// Linked for its allocator alone: libmimalloc replaces malloc and free for the whole process
+// (README "Performance": fewer instructions per allocation than glibc's on this workload).
+import CMimalloc
 import ArgumentParser
 import Capture
 import Dissection
