@@ -4,8 +4,9 @@ import Glibc
 
 /// Buffered writes to standard output: batches for files and pipes, each event at once when live.
 final class OutputWriter {
-    /// UTF-8 text waiting to be written.
-    var bytes: [UInt8] = []
+    /// UTF-8 text waiting to be written. Renderers write into it in place, one event at a time on
+    /// one thread: no runtime exclusivity checks (a check per event otherwise).
+    @exclusivity(unchecked) var bytes: [UInt8] = []
     private let flushEachEvent: Bool
 
     init(flushEachEvent: Bool) {
