@@ -15,7 +15,16 @@ public struct Field: Sendable, Equatable {
     public var label: String
     public var value: FieldValue
     /// A full text line that replaces `label: value` in the text tree (e.g. `.... ..1. = Clean Session: Set`).
-    public var line: String?
+    /// An empty line is no line.
+    public var line: String? {
+        get { lineText.isEmpty ? nil : lineText }
+        set { lineText = newValue ?? "" }
+    }
+    /// `line`, empty for none. Not an optional: a struct with an optional string stored in it is
+    /// copied, then the original destroyed, each time a new one is appended to an array (Swift
+    /// 6.3, -O); without one it is moved. That copy was about 8% of the instructions of JSON on
+    /// AMQP traffic.
+    @usableFromInline var lineText: String
     /// Offsets of the bytes this field covers, relative to the start of the PDU.
     public var range: Range<Int>?
     public var children: [Field]
@@ -34,10 +43,9 @@ public struct Field: Sendable, Equatable {
     /// whatever this says. Default: on.
     @exclusivity(unchecked) nonisolated(unsafe) public static var buildsTextLines = true
 
-    // Inlinable: a decoder (another module) then builds the field without a call. Appending the
-    // built field to an array still copies it (an outlined copy of its strings and arrays, about 5
-    // per MQTT PDU); an `@inline(never)` initializer avoids that copy but retains every argument,
-    // and measured worse (callgrind, json on a 6.8 MB MQTT capture: 469M → 481M instructions).
+    // Inlinable: a decoder (another module) then builds the field without a call, and a field
+    // built in an `append` call is moved into the array (see `lineText`). A field kept in a `var`
+    // and changed before it is appended is still copied once: build it with `let` where it is hot.
     @inlinable
     public init(_ key: String, _ label: String, _ value: FieldValue = .none, line: @autoclosure () -> String? = nil,
                 range: Range<Int>? = nil, children: [Field] = [], isList: Bool = false, textOnly: Bool = false,
@@ -45,7 +53,7 @@ public struct Field: Sendable, Equatable {
         self.key = key
         self.label = label
         self.value = value
-        self.line = Field.buildsTextLines ? line() : nil
+        self.lineText = Field.buildsTextLines ? line() ?? "" : ""
         self.range = range
         self.children = children
         self.isList = isList
