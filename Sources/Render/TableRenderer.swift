@@ -110,7 +110,9 @@ public struct TableRenderer: Renderer {
             } else {
                 Self.note(pdu, facts, ctx, direction, in: &untracked)
             }
-            if kind == "PUBLISH" {
+            // Lengths first: comparing two different strings is a runtime call (about 80
+            // instructions), and most PDUs are not PUBLISHes or closes.
+            if kind.utf8.count == 7 && kind == "PUBLISH" {
                 let name = facts.topic ?? "?"
                 if let i = topics.index(forKey: name) {
                     Self.count(bytes: facts.payloadLength ?? 0, qos: facts.qos, retained: facts.retained, in: &topics.values[i])
@@ -125,7 +127,7 @@ public struct TableRenderer: Renderer {
             }
             if let message = facts.message { notePublish(message) }
             if let queue = facts.queue { noteQueue(queue, count: facts.ackedCount ?? 1, kind: kind) }
-            if kind == "channel.close" || kind == "connection.close", let close = facts.close {
+            if let close = facts.close, kind == "channel.close" || kind == "connection.close" {
                 if closes.count < options.maxTableRows {
                     closes.append(CloseRow(stream: ctx.stream, byClient: direction == .toServer, method: kind,
                                            code: close.replyCode, codeName: close.replyCodeName,
@@ -176,7 +178,7 @@ public struct TableRenderer: Renderer {
         row.last = ctx.time
         row.pdus += 1
         if let i = kindIndex(kind, in: row.kinds) { row.kinds[i].1 += 1 } else { row.kinds.append((kind, 1)) }
-        if kind == "CONNECT" {
+        if kind.utf8.count == 7 && kind == "CONNECT" {
             if let id = facts.clientID { row.clientID = id }
             if let v = facts.connectVersion { row.version = v }
         }
