@@ -36,41 +36,40 @@ struct AMQPArgumentReader {
         let start = reader.offset
         guard skim(arg) else { return nil }
         let value = values.entries[values.entries.count - 1].value
-        var field = Field(arg.key, arg.label)
-        field.range = (base + start)..<(base + reader.offset)
+        // The parts first, then the field in one expression: a field kept in a `var` and changed
+        // is copied into the caller's array, one built in place is moved (see `Field.lineText`).
+        var fieldValue = FieldValue.none
+        var range = (base + start)..<(base + reader.offset)
+        var line: String?
         switch (arg.type, value) {
         case (.bit, .bool(let set)):
-            let bit = bitsUsed - 1
-            field.value = .bool(set)
-            field.range = (base + bitOffset)..<(base + bitOffset + 1)
-            if Field.buildsTextLines {
-                let mask = String(repeating: ".", count: 7 - bit) + (set ? "1" : "0") + String(repeating: ".", count: bit)
-                field.line = "\(mask) = \(arg.label): \(set ? "true" : "false")"
-            }
+            fieldValue = .bool(set)
+            range = (base + bitOffset)..<(base + bitOffset + 1)
+            if Field.buildsTextLines { line = arg.bitLine(position: bitsUsed - 1, set: set) }
         case (.longlong, _):
             // The value keeps an Int (clamped); the field shows the wire's unsigned value.
             let v = rawUInt64(at: start)
-            field.value = v <= UInt64(Int.max) ? .int(Int(v)) : .string(String(v))
+            fieldValue = v <= UInt64(Int.max) ? .int(Int(v)) : .string(String(v))
         case (.timestamp, .int(let seconds)):
-            field.value = .int(seconds)
+            fieldValue = .int(seconds)
             if Field.buildsTextLines {
                 let v = rawUInt64(at: start)
-                field.line = "\(arg.label): \(v) (\(AMQPText.utcTime(v)))"
+                line = "\(arg.label): \(v) (\(AMQPText.utcTime(v)))"
             }
         case (_, .int(let v)):
-            field.value = .int(v)
+            fieldValue = .int(v)
         case (_, .string(let text)):
-            field.value = .string(text)
+            fieldValue = .string(text)
         case (_, .longString(let bytes, let length)):
             if AMQPArgumentReader.secretArguments.contains(arg.name) {
-                field.value = .secret(AMQPText.escaped(bytes.prefix(AMQPOptions.longStringPreviewBytes)))
+                fieldValue = .secret(AMQPText.escaped(bytes.prefix(AMQPOptions.longStringPreviewBytes)))
             } else {
-                field.value = Preview.value(of: bytes, length: length, limit: AMQPOptions.longStringPreviewBytes)
+                fieldValue = Preview.value(of: bytes, length: length, limit: AMQPOptions.longStringPreviewBytes)
             }
         default:
             break
         }
-        return field
+        return Field(arg.key, arg.label, fieldValue, line: line, range: range)
     }
 
     /// The 8 bytes at reader offset `at`, big-endian (already read once by `skim`).

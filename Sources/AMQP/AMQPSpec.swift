@@ -62,7 +62,23 @@ public final class AMQPArgumentSpec: Sendable, Equatable {
         // Computed once here, not per decoded frame: they are on the hot path.
         self.key = AMQPSpec.snakeCase(name)
         self.label = AMQPSpec.titleCase(name)
+        let label = self.label
+        // Bit `p` of 0–7, then the value: `.......1 = Mandatory: true`.
+        self.bitLines = type != .bit ? [] : (0..<16).map { i in
+            let position = i >> 1
+            let set = i & 1 == 1
+            let mask = String(repeating: ".", count: 7 - position) + (set ? "1" : "0") + String(repeating: ".", count: position)
+            return "\(mask) = \(label): \(set ? "true" : "false")"
+        }
     }
+
+    /// A bit argument's text-tree line for its bit position in the octet (0 is the lowest bit)
+    /// and value. Made once per argument here (16 lines, for bit arguments only): the decoder
+    /// shows one for every bit of every frame, and building each took a few string appends.
+    func bitLine(position: Int, set: Bool) -> String {
+        bitLines[position &* 2 &+ (set ? 1 : 0)]
+    }
+    private let bitLines: [String]
 
     /// The JSON key: the spec name in snake_case (`routing_key`).
     public let key: String
