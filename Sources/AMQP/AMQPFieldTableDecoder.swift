@@ -70,7 +70,7 @@ struct AMQPFieldTableDecoder {
         }
         func make(_ type: String, _ value: FieldValue, line: @autoclosure () -> String? = nil) -> Field {
             // The label with its type is for the text tree only.
-            Field(key, Field.buildsTextLines ? "\(name) (\(type))" : name, value, line: line(), range: (base + start)..<(base + r.offset))
+            Field(key, Field.buildsTextLines ? AMQPText.typedLabel(name, type) : name, value, line: line(), range: (base + start)..<(base + r.offset))
         }
         // On the byte: a switch over Characters compares strings, case by case.
         switch tag {

@@ -2,6 +2,25 @@ import Dissection
 
 /// Turning wire strings and numbers into display text, without Foundation.
 enum AMQPText {
+    /// `name (type)`, a field-table entry's text-tree label (one per table entry), written into
+    /// a string of the right size: interpolating it grows a buffer part by part.
+    static func typedLabel(_ name: String, _ type: String) -> String {
+        var name = name, type = type
+        return name.withUTF8 { n in
+            type.withUTF8 { t in
+                String(unsafeUninitializedCapacity: n.count + t.count + 3) { out in
+                    var i = out.initialize(fromContentsOf: n)
+                    out[i] = UInt8(ascii: " ")
+                    out[i + 1] = UInt8(ascii: "(")
+                    i += 2
+                    i = out[i...].initialize(fromContentsOf: t)
+                    out[i] = UInt8(ascii: ")")
+                    return i + 1
+                }
+            }
+        }
+    }
+
     /// A short string as text when it is valid, printable UTF-8, else as escaped bytes.
     static func shortString(_ bytes: ArraySlice<UInt8>) -> String {
         if let text = Preview.utf8Text(bytes) { return text }
