@@ -92,7 +92,7 @@ public enum MQTTDecoder {
         let type = MQTTPacketType(rawValue: first >> 4)
         let flags = first & 0x0F
         facts.type = type
-        let typeField = state.fixedHeaderFields[Int(first)]
+        let typeField = fixedHeaderField(first)
 
         let lengthStart = 1
         let declared: Int
@@ -186,8 +186,9 @@ public enum MQTTDecoder {
     /// The fixed-header field of every first byte: the type, then DUP/QoS/RETAIN for PUBLISH or
     /// the reserved flags, bit by bit. The same for every packet that starts with that byte, so
     /// made once, bit lines included (whatever `Field.buildsTextLines` says).
-    /// Read per packet through `MQTTDirectionState.fixedHeaderFields`, which fetches it once.
-    static let fixedHeaderFields: [Field] = (0...255).map { makeFixedHeaderField(UInt8($0)) }
+    private static let fixedHeaderFields: [Field] = (0...255).map { makeFixedHeaderField(UInt8($0)) }
+
+    static func fixedHeaderField(_ first: UInt8) -> Field { fixedHeaderFields[Int(first)] }
 
     private static func makeFixedHeaderField(_ first: UInt8) -> Field {
         let type = MQTTPacketType(rawValue: first >> 4)

@@ -10,9 +10,6 @@ public struct MQTTDirectionState: Sendable {
     /// The most aliases the receiver accepts in this direction (Topic Alias Maximum of the
     /// receiver's CONNECT or CONNACK); nil while not seen.
     public var topicAliasMaximum: Int?
-    /// `MQTTDecoder.fixedHeaderFields`, fetched once: each read of the lazily made static is a
-    /// `swift_once` call (about 115 instructions, once per packet: 2% of a table run).
-    let fixedHeaderFields = MQTTDecoder.fixedHeaderFields
 
     public init() {}
 }
