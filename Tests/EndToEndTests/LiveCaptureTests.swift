@@ -143,6 +143,28 @@ struct LiveCaptureTests {
         #expect(publishes(replay.stdout).compactMap { $0["topic"] as? String } == seen.compactMap { $0["topic"] as? String })
     }
 
+    @Test("a burst seen through any loses nothing: 20 QoS 1 publishes of 2 KB, each on its own connection")
+    func burstOnAny() throws {
+        // Through `any` (MTU unknown), libpcap's default ring in immediate mode held only 8
+        // packets, in frames as large as the snapshot length: this burst lost about 150 packets
+        // and 3 to 6 PUBLISHes.
+        let broker = try Mosquitto()
+        defer { broker.stop() }
+        let live = try LiveDissect(["-i", "any", "--decode-as", "\(broker.port)=mqtt", "--format", "json"])
+        // One shell loop, so that the connections follow each other closely (one process per
+        // publish from here spaces them out enough for the old ring to keep up).
+        let script = "for i in $(seq 0 19); do timeout 10 mosquitto_pub -h 127.0.0.1 -p \(broker.port) -q 1 "
+            + "-t live/burst/$i -m \(String(repeating: "x", count: 2000)) || exit 1; done"
+        let publish = try runProgram(URL(fileURLWithPath: "/bin/sh"), ["-c", script], timeout: 60)
+        #expect(publish.status == 0, "\(publish.stderr)")
+        usleep(500_000)
+        let (status, stdout, stderr) = live.finish(interrupt: true)
+        #expect(status == 0, "\(stderr)")
+        let topics = Set(jsonLines(stdout).compactMap { $0["mqtt"] as? [String: Any] }
+            .filter { $0["type"] as? String == "PUBLISH" }.compactMap { $0["topic"] as? String })
+        #expect(topics == Set((0..<20).map { "live/burst/\($0)" }), "\(stderr)")
+    }
+
     @Test("-c N stops by itself after N PDUs, on lo and on any", arguments: ["lo", "any"])
     func countStops(interface: String) throws {
         let broker = try Mosquitto()
