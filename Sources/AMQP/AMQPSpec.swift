@@ -110,10 +110,12 @@ public final class AMQPMethodSpec: Sendable, Equatable {
         self.carriesContent = carriesContent
         self.isSynchronous = isSynchronous
         self.arguments = arguments
+        self.fullName = className + "." + methodName
     }
 
-    /// `basic.publish`.
-    public var fullName: String { className + "." + methodName }
+    /// `basic.publish`. Made once here: summaries, fields and message assemblies name the method
+    /// of nearly every frame, and concatenating it each time made a string per use.
+    public let fullName: String
 
     public static func == (a: AMQPMethodSpec, b: AMQPMethodSpec) -> Bool {
         a === b || (a.classID == b.classID && a.methodID == b.methodID && a.className == b.className
