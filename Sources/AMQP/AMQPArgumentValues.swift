@@ -13,14 +13,22 @@ enum AMQPArgumentValue: Equatable {
 
 /// Decoded values by spec name, in wire order.
 struct AMQPArgumentValues {
-    private(set) var entries: [(spec: AMQPArgumentSpec, value: AMQPArgumentValue)] = []
+    /// One argument and its value. A struct, not a `(spec, value)` tuple: an array of tuples
+    /// copies each element it hands out through the runtime's generic tuple copy (about 230
+    /// instructions), a struct through its own specialized copy.
+    struct Entry {
+        let spec: AMQPArgumentSpec
+        let value: AMQPArgumentValue
+    }
+
+    private(set) var entries: [Entry] = []
 
     mutating func reserve(_ count: Int) {
         entries.reserveCapacity(count)
     }
 
     mutating func append(_ spec: AMQPArgumentSpec, _ value: AMQPArgumentValue) {
-        entries.append((spec, value))
+        entries.append(Entry(spec: spec, value: value))
     }
 
     subscript(name: String) -> AMQPArgumentValue? {
@@ -48,10 +56,10 @@ struct AMQPArgumentValues {
         }
         guard hasBulk else { return self }
         var kept = AMQPArgumentValues()
-        for (spec, value) in entries {
-            switch value {
+        for entry in entries {
+            switch entry.value {
             case .table, .longString: continue
-            default: kept.append(spec, value)
+            default: kept.entries.append(entry)
             }
         }
         return kept

@@ -153,7 +153,8 @@ struct AMQPContentHeaderDecoder {
     static func summary(_ values: AMQPArgumentValues) -> String {
         var line = ByteSink(capacity: 128)
         var first = true
-        for (prop, value) in values.entries {
+        for entry in values.entries {
+            let prop = entry.spec, value = entry.value
             switch value {
             case .string, .int, .table: break
             default: continue

@@ -147,7 +147,8 @@ extension AMQPMethodDecoder {
     /// straight into `line`: not the zero ticket, empty strings, tables, secrets, or long strings
     /// that are empty, longer than 60 bytes or not text.
     private static func appendSummaryParts(_ values: AMQPArgumentValues, skipping: Set<String> = [], to line: inout ByteSink) {
-        for (arg, value) in values.entries where skipping.isEmpty || !skipping.contains(arg.name) {
+        for entry in values.entries where skipping.isEmpty || !skipping.contains(entry.spec.name) {
+            let arg = entry.spec, value = entry.value
             // ` name=`, before the value.
             func name(_ line: inout ByteSink) {
                 line.literal(" ")
