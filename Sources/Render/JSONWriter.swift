@@ -30,7 +30,11 @@ enum JSON {
 
     /// No byte of `x` is below 0x20, a quote or a backslash.
     @inline(__always) private static func plain(_ x: UInt64) -> Bool {
-        !(ByteWords.hasControlByte(x) || ByteWords.has(0x22, in: x) || ByteWords.has(0x5C, in: x))
+        // The three zero-byte tests of `ByteWords`, or-ed before the one branch.
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let control = x & 0xE0E0_E0E0_E0E0_E0E0, quote = x ^ (ones &* 0x22), backslash = x ^ (ones &* 0x5C)
+        let found = ((control &- ones) & ~control) | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
+        return found & highs == 0
     }
 
     /// A JSON string literal of `s`, appended byte by byte: UTF-8 multi-byte sequences never hold
