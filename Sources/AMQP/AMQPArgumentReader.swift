@@ -29,15 +29,16 @@ struct AMQPArgumentReader {
     }
 
     /// Reads one argument into `values` and its field; nil when the bytes ran out (the caller
-    /// reports that). `skim` reads the value alone.
-    mutating func read(_ arg: AMQPArgumentSpec) -> Field? {
+    /// reports that). `skim` reads the value alone. A bit argument's field shows `bitLines` (the
+    /// method spec's) in the text tree.
+    mutating func read(_ arg: AMQPArgumentSpec, bitLines: (clear: String, set: String)? = nil) -> Field? {
         if arg.type == .table { return readTableField(arg) }
         if arg.type != .bit { finishBits() }
         let start = reader.offset
         guard skim(arg) else { return nil }
         let value = values.entries[values.entries.count - 1].value
         // The parts first, then the field in one expression: a field kept in a `var` and changed
-        // is copied into the caller's array, one built in place is moved (see `Field.lineText`).
+        // is copied into the caller's array, one built in place is moved (see `Field.init`).
         var fieldValue = FieldValue.none
         var range = (base + start)..<(base + reader.offset)
         var line: String?
@@ -45,7 +46,7 @@ struct AMQPArgumentReader {
         case (.bit, .bool(let set)):
             fieldValue = .bool(set)
             range = (base + bitOffset)..<(base + bitOffset + 1)
-            if Field.buildsTextLines { line = arg.bitLine(position: bitsUsed - 1, set: set) }
+            if Field.buildsTextLines, let bitLines { line = set ? bitLines.set : bitLines.clear }
         case (.longlong, _):
             // The value keeps an Int (clamped); the field shows the wire's unsigned value.
             let v = rawUInt64(at: start)

@@ -50,8 +50,8 @@ struct AMQPMethodDecoder {
         args.values.reserve(spec.arguments.count)
         var argumentFields: [Field] = []
         argumentFields.reserveCapacity(spec.arguments.count)
-        for arg in spec.arguments {
-            guard var field = args.read(arg) else {
+        for (i, arg) in spec.arguments.enumerated() {
+            guard var field = args.read(arg, bitLines: spec.bitLines[i]) else {
                 args.problems.append(shortProblem(isWhole, "\(spec.fullName) ends before its \(arg.name) argument (\(arg.type.rawValue))",
                                                   range: (11 + args.reader.offset)..<(7 + payload.count)))
                 break

@@ -62,23 +62,7 @@ public final class AMQPArgumentSpec: Sendable, Equatable {
         // Computed once here, not per decoded frame: they are on the hot path.
         self.key = AMQPSpec.snakeCase(name)
         self.label = AMQPSpec.titleCase(name)
-        let label = self.label
-        // Bit `p` of 0–7, then the value: `.......1 = Mandatory: true`.
-        self.bitLines = type != .bit ? [] : (0..<16).map { i in
-            let position = i >> 1
-            let set = i & 1 == 1
-            let mask = String(repeating: ".", count: 7 - position) + (set ? "1" : "0") + String(repeating: ".", count: position)
-            return "\(mask) = \(label): \(set ? "true" : "false")"
-        }
     }
-
-    /// A bit argument's text-tree line for its bit position in the octet (0 is the lowest bit)
-    /// and value. Made once per argument here (16 lines, for bit arguments only): the decoder
-    /// shows one for every bit of every frame, and building each took a few string appends.
-    func bitLine(position: Int, set: Bool) -> String {
-        bitLines[position &* 2 &+ (set ? 1 : 0)]
-    }
-    private let bitLines: [String]
 
     /// The JSON key: the spec name in snake_case (`routing_key`).
     public let key: String
@@ -111,7 +95,26 @@ public final class AMQPMethodSpec: Sendable, Equatable {
         self.isSynchronous = isSynchronous
         self.arguments = arguments
         self.fullName = className + "." + methodName
+        // Consecutive bit arguments share octets, lowest bit first (§4.2.5.2); any other type ends
+        // the run. So each bit argument's position is known here, and with it the only two lines
+        // it can show: `.......1 = Mandatory: true`.
+        var run = 0
+        self.bitLines = arguments.map { arg in
+            guard arg.type == .bit else { run = 0; return nil }
+            let position = run % 8
+            run += 1
+            func line(_ set: Bool) -> String {
+                let mask = String(repeating: ".", count: 7 - position) + (set ? "1" : "0") + String(repeating: ".", count: position)
+                return "\(mask) = \(arg.label): \(set)"
+            }
+            return (clear: line(false), set: line(true))
+        }
     }
+
+    /// The text-tree lines of each argument that is a bit, cleared and set, by argument index
+    /// (nil for the others). Made once here: every bit of every frame shows one, and building
+    /// each took a few string appends.
+    let bitLines: [(clear: String, set: String)?]
 
     /// `basic.publish`. Made once here: summaries, fields and message assemblies name the method
     /// of nearly every frame, and concatenating it each time made a string per use.
