@@ -36,7 +36,7 @@ public enum Preview {
             var i = 0
             while i + 8 <= p.count {
                 let x = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
-                if ByteWords.hasControlByte(x) || ByteWords.has(0x7F, in: x) { break }
+                if ByteWords.controlByteFlags(x) | ByteWords.flags(of: 0x7F, in: x) != 0 { break }
                 high |= x
                 i += 8
             }

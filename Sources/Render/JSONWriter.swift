@@ -30,11 +30,8 @@ enum JSON {
 
     /// No byte of `x` is below 0x20, a quote or a backslash.
     @inline(__always) private static func plain(_ x: UInt64) -> Bool {
-        // The three zero-byte tests of `ByteWords`, or-ed before the one branch.
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        let control = x & 0xE0E0_E0E0_E0E0_E0E0, quote = x ^ (ones &* 0x22), backslash = x ^ (ones &* 0x5C)
-        let found = ((control &- ones) & ~control) | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
-        return found & highs == 0
+        // Or-ed before the one branch.
+        ByteWords.controlByteFlags(x) | ByteWords.flags(of: 0x22, in: x) | ByteWords.flags(of: 0x5C, in: x) == 0
     }
 
     /// A JSON string literal of `s`, appended byte by byte: UTF-8 multi-byte sequences never hold
