@@ -110,9 +110,7 @@ public struct TableRenderer: Renderer {
             } else {
                 Self.note(pdu, facts, ctx, direction, in: &untracked)
             }
-            // Lengths first: comparing two different strings is a runtime call (about 80
-            // instructions), and most PDUs are not PUBLISHes or closes.
-            if kind.utf8.count == 7 && kind == "PUBLISH" {
+            if Self.kind(kind, is: "PUBLISH") {
                 let name = facts.topic ?? "?"
                 if let i = topics.index(forKey: name) {
                     Self.count(bytes: facts.payloadLength ?? 0, qos: facts.qos, retained: facts.retained, in: &topics.values[i])
@@ -178,7 +176,7 @@ public struct TableRenderer: Renderer {
         row.last = ctx.time
         row.pdus += 1
         if let i = kindIndex(kind, in: row.kinds) { row.kinds[i].1 += 1 } else { row.kinds.append((kind, 1)) }
-        if kind.utf8.count == 7 && kind == "CONNECT" {
+        if Self.kind(kind, is: "CONNECT") {
             if let id = facts.clientID { row.clientID = id }
             if let v = facts.connectVersion { row.version = v }
         }
@@ -194,6 +192,14 @@ public struct TableRenderer: Renderer {
             row.lastChannel = c
         }
         if row.version.isEmpty, let v = facts.version { row.version = v }
+    }
+
+    /// Whether `kind` is `name`. Lengths first: comparing two different strings is a runtime call
+    /// (about 80 instructions), made per PDU here, and most kinds differ in length from the one
+    /// sought.
+    @inline(__always)
+    private static func kind(_ kind: String, is name: String) -> Bool {
+        kind.utf8.count == name.utf8.count && kind == name
     }
 
     /// Where `kind` is counted in `kinds`. Kinds are names from decoders' tables, so a kind is
