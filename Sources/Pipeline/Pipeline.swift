@@ -43,7 +43,7 @@ public final class Pipeline {
     private let options: PipelineOptions
     // A pipeline is used from one thread, one call at a time (it is not Sendable), and nothing it
     // calls out to reaches back into these while they are being written: no runtime exclusivity
-    // checks (they were about 2% of the table's instructions, a check per access per packet).
+    // checks (a check per access per packet: callgrind, 6.8 MB MQTT capture, table 196M → 193M).
     @exclusivity(unchecked) private var reassembler: TCPReassembler
     @exclusivity(unchecked) private var streams: [Int: StreamState] = [:]
     @exclusivity(unchecked) private var events: [ReassemblyEvent] = []
