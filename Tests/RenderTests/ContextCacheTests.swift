@@ -33,12 +33,17 @@ struct ContextLineTests {
         }
     }()
 
+    /// The lines a renderer writes for `events`, rendered one after another into one buffer.
+    static func lines(_ renderer: inout some Renderer) -> [Substring] {
+        var out: [UInt8] = []
+        for e in events { renderer.render(e, into: &out) }
+        return String(decoding: out, as: UTF8.self).split(separator: "\n")
+    }
+
     @Test("JSON: each PDU's frame, time, stream, source and destination, also when PDUs share them")
     func json() throws {
         var renderer = JSONRenderer(options: Self.options)
-        var out: [UInt8] = []
-        for e in Self.events { renderer.render(e, into: &out) }
-        let lines = String(decoding: out, as: UTF8.self).split(separator: "\n")
+        let lines = Self.lines(&renderer)
         #expect(lines.count == Self.events.count)
         for (line, event) in zip(lines, Self.events) {
             guard case .pdu(let ctx, _, _) = event else { continue }
@@ -54,9 +59,7 @@ struct ContextLineTests {
     @Test("text: each PDU's header line starts with its own frame, time, endpoints and stream")
     func text() {
         var renderer = TextRenderer(options: Self.options)
-        var out: [UInt8] = []
-        for e in Self.events { renderer.render(e, into: &out) }
-        let lines = String(decoding: out, as: UTF8.self).split(separator: "\n")
+        let lines = Self.lines(&renderer)
         #expect(lines.count == Self.events.count)
         for (line, event) in zip(lines, Self.events) {
             guard case .pdu(let ctx, _, let pdu) = event else { continue }
