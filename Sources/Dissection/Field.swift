@@ -22,8 +22,8 @@ public struct Field: Sendable, Equatable {
     }
     /// `line`, empty for none. Not an optional: a struct with an optional string stored in it is
     /// copied, then the original destroyed, each time a new one is appended to an array (Swift
-    /// 6.3, -O); without one it is moved. That copy was about 8% of the instructions of JSON on
-    /// AMQP traffic.
+    /// 6.3, -O); without one it is moved (callgrind, 2.6 MB AMQP capture: json 544M → 487M
+    /// instructions).
     @usableFromInline var lineText: String
     /// Offsets of the bytes this field covers, relative to the start of the PDU.
     public var range: Range<Int>?
