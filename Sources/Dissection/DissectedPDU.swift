@@ -12,20 +12,22 @@ public struct DissectedPDU: Sendable {
         @usableFromInline @exclusivity(unchecked) var problems: [Problem]
         @usableFromInline @exclusivity(unchecked) var wireLength: Int
         @usableFromInline @exclusivity(unchecked) var facts: PDUFacts?
+        @usableFromInline @exclusivity(unchecked) var textTree: [UInt8]
 
         @usableFromInline init(protocolName: String, summary: String, fields: [Field], problems: [Problem],
-                               wireLength: Int, facts: PDUFacts?) {
+                               wireLength: Int, facts: PDUFacts?, textTree: [UInt8]) {
             self.protocolName = protocolName
             self.summary = summary
             self.fields = fields
             self.problems = problems
             self.wireLength = wireLength
             self.facts = facts
+            self.textTree = textTree
         }
 
         @usableFromInline func copy() -> Storage {
             Storage(protocolName: protocolName, summary: summary, fields: fields, problems: problems,
-                    wireLength: wireLength, facts: facts)
+                    wireLength: wireLength, facts: facts, textTree: textTree)
         }
     }
 
@@ -68,6 +70,14 @@ public struct DissectedPDU: Sendable {
         _modify { makeUnique(); yield &storage.facts }
     }
 
+    /// The field tree already written as text (`TextTree`: the root fields indented one level,
+    /// each line ending in a newline), set by a decoder's text fast path (`PDUDetail.text`),
+    /// which then builds no `fields`. Empty when `fields` holds the tree.
+    @inlinable public var textTree: [UInt8] {
+        get { storage.textTree }
+        _modify { makeUnique(); yield &storage.textTree }
+    }
+
     /// Whether decoders spend work on the summary line's optional detail (an AMQP method's
     /// arguments, a body preview, content properties). Only text and JSON print summaries; a
     /// program that prints tables alone (proto-dissect does) turns this off once, before
@@ -75,9 +85,9 @@ public struct DissectedPDU: Sendable {
     @exclusivity(unchecked) nonisolated(unsafe) public static var buildsSummaries = true
 
     public init(protocolName: String, summary: String, fields: [Field], problems: [Problem] = [], wireLength: Int,
-                facts: PDUFacts? = nil) {
+                facts: PDUFacts? = nil, textTree: [UInt8] = []) {
         storage = Storage(protocolName: protocolName, summary: summary, fields: fields, problems: problems,
-                          wireLength: wireLength, facts: facts)
+                          wireLength: wireLength, facts: facts, textTree: textTree)
     }
 
     /// The facts summaries count: those the decoder set, else those of the field tree.

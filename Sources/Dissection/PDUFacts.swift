@@ -9,6 +9,11 @@ public enum PDUDetail: Sendable, Equatable {
     /// whose fast path finds anything unusual is decoded in full instead, so its problems are
     /// the same as in `.tree`. Tables need no more.
     case facts
+    /// `DissectedPDU.textTree` (the tree as the text format prints it, written with this style)
+    /// and the summary, without the field tree, for the PDUs a decoder has a text fast path for
+    /// (the frequent ones). As with `facts`, a PDU the fast path finds anything unusual in is
+    /// decoded in full, so its problems are the same as in `.tree`. Text output needs no more.
+    case text(TextTree.Style)
 }
 
 /// What summaries count about one PDU, typed: its kind, MQTT topic and payload, AMQP channel,

@@ -24,6 +24,14 @@ public struct RenderOptions: Sendable {
     }
 }
 
+extension RenderOptions {
+    /// How the text tree shows values with these options; also what a decoder's text fast path
+    /// (`PDUDetail.text`) needs to write the tree the same way.
+    public var textTreeStyle: TextTree.Style {
+        TextTree.Style(hexPreviewBytes: hexPreviewBytes, showSecrets: showSecrets)
+    }
+}
+
 /// Turns output events into text appended to a buffer; the caller decides when to write it.
 public protocol Renderer {
     mutating func render(_ event: OutputEvent, into out: inout String)
@@ -41,6 +49,3 @@ extension Renderer {
         bytes.append(contentsOf: text.utf8)
     }
 }
-
-/// The placeholder printed for a hidden credential.
-public let hiddenSecret = "<hidden>"

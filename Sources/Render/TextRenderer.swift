@@ -10,8 +10,12 @@ public struct TextRenderer: Renderer {
     /// The last protocol name and its upper-case form (`MQTT`), made once per change of protocol.
     private var shownProtocol = (name: "", upper: "")
 
+    /// How values read in the tree, from `options`.
+    private let style: TextTree.Style
+
     public init(options: RenderOptions) {
         self.options = options
+        style = options.textTreeStyle
     }
 
     private func paint(_ s: String, _ code: String) -> String {
@@ -59,7 +63,12 @@ public struct TextRenderer: Renderer {
             if !pdu.problems.isEmpty { out.append(paint(" [\(pdu.problems.count) problem\(pdu.problems.count == 1 ? "" : "s")]", "31")) }
             out.literal("\n")
             if options.showTree {
-                fields(pdu.fields, depth: 1, into: &out)
+                let written = pdu.textTree
+                if written.isEmpty {
+                    TextTree.write(pdu.fields, depth: 1, style: style, into: &out)
+                } else {
+                    written.withUnsafeBufferPointer { out.append(bytes: $0) }
+                }
             }
             for p in pdu.problems {
                 out.literal("    ")
@@ -79,65 +88,4 @@ public struct TextRenderer: Renderer {
     }
 
     public mutating func finish(into out: inout String) {}
-
-    /// The fields of `fields` and their children, read through pointers: never copied (a copy
-    /// retains each field's strings and arrays, then releases them).
-    private func fields(_ fields: [Field], depth: Int, into out: inout ByteSink) {
-        fields.withUnsafeBufferPointer { fields in
-            guard let base = fields.baseAddress else { return }
-            for i in fields.indices { field(base + i, depth: depth, into: &out) }
-        }
-    }
-
-    private func field(_ f: UnsafePointer<Field>, depth: Int, into out: inout ByteSink) {
-        if f.pointee.jsonOnly { return }
-        out.append(spaces: 4 * depth)
-        if let line = f.pointee.line {
-            out.append(line)
-        } else {
-            out.append(f.pointee.label)
-            appendValue(f.pointee.value, into: &out)
-        }
-        out.literal("\n")
-        if !f.pointee.children.isEmpty { fields(f.pointee.children, depth: depth + 1, into: &out) }
-    }
-
-    /// `: value` for the text tree (nothing for no value), written into the sink in pieces.
-    private func appendValue(_ v: FieldValue, into out: inout ByteSink) {
-        switch v {
-        case .none:
-            return
-        case .bool(let b):
-            out.literal(b ? ": True" : ": False")
-        case .int(let i):
-            out.literal(": ")
-            out.append(i)
-        case .string(let s):
-            out.literal(": ")
-            out.append(s.isEmpty ? "\"\"" : s)
-        case .text(let s, let length):
-            out.literal(": ")
-            JSON.escape(s, into: &out)
-            if s.utf8.count < length { out.literal("…") }
-            out.literal(" (")
-            out.append(length)
-            out.literal(length == 1 ? " byte)" : " bytes)")
-        case .bytes(let preview, let length):
-            let shown = preview.prefix(options.hexPreviewBytes)
-            out.literal(": ")
-            out.append(Preview.hex(shown))
-            if shown.count < length { out.literal("…") }
-            out.literal(" (")
-            out.append(length)
-            out.literal(length == 1 ? " byte, hex)" : " bytes, hex)")
-        case .secret(let s):
-            out.literal(": ")
-            if options.showSecrets {
-                out.append(s)
-            } else {
-                out.append(hiddenSecret)
-                out.literal(" (use --show-secrets)")
-            }
-        }
-    }
 }
