@@ -13,42 +13,50 @@ public enum Preview {
     /// Decodes UTF-8 if valid and free of control characters other than tab/newline/CR.
     /// With `allowCutTail`, up to 3 trailing bytes of a sequence cut by the preview limit are dropped.
     public static func utf8Text(_ bytes: ArraySlice<UInt8>, allowCutTail: Bool = false) -> String? {
-        var body = bytes
+        bytes.withUnsafeBufferPointer { p -> String? in
+            guard let (count, ascii) = textPrefix(p, allowCutTail: allowCutTail) else { return nil }
+            let kept = UnsafeBufferPointer(rebasing: p[..<count])
+            return ascii ? asciiString(kept) : String(decoding: kept, as: UTF8.self)
+        }
+    }
+
+    /// What `utf8Text` keeps of `p`, without making a String: how many leading bytes are the
+    /// text and whether they are all ASCII; nil when `p` is not text.
+    public static func textPrefix(_ p: UnsafeBufferPointer<UInt8>, allowCutTail: Bool = false) -> (count: Int, ascii: Bool)? {
+        guard let base = p.baseAddress else { return (0, true) }
+        var end = p.count
         if allowCutTail {
             // Drop an incomplete trailing multi-byte sequence.
             var back = 0
-            var i = body.endIndex
-            while i > body.startIndex, back < 3, body[i - 1] & 0xC0 == 0x80 { i -= 1; back += 1 }
-            if i > body.startIndex, body[i - 1] >= 0xC0 {
-                let lead = body[i - 1]
+            var i = end
+            while i > 0, back < 3, base[i - 1] & 0xC0 == 0x80 { i -= 1; back += 1 }
+            if i > 0, base[i - 1] >= 0xC0 {
+                let lead = base[i - 1]
                 let need = lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : 1
-                if back < need { body = body[body.startIndex..<(i - 1)] }
+                if back < need { end = i - 1 }
             }
         }
         // Control characters other than tab, newline and CR make it binary; then bytes that are not
         // all ASCII are validated as UTF-8 by the standard library. Both over the contiguous bytes,
-        // without per-byte bounds checks.
-        return body.withUnsafeBufferPointer { p -> String? in
-            guard let base = p.baseAddress else { return "" }
-            // Eight bytes at a time while no word holds a byte below 0x20 or DEL; such a word, and
-            // the last few bytes, one by one.
-            var high: UInt64 = 0
-            var i = 0
-            while i + 8 <= p.count {
-                let x = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
-                if ByteWords.controlByteFlags(x) | ByteWords.flags(of: 0x7F, in: x) != 0 { break }
-                high |= x
-                i += 8
-            }
-            var highByte: UInt8 = high & 0x8080_8080_8080_8080 != 0 ? 0x80 : 0
-            while i < p.count {
-                let b = base[i]
-                highByte |= b
-                if b < 0x20 || b == 0x7F, b != 0x09 && b != 0x0A && b != 0x0D { return nil }
-                i += 1
-            }
-            return highByte < 0x80 ? asciiString(p) : String(validating: p, as: UTF8.self)
+        // without per-byte bounds checks. Eight bytes at a time while no word holds a byte below
+        // 0x20 or DEL; such a word, and the last few bytes, one by one.
+        var high: UInt64 = 0
+        var i = 0
+        while i + 8 <= end {
+            let x = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+            if ByteWords.controlByteFlags(x) | ByteWords.flags(of: 0x7F, in: x) != 0 { break }
+            high |= x
+            i += 8
         }
+        var highByte: UInt8 = high & 0x8080_8080_8080_8080 != 0 ? 0x80 : 0
+        while i < end {
+            let b = base[i]
+            highByte |= b
+            if b < 0x20 || b == 0x7F, b != 0x09 && b != 0x0A && b != 0x0D { return nil }
+            i += 1
+        }
+        if highByte < 0x80 { return (end, true) }
+        return String(validating: UnsafeBufferPointer(rebasing: p[..<end]), as: UTF8.self) == nil ? nil : (end, false)
     }
 
     /// The bytes as a String when they are well-formed UTF-8, else nil. All-ASCII bytes (topics,

@@ -29,6 +29,8 @@ public struct MQTTConnectionDissector: StreamDissector {
     /// Summary lines are written here, packet after packet (one buffer, not one per line). A
     /// reference: a copy of the dissector makes its own before writing (in `decode`).
     private var lineSink = ByteSink(capacity: 128)
+    /// The text fast path's tree lines (`PDUDetail.text`), packet after packet; copied out per packet.
+    private var treeSink = ByteSink(capacity: 1024)
 
     /// Problems waiting for the next PDU of a direction.
     private struct Pending {
@@ -127,6 +129,7 @@ public struct MQTTConnectionDissector: StreamDissector {
     private mutating func decode(_ frame: MQTTFrame, from direction: Direction) -> DissectedPDU {
         // Copies of a dissector may be used on different threads: one never writes into another's buffer.
         if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }
+        if !treeSink.isUniquelyReferenced { treeSink = ByteSink(capacity: 1024) }
         let type = frame.held.first.map { MQTTPacketType(rawValue: $0 >> 4) }
         var state = session[direction]
         if type == .connect {
@@ -151,8 +154,14 @@ public struct MQTTConnectionDissector: StreamDissector {
         }
 
         if let version = session.version {
-            if options.detail == .facts, let pdu = MQTTDecoder.facts(of: frame, version: version) {
-                return pdu
+            switch options.detail {
+            case .tree:
+                break
+            case .facts:
+                if let pdu = MQTTDecoder.facts(of: frame, version: version) { return pdu }
+            case .text(let style):
+                if let pdu = MQTTDecoder.textTree(of: frame, version: version, style: style, options: options,
+                                                  tree: &treeSink, line: &lineSink) { return pdu }
             }
             let (pdu, facts) = MQTTDecoder.decodeFrame(frame, version: version, state: &state, options: options, lineSink: lineSink)
             session[direction] = state

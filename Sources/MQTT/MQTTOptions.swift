@@ -13,8 +13,9 @@ public struct MQTTOptions: Sendable {
     /// When looking for a packet boundary (mid-stream start, after a lost gap), a candidate
     /// packet must end, and the next header begin, within this many bytes. Default 64 KiB.
     public var resyncWindowBytes: Int
-    /// How much of each PDU to build: the field tree (default), or only the facts summaries
-    /// count, for the frequent packets (PUBLISH and its acknowledgements, PINGREQ/PINGRESP).
+    /// How much of each PDU to build: the field tree (default), or for the frequent packets
+    /// (PUBLISH and its acknowledgements, PINGREQ/PINGRESP) only the facts summaries count, or
+    /// only the text tree and summary.
     public var detail: PDUDetail = .tree
 
     public init(assumedVersion: MQTTVersion? = nil, payloadPreviewBytes: Int = 256,

@@ -73,7 +73,7 @@ extension PacketParser {
     }
 
     /// Implied-Success fields by packet type, text lines included whatever `Field.buildsTextLines` says.
-    private static let impliedSuccess: [Field] = (0...15).map { raw in
+    static let impliedSuccess: [Field] = (0...15).map { raw in
         let type = MQTTPacketType(rawValue: UInt8(raw))
         var field = makeReasonCodeField(.success, type: type, range: nil, implied: true)
         field.line = reasonLine(.success, type: type, implied: true)

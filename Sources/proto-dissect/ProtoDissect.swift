@@ -183,6 +183,10 @@ struct ProtoDissect: ParsableCommand {
             mqtt.detail = .facts
             amqp.detail = .facts
         }
+        // Text shows the tree as lines: the frequent PDUs are written as lines straight away.
+        if format == .text {
+            mqtt.detail = .text(renderOptions().textTreeStyle)
+        }
         var registry = ProtocolRegistry()
         registry.register("mqtt", ports: [1883]) { info in MQTTConnectionDissector(info: info, options: mqtt) }
         registry.register("amqp", ports: [5672]) { info in AMQPConnectionDissector(info: info, options: amqp) }

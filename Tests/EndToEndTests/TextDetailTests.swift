@@ -1,0 +1,60 @@
+import Capture
+import Dissection
+import Foundation
+import Pipeline
+import Render
+import Testing
+
+/// `PDUDetail.text` (what the text format runs with) must print exactly what the field tree
+/// prints, on real and hostile captures, while the frequent PDUs skip their trees.
+@Suite struct TextDetailTests {
+    /// The text output, and how many PDUs of each protocol came with a written tree.
+    static func run(_ path: String, _ detail: PDUDetail, options: RenderOptions) throws -> (text: String, fast: [String: Int]) {
+        var reader = try CaptureFileReader(path: path)
+        defer { reader.close() }
+        let pipeline = Pipeline(registry: FactsDetailTests.registry(detail, for: path))
+        var renderer = TextRenderer(options: options)
+        var text = ""
+        var fast: [String: Int] = [:]
+        do {
+            try pipeline.run(&reader) { event in
+                renderer.render(event, into: &text)
+                if case .pdu(_, _, let pdu) = event, !pdu.textTree.isEmpty {
+                    fast[pdu.protocolName, default: 0] += 1
+                    #expect(pdu.fields.isEmpty, "a fast-path PDU builds no field tree")
+                }
+                return true
+            }
+        } catch is CaptureError {
+            // A capture cut short: what came before is compared all the same.
+        }
+        return (text, fast)
+    }
+
+    @Test("text detail prints what the tree prints", arguments: FactsDetailTests.captures())
+    func sameAsTree(capture: String) throws {
+        for options in [RenderOptions(), RenderOptions(showSecrets: true, hexPreviewBytes: 4)] {
+            let tree = try Self.run(capture, .tree, options: options)
+            let text = try Self.run(capture, .text(options.textTreeStyle), options: options)
+            #expect(tree.fast.isEmpty, "the tree detail never takes the fast path")
+            #expect(!tree.text.isEmpty)
+            if text.text != tree.text {
+                let a = tree.text.split(separator: "\n", omittingEmptySubsequences: false)
+                let b = text.text.split(separator: "\n", omittingEmptySubsequences: false)
+                let at = zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(a.count, b.count)
+                Issue.record("first difference at line \(at + 1):\ntree: \(at < a.count ? a[at] : "(end)")\ntext: \(at < b.count ? b[at] : "(end)")")
+            }
+        }
+    }
+
+    @Test("the text fast path is taken for the frequent MQTT PDUs of the samples")
+    func fastPathTaken() throws {
+        var fast: [String: Int] = [:]
+        for capture in Repo.sampleCaptures() {
+            let run = try Self.run(Repo.samples.appendingPathComponent(capture).path, .text(TextTree.Style()), options: RenderOptions())
+            fast.merge(run.fast, uniquingKeysWith: +)
+        }
+        // The samples hold hundreds of PUBLISHes and acknowledgements.
+        #expect(fast["mqtt", default: 0] > 100)
+    }
+}

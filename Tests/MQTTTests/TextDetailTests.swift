@@ -1,0 +1,99 @@
+import Dissection
+@testable import MQTT
+import Testing
+import TestSupport
+
+/// The fast path of `PDUDetail.text` writes the frequent packets' text tree and summary without
+/// building fields: it must vouch only for packets the full decoder finds nothing wrong with,
+/// and then give exactly the bytes the full decoder's tree prints as.
+@Suite("MQTT text detail")
+struct MQTTTextDetailTests {
+    static let seeds: [(MQTTVersion, [UInt8])] = [
+        (.v3_1_1, Fixture.publish311QoS1), (.v3_1_1, Fixture.publish311QoS0Retain), (.v3_1_1, Fixture.puback311),
+        (.v3_1_1, Fixture.pubrec311), (.v3_1_1, Fixture.pubrel311), (.v3_1_1, Fixture.pubcomp311),
+        (.v3_1_1, Fixture.pingreq), (.v3_1_1, Fixture.pingresp), (.v5, Fixture.publish5),
+        (.v5, packet(0x34, str("a/b") + [0x00, 0x09, 0x00] + Array("hello".utf8))),
+        (.v5, packet(0x3D, str("a/b") + [0x00, 0x09, 0x00] + Array("dup and retain".utf8))),
+        (.v3_1, packet(0x30, str("x") + Array(repeating: 0x41, count: 300))),
+        // Text to escape, multi-byte UTF-8 across the preview limit, binary, empty.
+        (.v3_1_1, packet(0x30, str("q") + Array("say \"hi\"\n\tback\\slash".utf8))),
+        (.v3_1_1, packet(0x32, str("u/v") + [0x00, 0x07] + Array(String(repeating: "é€😀", count: 8).utf8))),
+        (.v3_1_1, packet(0x30, str("bin") + [0x00, 0xFF, 0x10, 0x80, 0x7F, 0x01, 0x02, 0x03])),
+        (.v3_1_1, packet(0x30, str("empty"))),
+        (.v5, [0x40, 0x02, 0x00, 0x01]), (.v5, [0x50, 0x02, 0x12, 0x34]), (.v5, [0x62, 0x02, 0x00, 0x05]),
+        (.v5, [0x70, 0x02, 0x01, 0x00]), (.v5, [0x40, 0x03, 0x00, 0x01, 0x10]), (.v5, [0xC0, 0x00]),
+    ]
+
+    /// The full decoder's tree and summary, as the text format prints them.
+    static func printed(_ pdu: DissectedPDU, _ style: TextTree.Style) -> (tree: [UInt8], summary: String) {
+        var sink = ByteSink()
+        TextTree.write(pdu.fields, depth: 1, style: style, into: &sink)
+        return (Array(sink.bytes), pdu.summary)
+    }
+
+    @Test("fixtures and thousands of mutations: vouched-for packets decode cleanly and print the same",
+          arguments: [(256, 64), (5, 3), (0, 0)])
+    func sameAsTree(previewLimit: Int, hexLimit: Int) {
+        var rng = SplitMix64(seed: 0x7E47 &+ UInt64(previewLimit))
+        var options = MQTTOptions()
+        options.payloadPreviewBytes = previewLimit
+        let style = TextTree.Style(hexPreviewBytes: hexLimit)
+        var vouched = 0, declined = 0
+        var tree = ByteSink(), line = ByteSink()
+        for (version, seed) in Self.seeds {
+            for round in 0..<800 {
+                var bytes = seed
+                if round > 0 {
+                    let at = Int(rng.next() % UInt64(bytes.count))
+                    bytes[at] = rng.next() % 3 == 0 ? bytes[at] ^ (1 << UInt8(rng.next() % 8)) : UInt8(truncatingIfNeeded: rng.next())
+                }
+                // A slice of the packet that need not start at index 0, as the framer makes it.
+                let prefix = round % 4
+                let packet = [UInt8](repeating: 0xEE, count: prefix) + bytes + [0xEE, 0xEE]
+                let frame = MQTTFrame(held: packet[prefix..<(prefix + bytes.count)], wireLength: bytes.count)
+                var state = MQTTDirectionState()
+                let full = MQTTDecoder.decodeFrame(frame, version: version, state: &state, options: options).pdu
+                guard let fast = MQTTDecoder.textTree(of: frame, version: version, style: style, options: options,
+                                                      tree: &tree, line: &line) else {
+                    declined += 1
+                    continue
+                }
+                vouched += 1
+                let expected = Self.printed(full, style)
+                #expect(full.problems.isEmpty, "\(bytes): \(full.problems.map(\.code))")
+                #expect(fast.fields.isEmpty)
+                #expect(fast.summary == expected.summary, "\(bytes)")
+                let same = fast.textTree == expected.tree
+                #expect(same, "\(bytes)\nfast:\n\(String(decoding: fast.textTree, as: UTF8.self))\ntree:\n\(String(decoding: expected.tree, as: UTF8.self))")
+                #expect(fast.wireLength == full.wireLength)
+            }
+        }
+        #expect(vouched > 1000)
+        #expect(declined > 1000)
+    }
+
+    @Test("a PUBLISH with a topic alias, a cut frame or a non-ASCII topic takes the full decoder")
+    func declines() {
+        var tree = ByteSink(), line = ByteSink()
+        func fast(_ frame: MQTTFrame, _ version: MQTTVersion) -> DissectedPDU? {
+            MQTTDecoder.textTree(of: frame, version: version, style: TextTree.Style(), options: MQTTOptions(), tree: &tree, line: &line)
+        }
+        let alias = packet(0x30, str("t") + props([0x23, 0x00, 0x01]) + [0x41])
+        #expect(fast(MQTTFrame(bytes: alias, wireLength: alias.count), .v5) == nil)
+        let cut = Fixture.publish311QoS1
+        #expect(fast(MQTTFrame(bytes: Array(cut.dropLast()), wireLength: cut.count, missingBytes: 1), .v3_1_1) == nil)
+        let accented = packet(0x30, str("café") + [0x41])
+        #expect(fast(MQTTFrame(bytes: accented, wireLength: accented.count), .v3_1_1) == nil)
+        #expect(fast(MQTTFrame(bytes: cut, wireLength: cut.count), .v3_1_1) != nil, "the whole packet is taken")
+    }
+
+    @Test("a connection with text detail writes trees for PUBLISH and its acknowledgements, fields for the rest")
+    func connection() {
+        var options = MQTTOptions()
+        options.detail = .text(TextTree.Style())
+        let stream = Fixture.connect311 + Fixture.publish311QoS1 + Fixture.pubrel311 + Fixture.disconnect311
+        let pdus = MQTTDecoder.decodeAll(stream, options: options)
+        #expect(pdus.map { $0.textTree.isEmpty } == [true, false, false, true])
+        #expect(pdus.map { $0.fields.isEmpty } == [false, true, true, false])
+    }
+}
