@@ -38,6 +38,10 @@ public struct AMQPConnectionDissector: StreamDissector {
     private var confirmSequence: [UInt16: Int] = [:]
     /// Which queue each delivery and each client acknowledgement concerns.
     private var queues: AMQPQueueTracker
+    /// The text fast path's tree lines (`PDUDetail.text`), frame after frame; copied out per frame.
+    private var treeSink = ByteSink(capacity: 1024)
+    /// How fields this connection adds are written into a tree already written as text.
+    private let textStyle: TextTree.Style
 
     public init(info: ConnectionInfo, options: AMQPOptions = AMQPOptions()) {
         self.init(info: info, options: options, expectsProtocolHeader: true)
@@ -51,6 +55,7 @@ public struct AMQPConnectionDissector: StreamDissector {
         self.toServer = AMQPFramer(options: options, atStreamStart: !info.startedMidStream)
         self.toClient = AMQPFramer(options: options, atStreamStart: !info.startedMidStream)
         self.expectsProtocolHeader = expectsProtocolHeader && !info.startedMidStream
+        if case .text(let style) = options.detail { textStyle = style } else { textStyle = TextTree.Style() }
     }
 
     public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout [DissectedPDU]) {
@@ -110,7 +115,13 @@ public struct AMQPConnectionDissector: StreamDissector {
         if case .frame(let frame, _) = unit, AMQPConnectionDissector.readsRequests(frame) {
             channelRequests = requests[ChannelKey(direction: direction.reversed, channel: frame.channel)] ?? [:]
         }
-        var decoded = decoder.decode(unit, requests: channelRequests)
+        var decoded: AMQPFrameDecoder.Decoded
+        if case .text(let style) = options.detail, case .frame(let frame, let problems) = unit, problems.isEmpty,
+           let fast = textDecode(frame, style: style) {
+            decoded = fast
+        } else {
+            decoded = decoder.decode(unit, requests: channelRequests)
+        }
         let first: Bool
         if direction == .toServer {
             first = !sawFirstToServer
@@ -147,6 +158,13 @@ public struct AMQPConnectionDissector: StreamDissector {
             break
         }
         return decoded.pdu
+    }
+
+    /// The text fast path, writing into this connection's own buffer (a copy of the dissector
+    /// makes its own before writing: copies may be used on different threads).
+    private mutating func textDecode(_ frame: AMQPRawFrame, style: TextTree.Style) -> AMQPFrameDecoder.Decoded? {
+        if !treeSink.isUniquelyReferenced { treeSink = ByteSink(capacity: 1024) }
+        return decoder.decodeText(frame, style: style, tree: &treeSink)
     }
 
     /// Whether decoding the frame reads the peer's earlier requests: connection methods (SASL
@@ -233,7 +251,7 @@ public struct AMQPConnectionDissector: StreamDissector {
                     if field.key == "acked_count" { decoded.pdu.facts?.ackedCount = field.value.intValue }
                 }
             } else {
-                decoded.pdu.fields += derived
+                decoded.pdu.appendFields(derived, style: textStyle)
             }
             negotiate(spec, method.values, &decoded.pdu)
             trackConfirms(id, method.values, channel: frame.channel, from: direction, &decoded.pdu)
@@ -291,7 +309,7 @@ public struct AMQPConnectionDissector: StreamDissector {
         if pdu.facts != nil {
             pdu.facts?.message = message.facts
         } else {
-            pdu.fields.append(message.field())
+            pdu.appendFields([message.field()], style: textStyle)
         }
     }
 
@@ -309,14 +327,14 @@ public struct AMQPConnectionDissector: StreamDissector {
             confirmSequence[channel] = last + 1
             // Fields of the tree only: summaries do not count them.
             guard pdu.facts == nil else { return }
-            pdu.fields.append(Field("publish_seq", "Publish sequence number (confirm mode)", .int(last + 1)))
+            pdu.appendFields([Field("publish_seq", "Publish sequence number (confirm mode)", .int(last + 1))], style: textStyle)
         case (60, 80) where direction == .toClient, (60, 120) where direction == .toClient:
             guard confirmSequence[channel] != nil, let tag = values.int("delivery-tag") else { return }
             let multiple = values.bool("multiple") ?? false
             guard pdu.facts == nil else { return }
             let what = multiple ? "publishes up to #\(tag)" : "publish #\(tag)"
             let verdict = id.methodID == 80 ? "confirms" : "rejects (the broker could not take responsibility for)"
-            pdu.fields.append(Field("confirms", "Confirms", .string("\(verdict) \(what)")))
+            pdu.appendFields([Field("confirms", "Confirms", .string("\(verdict) \(what)"))], style: textStyle)
         default:
             return
         }

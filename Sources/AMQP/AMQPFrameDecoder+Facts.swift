@@ -66,7 +66,9 @@ extension AMQPFrameDecoder {
         guard let classID = r.readUInt16(), let weight = r.readUInt16(), weight == 0, let bodySize = r.readUInt64(),
               let flags = r.readUInt16(), flags & 1 == 0, let cls = AMQPSpec.class(id: classID) else { return nil }
         let properties = cls.properties
-        var reader = AMQPArgumentReader(r.readRest(), base: 7 + r.offset, options: options)
+        // The base first: reading the rest moves the offset to the end.
+        let base = 7 + r.offset
+        var reader = AMQPArgumentReader(r.readRest(), base: base, options: options)
         reader.values.reserve(properties.count)
         for bit in 0..<15 where flags >> UInt16(15 - bit) & 1 == 1 {
             guard bit < properties.count, reader.skim(properties[bit]) else { return nil }

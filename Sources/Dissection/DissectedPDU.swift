@@ -78,6 +78,20 @@ public struct DissectedPDU: Sendable {
         _modify { makeUnique(); yield &storage.textTree }
     }
 
+    /// Adds fields after the tree's last: to `fields`, or, when the tree was written as text
+    /// (`textTree`), written after its lines with `style`. For what a connection adds to a
+    /// PDU its decoder made (a completed message, a confirm's number).
+    public mutating func appendFields(_ new: [Field], style: TextTree.Style) {
+        guard !new.isEmpty else { return }
+        if storage.textTree.isEmpty {
+            fields += new
+        } else {
+            var sink = ByteSink(capacity: 256)
+            TextTree.write(new, depth: 1, style: style, into: &sink)
+            textTree.append(contentsOf: sink.bytes)
+        }
+    }
+
     /// Whether decoders spend work on the summary line's optional detail (an AMQP method's
     /// arguments, a body preview, content properties). Only text and JSON print summaries; a
     /// program that prints tables alone (proto-dissect does) turns this off once, before

@@ -70,6 +70,20 @@ public enum TextTree {
         }
     }
 
+    /// `: ` and the preview of `bytes` (the first of `length` bytes) that `Preview.value` would
+    /// make with `limit`, as `writeValue` writes it, without making the value.
+    public static func writePreview(of bytes: UnsafeBufferPointer<UInt8>, length: Int, limit: Int, style: Style,
+                                    into out: inout ByteSink) {
+        let shown = UnsafeBufferPointer(rebasing: bytes.prefix(max(0, limit)))
+        out.literal(": ")
+        if let (count, _) = Preview.textPrefix(shown, allowCutTail: shown.count < bytes.count || shown.count < length) {
+            JSONString.escape(bytes: UnsafeBufferPointer(rebasing: shown[..<count]), into: &out)
+            writeCut(count < length, length: length, into: &out)
+        } else {
+            writeHex(shown, length: length, style: style, into: &out)
+        }
+    }
+
     /// After a quoted text preview: `…` if it is cut, then ` (N bytes)`.
     @inlinable
     public static func writeCut(_ cut: Bool, length: Int, into out: inout ByteSink) {

@@ -94,15 +94,8 @@ extension MQTTDecoder {
         if version == .v5 { tree.literal("    Properties\n        Total Length: 0\n") }
         tree.literal("    Payload Length: ")
         tree.append(payload.count)
-        tree.literal("\n    Message: ")
-        // As `Preview.value` makes the field: text when the shown bytes are, else hex.
-        let shown = UnsafeBufferPointer(rebasing: payload.prefix(previewLimit))
-        if let (count, _) = Preview.textPrefix(shown, allowCutTail: shown.count < payload.count) {
-            JSONString.escape(bytes: UnsafeBufferPointer(rebasing: shown[..<count]), into: &tree)
-            TextTree.writeCut(count < payload.count, length: payload.count, into: &tree)
-        } else {
-            TextTree.writeHex(shown, length: payload.count, style: style, into: &tree)
-        }
+        tree.literal("\n    Message")
+        TextTree.writePreview(of: payload, length: payload.count, limit: previewLimit, style: style, into: &tree)
         tree.literal("\n")
 
         // `PUBLISH id=N QoS q topic (n bytes)`, then `retain` and `dup`, as `parsePublish` words it.

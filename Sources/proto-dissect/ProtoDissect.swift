@@ -186,6 +186,7 @@ struct ProtoDissect: ParsableCommand {
         // Text shows the tree as lines: the frequent PDUs are written as lines straight away.
         if format == .text {
             mqtt.detail = .text(renderOptions().textTreeStyle)
+            amqp.detail = .text(renderOptions().textTreeStyle)
         }
         var registry = ProtocolRegistry()
         registry.register("mqtt", ports: [1883]) { info in MQTTConnectionDissector(info: info, options: mqtt) }

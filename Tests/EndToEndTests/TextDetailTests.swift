@@ -47,14 +47,15 @@ import Testing
         }
     }
 
-    @Test("the text fast path is taken for the frequent MQTT PDUs of the samples")
+    @Test("the text fast path is taken for the frequent MQTT and AMQP PDUs of the samples")
     func fastPathTaken() throws {
         var fast: [String: Int] = [:]
         for capture in Repo.sampleCaptures() {
             let run = try Self.run(Repo.samples.appendingPathComponent(capture).path, .text(TextTree.Style()), options: RenderOptions())
             fast.merge(run.fast, uniquingKeysWith: +)
         }
-        // The samples hold hundreds of PUBLISHes and acknowledgements.
+        // The samples hold hundreds of PUBLISHes, acknowledgements, deliveries, headers and bodies.
         #expect(fast["mqtt", default: 0] > 100)
+        #expect(fast["amqp", default: 0] > 100)
     }
 }

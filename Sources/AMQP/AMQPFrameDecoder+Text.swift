@@ -1,0 +1,178 @@
+import Dissection
+
+extension AMQPFrameDecoder {
+    /// The fast path of `PDUDetail.text`: a whole, well-ended frame of a frequent kind (the
+    /// methods `isFactsMethod` names, a content header, a body) written straight into its text
+    /// tree (`DissectedPDU.textTree`) and summary, the same bytes the full decoder's field tree
+    /// prints as, with what the connection state needs (method arguments, the header's class,
+    /// body size and properties); nil when the frame needs the full decoder. Like the facts path
+    /// it vouches only for frames in which the full decoder finds no problem (a wrong channel,
+    /// reserved bits, a bad field table, trailing bytes go to the full decoder, which reports them).
+    ///
+    /// `tree` is a buffer reused from frame to frame (a connection's), emptied here.
+    func decodeText(_ frame: AMQPRawFrame, style: TextTree.Style, tree: inout ByteSink) -> Decoded? {
+        guard frame.isWhole, let end = frame.frameEnd, end == AMQPSpec.frameEnd, frame.channel != 0 else { return nil }
+        tree.removeAll()
+        var decoded = Decoded(pdu: DissectedPDU(protocolName: "amqp", summary: "", fields: [], wireLength: frame.wireLength),
+                              frame: frame)
+        line(AMQPTextLines.frameType(frame.type), into: &tree)
+        line("Channel", Int(frame.channel), into: &tree)
+        line("Length", Int(frame.size), into: &tree)
+        let summary: String
+        switch frame.type {
+        case .method:
+            guard let method = writeMethod(frame.payload, into: &tree), let spec = method.spec else { return nil }
+            decoded.method = method
+            summary = DissectedPDU.buildsSummaries ? AMQPMethodDecoder.summary(spec, method.values) : spec.fullName
+        case .header:
+            guard let header = writeHeader(frame.payload, style: style, into: &tree) else { return nil }
+            decoded.header = header
+            let className = AMQPSpec.class(id: header.classID ?? 0)?.name ?? "?"
+            var s = "content header \(className)"
+            if DissectedPDU.buildsSummaries {
+                if let bodySize = header.bodySize { s += " body-size=\(bodySize)" }
+                if !header.propertySummary.isEmpty { s += " " + header.propertySummary }
+            }
+            summary = s
+        case .body:
+            let size = Int(frame.size)
+            tree.literal("    Body")
+            frame.payload.withUnsafeBufferPointer {
+                TextTree.writePreview(of: $0, length: size, limit: options.bodyPreviewBytes, style: style, into: &tree)
+            }
+            tree.literal("\n")
+            line("Body length", size, into: &tree)
+            var s = "body \(size) bytes"
+            if DissectedPDU.buildsSummaries, let shown = AMQPFrameDecoder.summaryPreview(frame.payload) { s += " " + shown }
+            summary = s
+        default:
+            return nil
+        }
+        line(AMQPTextLines.frameEnd(end), into: &tree)
+        decoded.pdu = DissectedPDU(protocolName: "amqp", summary: summary, fields: [], wireLength: frame.wireLength,
+                                   textTree: Array(tree.bytes))
+        return decoded
+    }
+
+    /// A frequent method's lines: class, method, and arguments of the types such methods use
+    /// (numbers, short strings, bits); nil for anything else or anything the full decoder reports.
+    private func writeMethod(_ payload: ArraySlice<UInt8>, into tree: inout ByteSink) -> AMQPMethodDecoder.Result? {
+        var r = ByteReader(payload)
+        guard let classID = r.readUInt16(), let methodID = r.readUInt16() else { return nil }
+        let id = AMQPMethodID(classID: classID, methodID: methodID)
+        guard Self.isFactsMethod(id), let spec = id.spec else { return nil }
+        var args = AMQPArgumentReader(r.readRest(), base: 11, options: options)
+        args.values.reserve(spec.arguments.count)
+        for arg in spec.arguments {
+            switch arg.type {
+            case .bit, .octet, .short, .long, .longlong, .shortstr: break
+            default: return nil
+            }
+            guard args.skim(arg) else { return nil }
+        }
+        args.finishBits()
+        guard args.reader.remaining == 0, args.problems.isEmpty else { return nil }
+
+        line(AMQPTextLines.classID(classID), into: &tree)
+        line(AMQPTextLines.methodID(id), into: &tree)
+        tree.literal("    Method: ")
+        tree.append(id.description)
+        tree.literal("\n")
+        if !spec.arguments.isEmpty { tree.literal("    Arguments\n") }
+        for (i, entry) in args.values.entries.enumerated() {
+            let arg = entry.spec
+            switch entry.value {
+            case .bool(let set):
+                if let lines = spec.bitLines[i] {
+                    tree.literal("        ")
+                    tree.append(set ? lines.set : lines.clear)
+                    tree.literal("\n")
+                } else {
+                    tree.literal("        ")
+                    tree.append(arg.label)
+                    tree.literal(set ? ": True\n" : ": False\n")
+                }
+            case .int(let v):
+                // A clamped long-long would print Int.max, not the wire's value: the full decoder words it.
+                if arg.type == .longlong, v == Int.max { return nil }
+                tree.literal("        ")
+                tree.append(arg.label)
+                tree.literal(": ")
+                tree.append(v)
+                tree.literal("\n")
+            case .string(let s):
+                tree.literal("        ")
+                tree.append(arg.label)
+                tree.literal(": ")
+                tree.append(s.isEmpty ? "\"\"" : s)
+                tree.literal("\n")
+            default:
+                return nil
+            }
+        }
+        return AMQPMethodDecoder.Result(id: id, spec: spec, values: args.values)
+    }
+
+    /// A content header (AMQP 0-9-1 §4.2.6.1) with weight 0, one property-flags word naming only
+    /// defined properties, and properties that fill the payload exactly. The properties are
+    /// read as the full decoder reads them (field tables decoded) and written as its fields.
+    private func writeHeader(_ payload: ArraySlice<UInt8>, style: TextTree.Style,
+                             into tree: inout ByteSink) -> AMQPContentHeaderDecoder.Result? {
+        var r = ByteReader(payload)
+        guard let classID = r.readUInt16(), let weight = r.readUInt16(), weight == 0, let bodySize = r.readUInt64(),
+              bodySize <= UInt64(Int.max), let flags = r.readUInt16(), flags & 1 == 0,
+              let cls = AMQPSpec.class(id: classID) else { return nil }
+        let properties = cls.properties
+        // The base first: reading the rest moves the offset to the end.
+        let base = 7 + r.offset
+        var reader = AMQPArgumentReader(r.readRest(), base: base, options: options)
+        reader.values.reserve(properties.count)
+        var propertyFields: [Field] = []
+        for bit in 0..<15 where flags >> UInt16(15 - bit) & 1 == 1 {
+            guard bit < properties.count, var field = reader.read(properties[bit]) else { return nil }
+            if properties[bit].name == "delivery-mode", let mode = reader.values.int("delivery-mode") {
+                // As the full decoder words it.
+                let meaning = mode == 1 ? " (non-persistent)" : mode == 2 ? " (persistent)" : ""
+                field.line = "\(properties[bit].label): \(mode)\(meaning)"
+            }
+            propertyFields.append(field)
+        }
+        reader.finishBits()
+        guard reader.reader.remaining == 0, reader.problems.isEmpty else { return nil }
+
+        line(AMQPTextLines.classID(classID), into: &tree)
+        line("Weight", 0, into: &tree)
+        line("Body-Size", Int(bodySize), into: &tree)
+        tree.literal("    Property flags: ")
+        tree.append(AMQPHex.string(UInt64(flags), digits: 4))
+        tree.literal("\n")
+        let lines = AMQPContentHeaderDecoder.flagLines(classID: classID, properties: properties)
+        for i in 0..<min(properties.count, 15) {
+            tree.literal("        ")
+            tree.append(flags >> UInt16(15 - i) & 1 == 1 ? lines[i].present : lines[i].absent)
+            tree.literal("\n")
+        }
+        if !propertyFields.isEmpty {
+            tree.literal("    Properties\n")
+            TextTree.write(propertyFields, depth: 2, style: style, into: &tree)
+        }
+        return AMQPContentHeaderDecoder.Result(classID: classID, bodySize: bodySize, properties: reader.values,
+                                               propertySummary: AMQPContentHeaderDecoder.summary(reader.values))
+    }
+
+    /// `    text` and a newline: a root line made elsewhere.
+    private func line(_ text: String, into tree: inout ByteSink) {
+        tree.literal("    ")
+        tree.append(text)
+        tree.literal("\n")
+    }
+
+    /// `    Label: n` and a newline.
+    private func line(_ label: StaticString, _ value: Int, into tree: inout ByteSink) {
+        tree.literal("    ")
+        tree.literal(label)
+        tree.literal(": ")
+        tree.append(value)
+        tree.literal("\n")
+    }
+}

@@ -1,0 +1,102 @@
+@testable import AMQP
+import Dissection
+import Testing
+import TestSupport
+
+/// The fast path of `PDUDetail.text` writes frequent frames' text trees without fields: it must
+/// vouch only for frames the full decoder finds nothing wrong with, give exactly the bytes the
+/// full decoder's tree prints as, and hand the connection the same method and header values.
+@Suite("AMQP text detail")
+struct AMQPTextDetailTests {
+    static let headers = Wire.table([("seq", [UInt8(ascii: "I")] + Wire.u32(7)), ("kind", [UInt8(ascii: "S")] + Wire.longstr("c")),
+                                     ("big", [UInt8(ascii: "t"), 0])])
+    static let seeds: [[UInt8]] = [
+        Wire.publish(channel: 1, exchange: "bench.direct", routingKey: "bench.q2"),
+        Wire.publish(channel: 3, exchange: "", routingKey: "q", mandatory: true),
+        // basic.deliver: consumer-tag, delivery-tag, redelivered, exchange, routing-key.
+        Wire.method(60, 60, channel: 1, Wire.shortstr("ctag-1") + Wire.u64(42) + [1] + Wire.shortstr("ex") + Wire.shortstr("rk")),
+        Wire.method(60, 80, channel: 1, Wire.u64(9) + [1]),                       // basic.ack, multiple
+        Wire.method(60, 120, channel: 2, Wire.u64(UInt64(Int.max)) + [3]),        // basic.nack at the clamp
+        Wire.method(60, 90, channel: 2, Wire.u64(5) + [0]),                       // basic.reject
+        // basic.get-ok: delivery-tag, redelivered, exchange, routing-key, message-count.
+        Wire.method(60, 71, channel: 1, Wire.u64(1) + [0] + Wire.shortstr("") + Wire.shortstr("q") + Wire.u32(12)),
+        // Content headers: content-type, headers, delivery-mode, priority, correlation-id, message-id, timestamp.
+        Wire.contentHeader(channel: 1, bodySize: 131, flags: 0xBCC0,
+                           properties: Wire.shortstr("text/plain") + headers + [1, 2] + Wire.shortstr("c-2-2")
+                               + Wire.shortstr("m-2") + Wire.u64(1_795_357_127)),
+        Wire.contentHeader(channel: 1, bodySize: 0),
+        Wire.contentHeader(channel: 4, bodySize: 1 << 40, flags: 0x1002, properties: [2] + Wire.shortstr("app")),
+        Wire.body(channel: 1, "order 2 from publisher 2; \"quoted\"\nnext line"),
+        Wire.frame(3, channel: 1, [0x00, 0xFF, 0x10, 0x80, 0x01]),
+        Wire.frame(3, channel: 1, Array(String(repeating: "é€😀", count: 30).utf8)),
+        Wire.body(channel: 1, ""),
+    ]
+
+    static func values(_ v: AMQPArgumentValues) -> [String] { v.entries.map { "\($0.spec.name)=\($0.value)" } }
+
+    @Test("fixtures and thousands of mutations: vouched-for frames decode cleanly and print the same",
+          arguments: [(256, 64), (5, 3)])
+    func sameAsTree(previewLimit: Int, hexLimit: Int) {
+        var rng = SplitMix64(seed: 0xA3C7 &+ UInt64(previewLimit))
+        var options = AMQPOptions()
+        options.bodyPreviewBytes = previewLimit
+        let decoder = AMQPFrameDecoder(options: options)
+        let style = TextTree.Style(hexPreviewBytes: hexLimit)
+        var tree = ByteSink()
+        var vouched = 0, declined = 0
+        for seed in Self.seeds {
+            for round in 0..<600 {
+                var bytes = seed
+                // Mutations leave the 7-byte header alone (the framer decides what a frame is).
+                if round > 0, bytes.count > 8 {
+                    let at = 7 + Int(rng.next() % UInt64(bytes.count - 7))
+                    bytes[at] = rng.next() % 3 == 0 ? bytes[at] ^ (1 << UInt8(rng.next() % 8)) : UInt8(truncatingIfNeeded: rng.next())
+                }
+                var framer = AMQPFramer(options: options, atStreamStart: false)
+                framer.append(bytes[...])
+                guard case .unit(.frame(let frame, let problems)) = framer.next(), problems.isEmpty else { continue }
+                let full = decoder.decode(frame, problems: [])
+                guard let fast = decoder.decodeText(frame, style: style, tree: &tree) else {
+                    declined += 1
+                    continue
+                }
+                vouched += 1
+                var sink = ByteSink()
+                TextTree.write(full.pdu.fields, depth: 1, style: style, into: &sink)
+                let expected = Array(sink.bytes)
+                #expect(full.pdu.problems.isEmpty, "\(bytes): \(full.pdu.problems.map(\.code))")
+                #expect(fast.pdu.fields.isEmpty)
+                #expect(fast.pdu.summary == full.pdu.summary, "\(bytes)")
+                let same = fast.pdu.textTree == expected
+                #expect(same, "\(bytes)\nfast:\n\(String(decoding: fast.pdu.textTree, as: UTF8.self))\ntree:\n\(String(decoding: expected, as: UTF8.self))")
+                #expect(fast.method?.id == full.method?.id)
+                #expect(Self.values(fast.method?.values ?? AMQPArgumentValues()) == Self.values(full.method?.values ?? AMQPArgumentValues()))
+                #expect(fast.header?.classID == full.header?.classID)
+                #expect(fast.header?.bodySize == full.header?.bodySize)
+                #expect(fast.header?.propertySummary == full.header?.propertySummary)
+                #expect(Self.values(fast.header?.properties ?? AMQPArgumentValues()) == Self.values(full.header?.properties ?? AMQPArgumentValues()))
+            }
+        }
+        #expect(vouched > 1000)
+        #expect(declined > 1000)
+    }
+
+    @Test("a connection with text detail writes trees for publishes, headers and bodies, and adds what it tracks as lines")
+    func connection() {
+        var options = AMQPOptions()
+        options.detail = .text(TextTree.Style())
+        let stream = Wire.protocolHeader
+            + Wire.method(20, 10, channel: 1, Wire.shortstr(""))                   // channel.open
+            + Wire.method(85, 10, channel: 1, [0])                                 // confirm.select
+            + Wire.publish(channel: 1, exchange: "x", routingKey: "k")
+            + Wire.contentHeader(channel: 1, bodySize: 5)
+            + Wire.body(channel: 1, "hello")
+        let pdus = dissect(stream, options: options)
+        #expect(pdus.map { $0.textTree.isEmpty } == [true, true, true, false, false, false])
+        let publish = String(decoding: pdus[3].textTree, as: UTF8.self)
+        #expect(publish.hasSuffix("    Frame-End: 0xCE\n    Publish sequence number (confirm mode): 1\n"))
+        let body = String(decoding: pdus[5].textTree, as: UTF8.self)
+        #expect(body.contains("    Message\n        Method: basic.publish\n"))
+        #expect(body.contains("        Body: \"hello\" (5 bytes)\n"))
+    }
+}
