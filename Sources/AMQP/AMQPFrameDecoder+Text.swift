@@ -114,8 +114,11 @@ extension AMQPFrameDecoder {
     }
 
     /// A content header (AMQP 0-9-1 §4.2.6.1) with weight 0, one property-flags word naming only
-    /// defined properties, and properties that fill the payload exactly. The properties are
-    /// read as the full decoder reads them (field tables decoded) and written as its fields.
+    /// defined properties, and properties that fill the payload exactly, of the types messages
+    /// use: short strings in printable ASCII, octets, shorts, longs, timestamps and field tables
+    /// (decoded as the full decoder decodes them). Each property's line and its summary part are
+    /// written as it is read; the result's `properties` stay empty (only the full decoder and the
+    /// facts path collect them).
     private func writeHeader(_ payload: ArraySlice<UInt8>, style: TextTree.Style,
                              into tree: inout ByteSink) -> AMQPContentHeaderDecoder.Result? {
         var r = ByteReader(payload)
@@ -123,22 +126,6 @@ extension AMQPFrameDecoder {
               bodySize <= UInt64(Int.max), let flags = r.readUInt16(), flags & 1 == 0,
               let cls = AMQPSpec.class(id: classID) else { return nil }
         let properties = cls.properties
-        // The base first: reading the rest moves the offset to the end.
-        let base = 7 + r.offset
-        var reader = AMQPArgumentReader(r.readRest(), base: base, options: options)
-        reader.values.reserve(properties.count)
-        var propertyFields: [Field] = []
-        for bit in 0..<15 where flags >> UInt16(15 - bit) & 1 == 1 {
-            guard bit < properties.count, var field = reader.read(properties[bit]) else { return nil }
-            if properties[bit].name == "delivery-mode", let mode = reader.values.int("delivery-mode") {
-                // As the full decoder words it.
-                let meaning = mode == 1 ? " (non-persistent)" : mode == 2 ? " (persistent)" : ""
-                field.line = "\(properties[bit].label): \(mode)\(meaning)"
-            }
-            propertyFields.append(field)
-        }
-        reader.finishBits()
-        guard reader.reader.remaining == 0, reader.problems.isEmpty else { return nil }
 
         line(AMQPTextLines.classID(classID), into: &tree)
         line("Weight", 0, into: &tree)
@@ -152,12 +139,76 @@ extension AMQPFrameDecoder {
             tree.append(flags >> UInt16(15 - i) & 1 == 1 ? lines[i].present : lines[i].absent)
             tree.literal("\n")
         }
-        if !propertyFields.isEmpty {
-            tree.literal("    Properties\n")
-            TextTree.write(propertyFields, depth: 2, style: style, into: &tree)
+        if flags != 0 { tree.literal("    Properties\n") }
+
+        // The base first: reading the rest moves the offset to the end.
+        let base = 7 + r.offset
+        var reader = AMQPArgumentReader(r.readRest(), base: base, options: options)
+        // `name=value` pairs as `AMQPContentHeaderDecoder.summary` words them.
+        var parts = ByteSink(capacity: 160)
+        for bit in 0..<15 where flags >> UInt16(15 - bit) & 1 == 1 {
+            guard bit < properties.count else { return nil }
+            let prop = properties[bit]
+            if parts.bytes.count > 0 { parts.literal(" ") }
+            parts.append(prop.name)
+            parts.literal("=")
+            switch prop.type {
+            case .shortstr:
+                guard let length = reader.reader.readUInt8(), let bytes = reader.reader.readBytes(Int(length)) else { return nil }
+                let written = bytes.withUnsafeBufferPointer { p -> Bool in
+                    // Printable ASCII is its own text (`AMQPText.shortString`), one byte per character.
+                    for b in p where b < 0x20 || b > 0x7E { return false }
+                    tree.literal("        ")
+                    tree.append(prop.label)
+                    tree.literal(": ")
+                    if p.isEmpty { tree.literal("\"\"") } else { tree.append(bytes: p) }
+                    tree.literal("\n")
+                    // `AMQPText.summaryValue(s, limit: 40)`: cut past 40, quoted when empty or spaced.
+                    let shown = UnsafeBufferPointer(rebasing: p.prefix(40))
+                    let quoted = p.isEmpty || shown.contains { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\"") }
+                    if quoted { parts.literal("\"") }
+                    parts.append(bytes: shown)
+                    if p.count > 40 { parts.literal("...") }
+                    if quoted { parts.literal("\"") }
+                    return true
+                }
+                guard written else { return nil }
+            case .octet, .short, .long, .timestamp:
+                let value: UInt64
+                switch prop.type {
+                case .octet: guard let v = reader.reader.readUInt8() else { return nil }; value = UInt64(v)
+                case .short: guard let v = reader.reader.readUInt16() else { return nil }; value = UInt64(v)
+                case .long: guard let v = reader.reader.readUInt32() else { return nil }; value = UInt64(v)
+                default: guard let v = reader.reader.readUInt64(), v <= UInt64(Int.max) else { return nil }; value = v
+                }
+                tree.literal("        ")
+                tree.append(prop.label)
+                tree.literal(": ")
+                tree.append(Int(value))
+                if prop.type == .timestamp {
+                    let time = AMQPText.utcTime(value)
+                    tree.literal(" (")
+                    tree.append(time)
+                    tree.literal(")")
+                    parts.append(time)
+                } else {
+                    if prop.name == "delivery-mode" {
+                        // As the full decoder words it.
+                        if value == 1 { tree.literal(" (non-persistent)") } else if value == 2 { tree.literal(" (persistent)") }
+                    }
+                    parts.append(Int(value))
+                }
+                tree.literal("\n")
+            case .table:
+                guard let field = reader.read(prop), reader.problems.isEmpty else { return nil }
+                TextTree.write([field], depth: 2, style: style, into: &tree)
+                parts.append(field.children.count)
+            default:
+                return nil
+            }
         }
-        return AMQPContentHeaderDecoder.Result(classID: classID, bodySize: bodySize, properties: reader.values,
-                                               propertySummary: AMQPContentHeaderDecoder.summary(reader.values))
+        guard reader.reader.remaining == 0 else { return nil }
+        return AMQPContentHeaderDecoder.Result(classID: classID, bodySize: bodySize, propertySummary: parts.take())
     }
 
     /// `    text` and a newline: a root line made elsewhere.
