@@ -305,11 +305,17 @@ public struct AMQPConnectionDissector: StreamDissector {
     }
 
     /// Attaches a completed message to the PDU that completed it: its field, or its facts.
-    private func complete(_ message: AMQPMessageAssembly, in pdu: inout DissectedPDU) {
+    private mutating func complete(_ message: AMQPMessageAssembly, in pdu: inout DissectedPDU) {
         if pdu.facts != nil {
             pdu.facts?.message = message.facts
+        } else if !pdu.textTree.isEmpty {
+            // Written as the field's lines, through the connection's buffer (no field is made).
+            if !treeSink.isUniquelyReferenced { treeSink = ByteSink(capacity: 1024) }
+            treeSink.removeAll()
+            message.writeText(into: &treeSink, style: textStyle)
+            pdu.textTree.append(contentsOf: treeSink.bytes)
         } else {
-            pdu.appendFields([message.field()], style: textStyle)
+            pdu.fields.append(message.field())
         }
     }
 

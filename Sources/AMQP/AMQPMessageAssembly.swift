@@ -57,6 +57,51 @@ struct AMQPMessageAssembly {
                               bodySize: bodySize <= UInt64(Int.max) ? Int(bodySize) : nil)
     }
 
+    /// The `message` field's text lines, as `TextTree` writes `field()` one level down,
+    /// written without making the field (the text fast path, `PDUDetail.text`).
+    func writeText(into out: inout ByteSink, style: TextTree.Style) {
+        out.literal("    Message\n        Method: ")
+        out.append(method.fullName)
+        out.literal("\n")
+        for (name, _, label) in Self.routingArguments {
+            guard let value = methodValues[name] else { continue }
+            switch value {
+            case .string(let s):
+                out.literal("        ")
+                out.append(label)
+                out.literal(": ")
+                out.append(s.isEmpty ? "\"\"" : s)
+            case .int(let v):
+                out.literal("        ")
+                out.append(label)
+                out.literal(": ")
+                out.append(v)
+            case .bool(let b):
+                out.literal("        ")
+                out.append(label)
+                out.literal(b ? ": True" : ": False")
+            default:
+                continue
+            }
+            out.literal("\n")
+        }
+        if !propertySummary.isEmpty {
+            out.literal("        Properties: ")
+            out.append(propertySummary)
+            out.literal("\n")
+        }
+        out.literal("        Body size: ")
+        if bodySize <= UInt64(Int.max) { out.append(Int(bodySize)) } else { out.append(String(bodySize)) }
+        out.literal("\n        Body")
+        preview.withUnsafeBufferPointer {
+            TextTree.writePreview(of: $0, length: Int(clamping: bodySize), limit: previewLimit, style: style, into: &out)
+        }
+        out.literal("\n        Body frames: ")
+        out.append(bodyFrames)
+        out.literal("\n")
+        if previewMissing { out.literal("        Body preview incomplete: True\n") }
+    }
+
     /// The `message` field: the method's routing, the properties, and the body preview.
     func field() -> Field {
         var children: [Field] = []

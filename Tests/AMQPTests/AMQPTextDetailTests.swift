@@ -86,6 +86,45 @@ struct AMQPTextDetailTests {
         #expect(declined > 1000)
     }
 
+    @Test("a completed message writes the lines its field prints as",
+          arguments: [(256, 64), (3, 2), (0, 0)])
+    func messageLines(previewLimit: Int, hexLimit: Int) {
+        let style = TextTree.Style(hexPreviewBytes: hexLimit)
+        let decoder = AMQPFrameDecoder(options: AMQPOptions())
+        func frame(_ bytes: [UInt8]) -> AMQPRawFrame? {
+            var framer = AMQPFramer(atStreamStart: false)
+            framer.append(bytes[...])
+            guard case .unit(.frame(let frame, _)) = framer.next() else { return nil }
+            return frame
+        }
+        let methods = [
+            Wire.method(60, 60, channel: 1, Wire.shortstr("ctag-1") + Wire.u64(42) + [1] + Wire.shortstr("") + Wire.shortstr("rk")),
+            Wire.publish(channel: 1, exchange: "x", routingKey: "k"),
+            Wire.method(60, 71, channel: 1, Wire.u64(1) + [0] + Wire.shortstr("ex") + Wire.shortstr("q") + Wire.u32(12)),
+        ]
+        let bodies: [[[UInt8]]] = [[], [Wire.body(channel: 1, "hello")], [Wire.body(channel: 1, "é€"), Wire.frame(3, channel: 1, [0, 1, 0xFF])]]
+        var checked = 0
+        for method in methods {
+            guard let methodFrame = frame(method), let decoded = decoder.decode(methodFrame, problems: []).method,
+                  let spec = decoded.spec else { Issue.record("fixture does not decode"); continue }
+            for (i, parts) in bodies.enumerated() {
+                var message = AMQPMessageAssembly(method: spec, values: decoded.values, previewLimit: previewLimit)
+                message.propertySummary = i == 1 ? "" : "content-type=text/plain delivery-mode=2"
+                message.bodySize = UInt64(parts.reduce(0) { $0 + $1.count - 8 }) + (i == 0 ? 0 : 1)
+                message.stage = .awaitingBody
+                for part in parts { if let f = frame(part) { message.add(body: f) } }
+                message.previewMissing = i == 2
+                var expected = ByteSink(), written = ByteSink()
+                TextTree.write([message.field()], depth: 1, style: style, into: &expected)
+                message.writeText(into: &written, style: style)
+                #expect(Array(written.bytes) == Array(expected.bytes),
+                        "\(String(decoding: written.bytes, as: UTF8.self))\n---\n\(String(decoding: expected.bytes, as: UTF8.self))")
+                checked += 1
+            }
+        }
+        #expect(checked == 9)
+    }
+
     @Test("a connection with text detail writes trees for publishes, headers and bodies, and adds what it tracks as lines")
     func connection() {
         var options = AMQPOptions()
