@@ -200,15 +200,95 @@ extension AMQPFrameDecoder {
                 }
                 tree.literal("\n")
             case .table:
-                guard let field = reader.read(prop), reader.problems.isEmpty else { return nil }
-                TextTree.write([field], depth: 2, style: style, into: &tree)
-                parts.append(field.children.count)
+                guard let count = writeTable(&reader.reader, label: prop.label, style: style, into: &tree) else { return nil }
+                parts.append(count)
             default:
                 return nil
             }
         }
         guard reader.reader.remaining == 0 else { return nil }
         return AMQPContentHeaderDecoder.Result(classID: classID, bodySize: bodySize, propertySummary: parts.take())
+    }
+
+    /// A field table of scalar entries (booleans, integers, long strings), written as the
+    /// full decoder's table field prints: `Label`, then `name (type): value` a level down.
+    /// Returns the number of entries; nil for anything else (nested tables, arrays, floats,
+    /// decimals, timestamps, byte arrays, names that are not printable ASCII, a length past the
+    /// end, a depth limit of 0), which the full decoder then decodes and reports.
+    private func writeTable(_ r: inout ByteReader, label: String, style: TextTree.Style, into tree: inout ByteSink) -> Int? {
+        guard options.effectiveTableDepth >= 1, let length = r.readUInt32(), let content = r.readBytes(Int(length)) else { return nil }
+        tree.literal("        ")
+        tree.append(label)
+        if content.isEmpty {
+            tree.literal(": (empty table)\n")
+            return 0
+        }
+        tree.literal("\n")
+        var t = ByteReader(content)
+        var count = 0
+        while !t.isAtEnd {
+            guard let nameLength = t.readUInt8(), let name = t.readBytes(Int(nameLength)), let tag = t.readUInt8() else { return nil }
+            let printable = name.withUnsafeBufferPointer { p -> Bool in
+                for b in p where b < 0x20 || b > 0x7E { return false }
+                tree.literal("            ")
+                tree.append(bytes: p)
+                return true
+            }
+            guard printable else { return nil }
+            // `name (type): value`, as `AMQPFieldTableDecoder.readValue` types and words each.
+            let number: Int
+            switch tag {
+            case UInt8(ascii: "t"):
+                guard let v = t.readUInt8() else { return nil }
+                tree.literal(v != 0 ? " (boolean): True\n" : " (boolean): False\n")
+                count += 1
+                continue
+            case UInt8(ascii: "S"):
+                guard let length = t.readUInt32(), let bytes = t.readBytes(Int(length)) else { return nil }
+                tree.literal(" (string)")
+                bytes.withUnsafeBufferPointer {
+                    TextTree.writePreview(of: $0, length: Int(length), limit: AMQPOptions.longStringPreviewBytes, style: style, into: &tree)
+                }
+                tree.literal("\n")
+                count += 1
+                continue
+            case UInt8(ascii: "b"):
+                guard let v = t.readUInt8() else { return nil }
+                tree.literal(" (int8)")
+                number = Int(Int8(bitPattern: v))
+            case UInt8(ascii: "B"):
+                guard let v = t.readUInt8() else { return nil }
+                tree.literal(" (uint8)")
+                number = Int(v)
+            case UInt8(ascii: "s"), UInt8(ascii: "U"):
+                guard let v = t.readUInt16() else { return nil }
+                tree.literal(" (int16)")
+                number = Int(Int16(bitPattern: v))
+            case UInt8(ascii: "u"):
+                guard let v = t.readUInt16() else { return nil }
+                tree.literal(" (uint16)")
+                number = Int(v)
+            case UInt8(ascii: "I"):
+                guard let v = t.readUInt32() else { return nil }
+                tree.literal(" (int32)")
+                number = Int(Int32(bitPattern: v))
+            case UInt8(ascii: "i"):
+                guard let v = t.readUInt32() else { return nil }
+                tree.literal(" (uint32)")
+                number = Int(v)
+            case UInt8(ascii: "l"), UInt8(ascii: "L"):
+                guard let v = t.readUInt64() else { return nil }
+                tree.literal(" (int64)")
+                number = Int(Int64(bitPattern: v))
+            default:
+                return nil
+            }
+            tree.literal(": ")
+            tree.append(number)
+            tree.literal("\n")
+            count += 1
+        }
+        return count
     }
 
     /// `    text` and a newline: a root line made elsewhere.

@@ -29,6 +29,16 @@ struct AMQPTextDetailTests {
         Wire.contentHeader(channel: 2, bodySize: 3, flags: 0x8000 | 0x0200 | 0x0100 | 0x0020,
                            properties: Wire.shortstr("text/plain; charset=utf-8") + Wire.shortstr(String(repeating: "r", count: 50))
                                + Wire.shortstr("") + Wire.shortstr("kind")),
+        // Headers of every scalar type, an empty table, and a float (the full decoder's).
+        Wire.contentHeader(channel: 1, bodySize: 1, flags: 0x2000, properties: Wire.table([
+            ("b", [UInt8(ascii: "b"), 0xFE]), ("B", [UInt8(ascii: "B"), 0xFE]), ("s", [UInt8(ascii: "s")] + Wire.u16(0xFFFE)),
+            ("U", [UInt8(ascii: "U")] + Wire.u16(7)), ("u", [UInt8(ascii: "u")] + Wire.u16(0xFFFE)),
+            ("i", [UInt8(ascii: "i")] + Wire.u32(0xFFFF_FFFE)), ("l", [UInt8(ascii: "l")] + Wire.u64(UInt64.max)),
+            ("L", [UInt8(ascii: "L")] + Wire.u64(12)), ("", [UInt8(ascii: "t"), 1]),
+            ("long", [UInt8(ascii: "S")] + Wire.longstr(String(repeating: "v", count: 1100))),
+        ])),
+        Wire.contentHeader(channel: 1, bodySize: 1, flags: 0x2000, properties: Wire.table([])),
+        Wire.contentHeader(channel: 1, bodySize: 1, flags: 0x2000, properties: Wire.table([("f", [UInt8(ascii: "f")] + Wire.u32(0x3F80_0000))])),
         // A non-ASCII message-id: the full decoder's.
         Wire.contentHeader(channel: 2, bodySize: 3, flags: 0x0080, properties: Wire.shortstr("mé")),
         Wire.contentHeader(channel: 4, bodySize: 1 << 40, flags: 0x1002, properties: [2] + Wire.shortstr("app")),
