@@ -215,13 +215,27 @@ struct AMQPFrameDecoder {
     static func summaryPreview(_ bytes: ArraySlice<UInt8>) -> String? {
         guard !bytes.isEmpty else { return nil }
         let head = bytes.prefix(40)
-        if let text = Preview.utf8Text(head, allowCutTail: head.count < bytes.count) {
-            // Line breaks and tabs become spaces, byte by byte (all three are ASCII, so UTF-8
-            // stays valid), so the summary stays on one line; a CR LF pair becomes two spaces.
-            var flat = Array(text.utf8)
-            for i in flat.indices where flat[i] == 0x0A || flat[i] == 0x0D || flat[i] == 0x09 { flat[i] = 0x20 }
-            return "\"" + String(decoding: flat, as: UTF8.self) + (head.count < bytes.count ? "...\"" : "\"")
+        let cut = head.count < bytes.count
+        let text = head.withUnsafeBufferPointer { p -> String? in
+            guard let (count, _) = Preview.textPrefix(p, allowCutTail: cut) else { return nil }
+            // Quoted, in one buffer. Line breaks and tabs become spaces, byte by byte (all three
+            // are ASCII, so UTF-8 stays valid), so the summary stays on one line; a CR LF pair
+            // becomes two spaces.
+            return String(unsafeUninitializedCapacity: count + (cut ? 5 : 2)) { out in
+                out[0] = UInt8(ascii: "\"")
+                for i in 0..<count {
+                    let b = p[i]
+                    out[i + 1] = b == 0x0A || b == 0x0D || b == 0x09 ? 0x20 : b
+                }
+                var n = count + 1
+                if cut {
+                    for _ in 0..<3 { out[n] = UInt8(ascii: "."); n += 1 }
+                }
+                out[n] = UInt8(ascii: "\"")
+                return n + 1
+            }
         }
+        if let text { return text }
         let hexHead = bytes.prefix(16)
         return Preview.hex(hexHead) + (hexHead.count < bytes.count ? "..." : "")
     }
