@@ -251,7 +251,7 @@ public struct AMQPConnectionDissector: StreamDissector {
                     if field.key == "acked_count" { decoded.pdu.facts?.ackedCount = field.value.intValue }
                 }
             } else {
-                decoded.pdu.appendFields(derived, style: textStyle)
+                add(derived, to: &decoded.pdu)
             }
             negotiate(spec, method.values, &decoded.pdu)
             trackConfirms(id, method.values, channel: frame.channel, from: direction, &decoded.pdu)
@@ -304,6 +304,13 @@ public struct AMQPConnectionDissector: StreamDissector {
         }
     }
 
+    /// Adds fields after a PDU's tree: written as lines (through this connection's buffer) when
+    /// the tree was written as text.
+    private mutating func add(_ fields: [Field], to pdu: inout DissectedPDU) {
+        if !treeSink.isUniquelyReferenced { treeSink = ByteSink(capacity: 1024) }
+        pdu.appendFields(fields, style: textStyle, scratch: &treeSink)
+    }
+
     /// Attaches a completed message to the PDU that completed it: its field, or its facts.
     private mutating func complete(_ message: AMQPMessageAssembly, in pdu: inout DissectedPDU) {
         if pdu.facts != nil {
@@ -333,14 +340,14 @@ public struct AMQPConnectionDissector: StreamDissector {
             confirmSequence[channel] = last + 1
             // Fields of the tree only: summaries do not count them.
             guard pdu.facts == nil else { return }
-            pdu.appendFields([Field("publish_seq", "Publish sequence number (confirm mode)", .int(last + 1))], style: textStyle)
+            add([Field("publish_seq", "Publish sequence number (confirm mode)", .int(last + 1))], to: &pdu)
         case (60, 80) where direction == .toClient, (60, 120) where direction == .toClient:
             guard confirmSequence[channel] != nil, let tag = values.int("delivery-tag") else { return }
             let multiple = values.bool("multiple") ?? false
             guard pdu.facts == nil else { return }
             let what = multiple ? "publishes up to #\(tag)" : "publish #\(tag)"
             let verdict = id.methodID == 80 ? "confirms" : "rejects (the broker could not take responsibility for)"
-            pdu.appendFields([Field("confirms", "Confirms", .string("\(verdict) \(what)"))], style: textStyle)
+            add([Field("confirms", "Confirms", .string("\(verdict) \(what)"))], to: &pdu)
         default:
             return
         }

@@ -1,11 +1,11 @@
 import Dissection
 
 extension AMQPFrameDecoder {
-    /// The methods `PDUDetail.facts` reads without a field tree: the ones a busy connection
-    /// repeats per message. Others (connection and channel methods, closes, returns) are rare
-    /// and carry what summaries show, so they are decoded in full.
+    /// The methods the fast paths (`PDUDetail.facts` and `.text`) read without a field tree:
+    /// the ones a busy connection repeats per message. Others (connection and channel methods,
+    /// closes, returns) are rare and carry what summaries show, so they are decoded in full.
     /// A switch, not a set: this is asked for every method frame.
-    static func isFactsMethod(_ id: AMQPMethodID) -> Bool {
+    static func isFrequentMethod(_ id: AMQPMethodID) -> Bool {
         switch id {
         case .basicPublish, .basicDeliver, .basicGetOK, .basicAck, .basicReject, .basicNack: return true
         default: return false
@@ -26,18 +26,8 @@ extension AMQPFrameDecoder {
         switch frame.type {
         case .method:
             // AMQP 0-9-1 §4.2.3: content methods are never on channel 0.
-            var r = ByteReader(frame.payload)
-            guard frame.channel != 0, let classID = r.readUInt16(), let methodID = r.readUInt16() else { return nil }
-            let id = AMQPMethodID(classID: classID, methodID: methodID)
-            guard Self.isFactsMethod(id), let spec = id.spec else { return nil }
-            var args = AMQPArgumentReader(r.readRest(), base: 11, options: options)
-            args.values.reserve(spec.arguments.count)
-            for arg in spec.arguments {
-                guard args.skim(arg) else { return nil }
-            }
-            args.finishBits()
-            guard args.reader.remaining == 0, args.problems.isEmpty else { return nil }
-            decoded.method = AMQPMethodDecoder.Result(id: id, spec: spec, values: args.values)
+            guard frame.channel != 0, let method = frequentMethod(frame.payload), let spec = method.spec else { return nil }
+            decoded.method = method
             facts = PDUFacts(kind: spec.fullName)
         case .header:
             guard frame.channel != 0, let header = headerFacts(frame.payload) else { return nil }
@@ -57,6 +47,24 @@ extension AMQPFrameDecoder {
         decoded.pdu.summary = facts.kind
         decoded.pdu.facts = facts
         return decoded
+    }
+
+    /// A method frame's payload of a frequent method (`isFrequentMethod`) whose arguments the
+    /// full decoder would read without a problem (no reserved bits, nothing left over), read
+    /// for its values; nil otherwise. Both fast paths take methods through this.
+    func frequentMethod(_ payload: ArraySlice<UInt8>) -> AMQPMethodDecoder.Result? {
+        var r = ByteReader(payload)
+        guard let classID = r.readUInt16(), let methodID = r.readUInt16() else { return nil }
+        let id = AMQPMethodID(classID: classID, methodID: methodID)
+        guard Self.isFrequentMethod(id), let spec = id.spec else { return nil }
+        var args = AMQPArgumentReader(r.readRest(), base: 11, options: options)
+        args.values.reserve(spec.arguments.count)
+        for arg in spec.arguments {
+            guard args.skim(arg) else { return nil }
+        }
+        args.finishBits()
+        guard args.reader.remaining == 0, args.problems.isEmpty else { return nil }
+        return AMQPMethodDecoder.Result(id: id, spec: spec, values: args.values)
     }
 
     /// A content header (AMQP 0-9-1 §4.2.6.1) with weight 0, one property-flags word naming only

@@ -2,16 +2,19 @@ import Dissection
 
 extension AMQPFrameDecoder {
     /// The fast path of `PDUDetail.text`: a whole, well-ended frame of a frequent kind (the
-    /// methods `isFactsMethod` names, a content header, a body) written straight into its text
+    /// methods `isFrequentMethod` names, a content header, a body) written straight into its text
     /// tree (`DissectedPDU.textTree`) and summary, the same bytes the full decoder's field tree
-    /// prints as, with what the connection state needs (method arguments, the header's class,
-    /// body size and properties); nil when the frame needs the full decoder. Like the facts path
-    /// it vouches only for frames in which the full decoder finds no problem (a wrong channel,
-    /// reserved bits, a bad field table, trailing bytes go to the full decoder, which reports them).
+    /// prints as, with what the connection state needs (method arguments; the header's class,
+    /// body size and property summary); nil when the frame needs the full decoder. Like the
+    /// facts path it vouches only for frames in which the full decoder finds no problem (a wrong
+    /// channel, reserved bits, a bad field table, trailing bytes go to the full decoder, which
+    /// reports them). Nil too when `textLines` (`Field.buildsTextLines`) is off: the full decoder
+    /// then drops the lines this path writes.
     ///
     /// `tree` is a buffer reused from frame to frame (a connection's), emptied here.
-    func decodeText(_ frame: AMQPRawFrame, style: TextTree.Style, tree: inout ByteSink) -> Decoded? {
-        guard frame.isWhole, let end = frame.frameEnd, end == AMQPSpec.frameEnd, frame.channel != 0 else { return nil }
+    func decodeText(_ frame: AMQPRawFrame, style: TextTree.Style, tree: inout ByteSink,
+                    textLines: Bool = Field.buildsTextLines) -> Decoded? {
+        guard textLines, frame.isWhole, let end = frame.frameEnd, end == AMQPSpec.frameEnd, frame.channel != 0 else { return nil }
         tree.removeAll()
         var decoded = Decoded(pdu: DissectedPDU(protocolName: "amqp", summary: "", fields: [], wireLength: frame.wireLength),
                               frame: frame)
@@ -54,32 +57,17 @@ extension AMQPFrameDecoder {
         return decoded
     }
 
-    /// A frequent method's lines: class, method, and arguments of the types such methods use
-    /// (numbers, short strings, bits); nil for anything else or anything the full decoder reports.
+    /// A frequent method's lines (`frequentMethod`): class, method, and its arguments, which are
+    /// numbers, short strings and bits; nil for any other value (the full decoder's).
     private func writeMethod(_ payload: ArraySlice<UInt8>, into tree: inout ByteSink) -> AMQPMethodDecoder.Result? {
-        var r = ByteReader(payload)
-        guard let classID = r.readUInt16(), let methodID = r.readUInt16() else { return nil }
-        let id = AMQPMethodID(classID: classID, methodID: methodID)
-        guard Self.isFactsMethod(id), let spec = id.spec else { return nil }
-        var args = AMQPArgumentReader(r.readRest(), base: 11, options: options)
-        args.values.reserve(spec.arguments.count)
-        for arg in spec.arguments {
-            switch arg.type {
-            case .bit, .octet, .short, .long, .longlong, .shortstr: break
-            default: return nil
-            }
-            guard args.skim(arg) else { return nil }
-        }
-        args.finishBits()
-        guard args.reader.remaining == 0, args.problems.isEmpty else { return nil }
-
-        line(AMQPTextLines.classID(classID), into: &tree)
+        guard let method = frequentMethod(payload), let id = method.id, let spec = method.spec else { return nil }
+        line(AMQPTextLines.classID(id.classID), into: &tree)
         line(AMQPTextLines.methodID(id), into: &tree)
         tree.literal("    Method: ")
         tree.append(id.description)
         tree.literal("\n")
         if !spec.arguments.isEmpty { tree.literal("    Arguments\n") }
-        for (i, entry) in args.values.entries.enumerated() {
+        for (i, entry) in method.values.entries.enumerated() {
             let arg = entry.spec
             switch entry.value {
             case .bool(let set):
@@ -93,7 +81,8 @@ extension AMQPFrameDecoder {
                     tree.literal(set ? ": True\n" : ": False\n")
                 }
             case .int(let v):
-                // A clamped long-long would print Int.max, not the wire's value: the full decoder words it.
+                // A long-long above Int.max is clamped to it in the values, where the full decoder
+                // prints the wire's digits: Int.max itself (clamped or not) goes to the full decoder.
                 if arg.type == .longlong, v == Int.max { return nil }
                 tree.literal("        ")
                 tree.append(arg.label)
@@ -110,15 +99,15 @@ extension AMQPFrameDecoder {
                 return nil
             }
         }
-        return AMQPMethodDecoder.Result(id: id, spec: spec, values: args.values)
+        return method
     }
 
     /// A content header (AMQP 0-9-1 §4.2.6.1) with weight 0, one property-flags word naming only
     /// defined properties, and properties that fill the payload exactly, of the types messages
     /// use: short strings in printable ASCII, octets, shorts, longs, timestamps and field tables
-    /// (decoded as the full decoder decodes them). Each property's line and its summary part are
-    /// written as it is read; the result's `properties` stay empty (only the full decoder and the
-    /// facts path collect them).
+    /// of scalar entries (`writeTable`). Each property's line and its summary part are written
+    /// as it is read; the result's `properties` stay empty (only the full decoder and the facts
+    /// path collect them).
     private func writeHeader(_ payload: ArraySlice<UInt8>, style: TextTree.Style,
                              into tree: inout ByteSink) -> AMQPContentHeaderDecoder.Result? {
         var r = ByteReader(payload)

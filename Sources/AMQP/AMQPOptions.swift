@@ -14,9 +14,10 @@ public struct AMQPOptions: Sendable {
     /// How many unacknowledged deliveries per channel are remembered to say which queue an
     /// ack, nack or reject settles. Further deliveries are not attributed. Default 65536.
     public var maxTrackedDeliveries = 65536
-    /// How much of each frame to build: the field tree (default), or only the facts summaries
-    /// count, for the frequent frames (basic.publish, deliver, get-ok, ack, nack, reject,
-    /// content headers and bodies, heartbeats).
+    /// How much of each frame to build: the field tree (default), or for the frequent frames
+    /// only the facts summaries count (basic.publish, deliver, get-ok, ack, nack, reject, content
+    /// headers, bodies and heartbeats), or only the text tree and summary (the same but
+    /// heartbeats, and content headers whose properties are of the common types).
     public var detail: PDUDetail = .tree
 
     public init(bodyPreviewBytes: Int = 256, maxHeldFrameBytes: Int = 1 << 20, maxFieldTableDepth: Int = 64,

@@ -79,16 +79,17 @@ public struct DissectedPDU: Sendable {
     }
 
     /// Adds fields after the tree's last: to `fields`, or, when the tree was written as text
-    /// (`textTree`), written after its lines with `style`. For what a connection adds to a
-    /// PDU its decoder made (a completed message, a confirm's number).
-    public mutating func appendFields(_ new: [Field], style: TextTree.Style) {
+    /// (`textTree`), written after its lines with `style` through `scratch` (emptied first).
+    /// For what a connection adds to a PDU its decoder made (the queue a delivery came from, a
+    /// confirm's number).
+    public mutating func appendFields(_ new: [Field], style: TextTree.Style, scratch: inout ByteSink) {
         guard !new.isEmpty else { return }
         if storage.textTree.isEmpty {
             fields += new
         } else {
-            var sink = ByteSink(capacity: 256)
-            TextTree.write(new, depth: 1, style: style, into: &sink)
-            textTree.append(contentsOf: sink.bytes)
+            scratch.removeAll()
+            TextTree.write(new, depth: 1, style: style, into: &scratch)
+            textTree.append(contentsOf: scratch.bytes)
         }
     }
 

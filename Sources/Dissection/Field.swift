@@ -38,9 +38,10 @@ public struct Field: Sendable, Equatable {
     /// Whether `Field.init` keeps the text-tree `line` it is given (the autoclosure is not even
     /// called when off). Only the text renderer shows lines, and without them it prints
     /// `label: value`; a program that prints JSON or tables alone (proto-dissect does) turns this
-    /// off once, before decoding, and most line strings are never made. Lines that decoders make
-    /// once and cache (MQTT fixed headers, implied reason codes, AMQP frame lines) are kept
-    /// whatever this says. Default: on.
+    /// off once, before decoding, and most line strings are never made. Lines that decoders set
+    /// through the `line` property (MQTT's cached fixed headers and implied reason codes) are
+    /// kept whatever this says. The AMQP text fast path (`PDUDetail.text`) writes its lines
+    /// only while this is on. Default: on.
     @exclusivity(unchecked) nonisolated(unsafe) public static var buildsTextLines = true
 
     // Inlinable: a decoder (another module) then builds the field without a call, and a field

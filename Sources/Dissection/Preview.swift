@@ -3,7 +3,8 @@ public enum Preview {
     /// The value for a payload: `.text` when all of it that is held is valid UTF-8 and
     /// printable enough, else `.bytes`, each cut to `limit` bytes; `length` is the full length.
     public static func value(of bytes: ArraySlice<UInt8>, length: Int, limit: Int) -> FieldValue {
-        let shown = bytes.prefix(limit)
+        // A negative limit shows nothing (as `TextTree.writePreview` does), rather than trapping.
+        let shown = bytes.prefix(max(0, limit))
         if let text = utf8Text(shown, allowCutTail: shown.count < bytes.count || shown.count < length) {
             return .text(preview: text, length: length)
         }

@@ -25,9 +25,7 @@ extension MQTTDecoder {
         case .publish:
             return publishFacts(bytes, body: body, flags: flags, version: version)
         case .puback, .pubrec, .pubrel, .pubcomp:
-            // MQTT 5.0 §2.1.3 / 3.1.1 §2.2.2: fixed flags; §3.4.2: a non-zero packet identifier,
-            // then (5.0) an optional reason code, absent meaning Success. Only the bare form is fast.
-            guard flags == type.requiredFlags, length == 2, bytes[body] | bytes[body + 1] != 0 else { return nil }
+            guard bareAcknowledgementID(bytes, type: type, flags: flags, length: length, body: body) != nil else { return nil }
         case .pingreq, .pingresp:
             guard flags == 0, length == 0 else { return nil }
         default:
@@ -38,36 +36,66 @@ extension MQTTDecoder {
     }
 
     private static func publishFacts(_ bytes: UnsafeBufferPointer<UInt8>, body: Int, flags: UInt8, version: MQTTVersion) -> DissectedPDU? {
-        let qos = Int((flags >> 1) & 0b11)
-        // MQTT 5.0 §3.3.1.2: QoS 3 is malformed; §3.3.1.1: DUP must be 0 for QoS 0.
-        guard qos != 3, qos != 0 || flags & 0x08 == 0 else { return nil }
-        guard body + 2 <= bytes.count else { return nil }
-        let topicLength = Int(bytes[body]) << 8 | Int(bytes[body + 1])
-        let topicStart = body + 2
-        let topicEnd = topicStart + topicLength
-        guard topicLength > 0, topicEnd <= bytes.count else { return nil }
-        // Printable ASCII without wildcards is well-formed UTF-8 without U+0000 and a valid Topic
-        // Name (MQTT 5.0 §1.5.4, §3.3.2.1); anything else goes to the full decoder's checks.
-        for i in topicStart..<topicEnd {
-            let b = bytes[i]
-            guard b >= 0x20, b < 0x7F, b != UInt8(ascii: "+"), b != UInt8(ascii: "#") else { return nil }
-        }
-        var offset = topicEnd
-        if qos != 0 {
-            // MQTT 5.0 §2.2.1: a non-zero packet identifier.
-            guard offset + 2 <= bytes.count, bytes[offset] | bytes[offset + 1] != 0 else { return nil }
-            offset += 2
-        }
-        if version == .v5 {
-            // Properties (a topic alias, a payload format) need the full decoder; an empty list is one 0 byte.
-            guard offset < bytes.count, bytes[offset] == 0 else { return nil }
-            offset += 1
-        }
+        guard let publish = PlainPublish(bytes, body: body, flags: flags, version: version) else { return nil }
         var facts = PDUFacts(kind: "PUBLISH")
-        facts.topic = String(decoding: UnsafeBufferPointer(rebasing: bytes[topicStart..<topicEnd]), as: UTF8.self)
-        facts.payloadLength = bytes.count - offset
-        facts.qos = qos
+        facts.topic = String(decoding: UnsafeBufferPointer(rebasing: bytes[publish.topic]), as: UTF8.self)
+        facts.payloadLength = bytes.count - publish.payloadStart
+        facts.qos = publish.qos
         facts.retained = flags & 0x01 != 0
         return DissectedPDU(protocolName: "mqtt", summary: "PUBLISH", fields: [], wireLength: bytes.count, facts: facts)
+    }
+
+    /// The packet identifier of a bare PUBACK, PUBREC, PUBREL or PUBCOMP, the one form the fast
+    /// paths take: MQTT 5.0 §2.1.3 / 3.1.1 §2.2.2 fixed flags; §3.4.2 a non-zero packet
+    /// identifier and nothing after it (in 5.0 an absent reason code means Success). Nil otherwise.
+    static func bareAcknowledgementID(_ bytes: UnsafeBufferPointer<UInt8>, type: MQTTPacketType, flags: UInt8,
+                                      length: Int, body: Int) -> Int? {
+        guard flags == type.requiredFlags, length == 2, bytes[body] | bytes[body + 1] != 0 else { return nil }
+        return Int(bytes[body]) << 8 | Int(bytes[body + 1])
+    }
+
+    /// A PUBLISH the fast paths (facts and text) take, as they read it: QoS 0–2 with the DUP
+    /// flag allowed, a printable ASCII topic, a non-zero packet identifier, and in 5.0 no
+    /// properties. Anything else goes to the full decoder, which checks and reports it.
+    struct PlainPublish {
+        let qos: Int
+        /// The topic's bytes, as indices of the packet.
+        let topic: Range<Int>
+        let packetID: Int?
+        let payloadStart: Int
+
+        init?(_ bytes: UnsafeBufferPointer<UInt8>, body: Int, flags: UInt8, version: MQTTVersion) {
+            let qos = Int((flags >> 1) & 0b11)
+            // MQTT 5.0 §3.3.1.2: QoS 3 is malformed; §3.3.1.1: DUP must be 0 for QoS 0.
+            guard qos != 3, qos != 0 || flags & 0x08 == 0 else { return nil }
+            guard body + 2 <= bytes.count else { return nil }
+            let topicLength = Int(bytes[body]) << 8 | Int(bytes[body + 1])
+            let topicStart = body + 2
+            let topicEnd = topicStart + topicLength
+            guard topicLength > 0, topicEnd <= bytes.count else { return nil }
+            // Printable ASCII without wildcards is well-formed UTF-8 without U+0000 and a valid Topic
+            // Name (MQTT 5.0 §1.5.4, §3.3.2.1); anything else goes to the full decoder's checks.
+            for i in topicStart..<topicEnd {
+                let b = bytes[i]
+                guard b >= 0x20, b < 0x7F, b != UInt8(ascii: "+"), b != UInt8(ascii: "#") else { return nil }
+            }
+            var offset = topicEnd
+            var id: Int?
+            if qos != 0 {
+                // MQTT 5.0 §2.2.1: a non-zero packet identifier.
+                guard offset + 2 <= bytes.count, bytes[offset] | bytes[offset + 1] != 0 else { return nil }
+                id = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
+                offset += 2
+            }
+            if version == .v5 {
+                // Properties (a topic alias, a payload format) need the full decoder; an empty list is one 0 byte.
+                guard offset < bytes.count, bytes[offset] == 0 else { return nil }
+                offset += 1
+            }
+            self.qos = qos
+            self.topic = topicStart..<topicEnd
+            self.packetID = id
+            self.payloadStart = offset
+        }
     }
 }

@@ -27,10 +27,7 @@ extension MQTTDecoder {
                 return writePublish(bytes, length: length, body: 1 + n, flags: flags, version: version, style: style,
                                     previewLimit: max(0, options.payloadPreviewBytes), tree: &tree, line: &line)
             case .puback, .pubrec, .pubrel, .pubcomp:
-                // MQTT 5.0 §2.1.3 / 3.1.1 §2.2.2: fixed flags; §3.4.2: a non-zero packet identifier,
-                // then (5.0) an optional reason code, absent meaning Success. Only the bare form is fast.
-                guard flags == type.requiredFlags, length == 2, bytes[2] | bytes[3] != 0 else { return false }
-                let id = Int(bytes[2]) << 8 | Int(bytes[3])
+                guard let id = bareAcknowledgementID(bytes, type: type, flags: flags, length: length, body: 1 + n) else { return false }
                 writeHeader(bytes[0], remainingLength: length, into: &tree)
                 writeIdentifier(id, into: &tree)
                 if version == .v5 { tree.append(impliedSuccessText[Int(type.rawValue)]) }
@@ -52,39 +49,14 @@ extension MQTTDecoder {
                             textTree: Array(tree.bytes))
     }
 
-    /// PUBLISH (MQTT 5.0 §3.3, 3.1.1 §3.3) with a printable ASCII topic and, in 5.0, no properties.
+    /// PUBLISH (MQTT 5.0 §3.3, 3.1.1 §3.3) of the plain kind the fast paths take (`PlainPublish`).
     private static func writePublish(_ bytes: UnsafeBufferPointer<UInt8>, length: Int, body: Int, flags: UInt8,
                                      version: MQTTVersion, style: TextTree.Style, previewLimit: Int,
                                      tree: inout ByteSink, line: inout ByteSink) -> Bool {
-        let qos = Int((flags >> 1) & 0b11)
-        // MQTT 5.0 §3.3.1.2: QoS 3 is malformed; §3.3.1.1: DUP must be 0 for QoS 0.
-        guard qos != 3, qos != 0 || flags & 0x08 == 0 else { return false }
-        guard body + 2 <= bytes.count else { return false }
-        let topicLength = Int(bytes[body]) << 8 | Int(bytes[body + 1])
-        let topicStart = body + 2
-        let topicEnd = topicStart + topicLength
-        guard topicLength > 0, topicEnd <= bytes.count else { return false }
-        // Printable ASCII without wildcards is well-formed UTF-8 without U+0000 and a valid Topic
-        // Name (MQTT 5.0 §1.5.4, §3.3.2.1); anything else goes to the full decoder's checks.
-        for i in topicStart..<topicEnd {
-            let b = bytes[i]
-            guard b >= 0x20, b < 0x7F, b != UInt8(ascii: "+"), b != UInt8(ascii: "#") else { return false }
-        }
-        var offset = topicEnd
-        var id: Int?
-        if qos != 0 {
-            // MQTT 5.0 §2.2.1: a non-zero packet identifier.
-            guard offset + 2 <= bytes.count, bytes[offset] | bytes[offset + 1] != 0 else { return false }
-            id = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
-            offset += 2
-        }
-        if version == .v5 {
-            // Properties (a topic alias, a payload format) need the full decoder; an empty list is one 0 byte.
-            guard offset < bytes.count, bytes[offset] == 0 else { return false }
-            offset += 1
-        }
-        let topic = UnsafeBufferPointer(rebasing: bytes[topicStart..<topicEnd])
-        let payload = UnsafeBufferPointer(rebasing: bytes[offset...])
+        guard let publish = PlainPublish(bytes, body: body, flags: flags, version: version) else { return false }
+        let qos = publish.qos, id = publish.packetID
+        let topic = UnsafeBufferPointer(rebasing: bytes[publish.topic])
+        let payload = UnsafeBufferPointer(rebasing: bytes[publish.payloadStart...])
 
         writeHeader(bytes[0], remainingLength: length, into: &tree)
         tree.literal("    Topic: ")

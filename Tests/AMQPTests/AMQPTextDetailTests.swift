@@ -96,6 +96,20 @@ struct AMQPTextDetailTests {
         #expect(declined > 1000)
     }
 
+    @Test("without text lines (Field.buildsTextLines off) every frame goes to the full decoder, which drops them")
+    func noTextLines() {
+        let decoder = AMQPFrameDecoder(options: AMQPOptions())
+        var tree = ByteSink()
+        var framer = AMQPFramer(atStreamStart: false)
+        framer.append(Wire.publish(channel: 1, exchange: "x", routingKey: "k")[...])
+        guard case .unit(.frame(let frame, _)) = framer.next() else {
+            Issue.record("the fixture frames")
+            return
+        }
+        #expect(decoder.decodeText(frame, style: TextTree.Style(), tree: &tree, textLines: true) != nil)
+        #expect(decoder.decodeText(frame, style: TextTree.Style(), tree: &tree, textLines: false) == nil)
+    }
+
     @Test("a completed message writes the lines its field prints as",
           arguments: [(256, 64), (3, 2), (0, 0)])
     func messageLines(previewLimit: Int, hexLimit: Int) {
