@@ -128,24 +128,46 @@ public struct ByteSink {
         storage.count += 1
     }
 
-    /// Decimal digits, written in place.
+    /// Decimal digits, written in place: counted first, then written from the last, two at a
+    /// time (one division per pair), with no reversal afterwards.
     @inlinable
     public mutating func append(_ n: Int) {
         storage.reserve(20)
+        var at = storage.base + storage.count
         if n < 0 {
-            storage.base[storage.count] = UInt8(ascii: "-")
-            storage.count += 1
+            at.pointee = UInt8(ascii: "-")
+            at += 1
         }
         var v = n.magnitude
-        let start = storage.count
-        repeat {
-            storage.base[storage.count] = UInt8(ascii: "0") + UInt8(v % 10)
-            storage.count += 1
-            v /= 10
-        } while v > 0
-        var digits = UnsafeMutableBufferPointer(start: storage.base + start, count: storage.count - start)
-        digits.reverse()
+        if v < 10 {
+            at.pointee = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v)
+            storage.count = at + 1 - storage.base
+            return
+        }
+        var digits = 2
+        var bound: UInt = 100
+        while digits < 20, v >= bound {
+            digits += 1
+            bound = bound &* 10
+        }
+        var i = digits
+        ByteSink.digitPairs.withUTF8Buffer { pairs in
+            while v >= 10 {
+                let pair = Int(truncatingIfNeeded: v % 100) &* 2
+                v /= 100
+                i -= 2
+                at[i] = pairs[pair]
+                at[i + 1] = pairs[pair + 1]
+            }
+            // An odd number of digits leaves the first one.
+            if v > 0 { at[0] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v) }
+        }
+        storage.count = at + digits - storage.base
     }
+
+    /// `00` to `99`, two digits each, for `append(_:)`.
+    @usableFromInline static let digitPairs: StaticString =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 
     /// `.` and the fraction of the second with the timestamp's digits (nothing for 0 digits).
     public mutating func appendFraction(_ t: Timestamp) {

@@ -1,5 +1,6 @@
 import Dissection
 import Testing
+import TestSupport
 
 @Suite("Byte sink")
 struct ByteSinkTests {
@@ -44,11 +45,26 @@ struct ByteSinkTests {
         #expect(sink.take() == "{,\"problems\":[éa literal longer than sixteen bytes, to make the sink grow")
     }
 
-    @Test("integers are written as their decimal digits", arguments: [0, 7, 10, 99, 100, -1, -42, Int.max, Int.min])
+    @Test("integers are written as their decimal digits",
+          arguments: [0, 7, 9, 10, 11, 99, 100, 101, 109, 110, 999, 1000, 1001, 10_000, 99_999, 100_000, 123_456_789,
+                      -1, -9, -10, -42, -100, -1_000_000, Int.max, Int.min, Int.max / 10, Int.min + 1])
     func integers(n: Int) {
         var sink = ByteSink()
         sink.append(n)
         #expect(sink.take() == String(n))
+    }
+
+    @Test("random integers of every length are written as their decimal digits")
+    func randomIntegers() {
+        var rng = SplitMix64(seed: 0xD161)
+        for _ in 0..<20_000 {
+            let shift = Int(rng.next() % 64)
+            let n = Int(truncatingIfNeeded: rng.next() >> UInt64(shift))
+            var sink = ByteSink(capacity: 8)
+            sink.literal("x")
+            sink.append(n)
+            #expect(String(decoding: sink.bytes, as: UTF8.self) == "x" + String(n))
+        }
     }
 
     @Test("fractions keep the capture's digits", arguments: [(3, 123_000_000 as UInt32, ".123"), (6, 5_000, ".000005"), (9, 7, ".000000007"), (0, 999, "")])
