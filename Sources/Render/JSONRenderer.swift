@@ -23,6 +23,11 @@ public struct JSONRenderer: Renderer {
         ByteSink.borrowing(&bytes, reusing: scratch) { write(event, into: &$0) }
     }
 
+    /// Writes straight into the caller's sink: no staging copy.
+    public mutating func render(_ event: OutputEvent, into sink: inout ByteSink) {
+        write(event, into: &sink)
+    }
+
     private mutating func write(_ event: OutputEvent, into out: inout ByteSink) {
         switch event {
         case .pdu(let ctx, _, let pdu):

@@ -38,6 +38,9 @@ public protocol Renderer {
     /// The same text as UTF-8 bytes, for a program that writes bytes: renderers that build their
     /// lines as bytes skip making a String of them.
     mutating func render(_ event: OutputEvent, into bytes: inout [UInt8])
+    /// The same bytes, written into a sink the caller keeps (an output buffer): renderers that
+    /// build their lines in a sink write them there directly, not through a copy.
+    mutating func render(_ event: OutputEvent, into sink: inout ByteSink)
     /// After the last event (summaries go here).
     mutating func finish(into out: inout String)
 }
@@ -47,5 +50,11 @@ extension Renderer {
         var text = ""
         render(event, into: &text)
         bytes.append(contentsOf: text.utf8)
+    }
+
+    public mutating func render(_ event: OutputEvent, into sink: inout ByteSink) {
+        var bytes: [UInt8] = []
+        render(event, into: &bytes)
+        bytes.withUnsafeBufferPointer { sink.append(bytes: $0) }
     }
 }

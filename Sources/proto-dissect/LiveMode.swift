@@ -41,7 +41,7 @@ extension ProtoDissect {
         let pipeline = Pipeline(registry: registry, options: options)
         var status = ExitStatus.success
         func emit(_ event: OutputEvent) -> Bool {
-            renderer.render(event, into: &writer.bytes)
+            renderer.render(event, into: &writer.sink)
             writer.eventDone()
             return true
         }

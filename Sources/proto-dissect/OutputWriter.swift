@@ -1,34 +1,36 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dissection
 
 /// Buffered writes to standard output: batches for files and pipes, each event at once when live.
 final class OutputWriter {
-    /// UTF-8 text waiting to be written. Renderers write into it in place, one event at a time on
-    /// one thread: no runtime exclusivity checks (a check per event otherwise).
-    @exclusivity(unchecked) var bytes: [UInt8] = []
+    /// UTF-8 text waiting to be written. Renderers write into it in place (`Renderer.render(_:into:)`
+    /// with a sink), one event at a time on one thread: no runtime exclusivity checks (a check
+    /// per event otherwise).
+    @exclusivity(unchecked) var sink = ByteSink(capacity: 1 << 17)
     private let flushEachEvent: Bool
 
     init(flushEachEvent: Bool) {
         self.flushEachEvent = flushEachEvent
-        bytes.reserveCapacity(1 << 17)
     }
 
     /// Appends text that is not an event's (the table's summaries, say).
     func append(_ text: String) {
-        bytes.append(contentsOf: text.utf8)
+        sink.append(text)
     }
 
-    /// Call after each event's text has been appended to `bytes`.
+    /// Call after each event's text has been written into `sink`.
     func eventDone() {
-        if flushEachEvent || bytes.count >= 1 << 16 { flush() }
+        if flushEachEvent || sink.bytes.count >= 1 << 16 { flush() }
     }
 
     func flush() {
-        guard !bytes.isEmpty else { return }
+        let bytes = sink.bytes
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         var written = 0
         while written < bytes.count {
-            let n = bytes.withUnsafeBytes { p in Glibc.write(1, p.baseAddress! + written, p.count - written) }
+            let n = Glibc.write(1, base + written, bytes.count - written)
             if n <= 0 {
                 if n < 0 && errno == EINTR { continue }
                 // The reader went away (a closed pipe): stop quietly, like other filters do.
@@ -36,7 +38,7 @@ final class OutputWriter {
             }
             written += n
         }
-        bytes.removeAll(keepingCapacity: true)
+        sink.removeAll()
     }
 }
 

@@ -273,7 +273,7 @@ struct ProtoDissect: ParsableCommand {
                     defer { reader.close() }
                     do {
                         try pipeline.run(&reader) { event in
-                            renderer.render(event, into: &writer.bytes)
+                            renderer.render(event, into: &writer.sink)
                             writer.eventDone()
                             return true
                         }
