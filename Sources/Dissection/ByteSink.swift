@@ -169,6 +169,21 @@ public struct ByteSink {
     @usableFromInline static let digitPairs: StaticString =
         "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 
+    /// The bytes in lower-case hex, two digits each, no separators (as `Preview.hex`).
+    public mutating func appendHex(_ p: UnsafeBufferPointer<UInt8>) {
+        storage.reserve(p.count * 2)
+        let at = storage.base + storage.count
+        ByteSink.hexDigits.withUTF8Buffer { d in
+            for i in 0..<p.count {
+                at[2 * i] = d[Int(p[i] >> 4)]
+                at[2 * i + 1] = d[Int(p[i] & 0x0F)]
+            }
+        }
+        storage.count += p.count * 2
+    }
+
+    @usableFromInline static let hexDigits: StaticString = "0123456789abcdef"
+
     /// `.` and the fraction of the second with the timestamp's digits (nothing for 0 digits).
     public mutating func appendFraction(_ t: Timestamp) {
         let digits = t.fractionalDigits

@@ -13,9 +13,10 @@ public struct DissectedPDU: Sendable {
         @usableFromInline @exclusivity(unchecked) var wireLength: Int
         @usableFromInline @exclusivity(unchecked) var facts: PDUFacts?
         @usableFromInline @exclusivity(unchecked) var textTree: [UInt8]
+        @usableFromInline @exclusivity(unchecked) var jsonTree: [UInt8]
 
         @usableFromInline init(protocolName: String, summary: String, fields: [Field], problems: [Problem],
-                               wireLength: Int, facts: PDUFacts?, textTree: [UInt8]) {
+                               wireLength: Int, facts: PDUFacts?, textTree: [UInt8], jsonTree: [UInt8]) {
             self.protocolName = protocolName
             self.summary = summary
             self.fields = fields
@@ -23,11 +24,12 @@ public struct DissectedPDU: Sendable {
             self.wireLength = wireLength
             self.facts = facts
             self.textTree = textTree
+            self.jsonTree = jsonTree
         }
 
         @usableFromInline func copy() -> Storage {
             Storage(protocolName: protocolName, summary: summary, fields: fields, problems: problems,
-                    wireLength: wireLength, facts: facts, textTree: textTree)
+                    wireLength: wireLength, facts: facts, textTree: textTree, jsonTree: jsonTree)
         }
     }
 
@@ -78,6 +80,14 @@ public struct DissectedPDU: Sendable {
         _modify { makeUnique(); yield &storage.textTree }
     }
 
+    /// The field tree already written as JSON (`JSONTree`: the object of the fields, braces
+    /// included), set by a decoder's JSON fast path (`PDUDetail.json`), which then builds no
+    /// `fields`. Empty when `fields` holds the tree.
+    @inlinable public var jsonTree: [UInt8] {
+        get { storage.jsonTree }
+        _modify { makeUnique(); yield &storage.jsonTree }
+    }
+
     /// Adds fields after the tree's last: to `fields`, or, when the tree was written as text
     /// (`textTree`), written after its lines with `style` through `scratch` (emptied first).
     /// For what a connection adds to a PDU its decoder made (the queue a delivery came from, a
@@ -100,9 +110,9 @@ public struct DissectedPDU: Sendable {
     @exclusivity(unchecked) nonisolated(unsafe) public static var buildsSummaries = true
 
     public init(protocolName: String, summary: String, fields: [Field], problems: [Problem] = [], wireLength: Int,
-                facts: PDUFacts? = nil, textTree: [UInt8] = []) {
+                facts: PDUFacts? = nil, textTree: [UInt8] = [], jsonTree: [UInt8] = []) {
         storage = Storage(protocolName: protocolName, summary: summary, fields: fields, problems: problems,
-                          wireLength: wireLength, facts: facts, textTree: textTree)
+                          wireLength: wireLength, facts: facts, textTree: textTree, jsonTree: jsonTree)
     }
 
     /// The facts summaries count: those the decoder set, else those of the field tree.

@@ -14,6 +14,10 @@ public enum PDUDetail: Sendable, Equatable {
     /// (the frequent ones). As with `facts`, a PDU the fast path finds anything unusual in is
     /// decoded in full, so its problems are the same as in `.tree`. Text output needs no more.
     case text(TextTree.Style)
+    /// `DissectedPDU.jsonTree` (the tree as the JSON format prints it) and the summary, without
+    /// the field tree, for the PDUs a decoder has a JSON fast path for (MQTT's frequent packets).
+    /// As with `facts`, anything unusual is decoded in full. JSON output needs no more.
+    case json
 }
 
 /// What summaries count about one PDU, typed: its kind, MQTT topic and payload, AMQP channel,

@@ -29,7 +29,7 @@ public struct MQTTConnectionDissector: StreamDissector {
     /// Summary lines are written here, packet after packet (one buffer, not one per line). A
     /// reference: a copy of the dissector makes its own before writing (in `decode`).
     private var lineSink = ByteSink(capacity: 128)
-    /// The text fast path's tree lines (`PDUDetail.text`), packet after packet; copied out per packet.
+    /// The written fast paths' tree (`PDUDetail.text`, `.json`), packet after packet; copied out per packet.
     private var treeSink = ByteSink(capacity: 1024)
 
     /// Problems waiting for the next PDU of a direction.
@@ -161,6 +161,9 @@ public struct MQTTConnectionDissector: StreamDissector {
                 if let pdu = MQTTDecoder.facts(of: frame, version: version) { return pdu }
             case .text(let style):
                 if let pdu = MQTTDecoder.textTree(of: frame, version: version, style: style, options: options,
+                                                  tree: &treeSink, line: &lineSink) { return pdu }
+            case .json:
+                if let pdu = MQTTDecoder.jsonTree(of: frame, version: version, options: options,
                                                   tree: &treeSink, line: &lineSink) { return pdu }
             }
             let (pdu, facts) = MQTTDecoder.decodeFrame(frame, version: version, state: &state, options: options, lineSink: lineSink)

@@ -46,7 +46,12 @@ public struct JSONRenderer: Renderer {
             out.literal(",")
             JSON.escape(pdu.protocolName, into: &out)
             out.literal(":")
-            object(pdu.fields, into: &out)
+            let written = pdu.jsonTree
+            if written.isEmpty {
+                JSONTree.writeObject(pdu.fields, showSecrets: options.showSecrets, into: &out)
+            } else {
+                written.withUnsafeBufferPointer { out.append(bytes: $0) }
+            }
             out.literal(",\"problems\":[")
             for (i, p) in pdu.problems.enumerated() {
                 if i > 0 { out.literal(",") }
@@ -120,79 +125,5 @@ public struct JSONRenderer: Renderer {
             out.append(",\"offset\":\(range.lowerBound),\"bytes\":\(range.count)")
         }
         out.literal("}")
-    }
-
-    /// The pairs of `fields` inside braces.
-    private func object(_ fields: [Field], into out: inout ByteSink) {
-        out.literal("{")
-        var first = true
-        members(fields, first: &first, into: &out)
-        out.literal("}")
-    }
-
-    private func members(_ fields: [Field], first: inout Bool, into out: inout ByteSink) {
-        // Through pointers: each field is read where it is, never copied (a copy retains its
-        // strings and arrays, then releases them).
-        fields.withUnsafeBufferPointer { fields in
-            guard let base = fields.baseAddress else { return }
-            for i in fields.indices where !fields[i].textOnly { member(base + i, first: &first, into: &out) }
-        }
-    }
-
-    private func member(_ f: UnsafePointer<Field>, first: inout Bool, into out: inout ByteSink) {
-        let hasValue: Bool
-        if case .none = f.pointee.value { hasValue = false } else { hasValue = true }
-        if !hasValue && f.pointee.children.isEmpty { return }
-        if !first { out.literal(",") }
-        first = false
-        JSON.key(f.pointee.key, into: &out)
-        if f.pointee.isList {
-            list(f.pointee.children, into: &out)
-        } else if !hasValue {
-            object(f.pointee.children, into: &out)
-        } else {
-            value(f.pointee.value, into: &out)
-            // Bytes that are not text are shown as hex: say so, since "00ff" could be either.
-            if case .bytes = f.pointee.value {
-                out.literal(",")
-                JSON.escape(f.pointee.key + "_encoding", into: &out)
-                out.literal(":\"hex\"")
-            }
-            if !f.pointee.children.isEmpty { members(f.pointee.children, first: &first, into: &out) }
-        }
-    }
-
-    private func list(_ items: [Field], into out: inout ByteSink) {
-        out.literal("[")
-        var first = true
-        for item in items where !item.textOnly {
-            if !first { out.literal(",") }
-            first = false
-            if item.isList {
-                list(item.children, into: &out)
-            } else if item.children.isEmpty {
-                value(item.value, into: &out)
-            } else if case .none = item.value {
-                object(item.children, into: &out)
-            } else {
-                out.literal("{")
-                var f = false
-                members([item], first: &f, into: &out)
-                out.literal("}")
-            }
-        }
-        out.literal("]")
-    }
-
-    private func value(_ v: FieldValue, into out: inout ByteSink) {
-        switch v {
-        case .none: out.literal("null")
-        case .bool(let b): if b { out.literal("true") } else { out.literal("false") }
-        case .int(let i): out.append(i)
-        case .string(let s): JSON.escape(s, into: &out)
-        case .text(let s, _): JSON.escape(s, into: &out)
-        case .bytes(let preview, _): JSON.escape(Preview.hex(preview), into: &out)
-        case .secret(let s): JSON.escape(options.showSecrets ? s : hiddenSecret, into: &out)
-        }
     }
 }

@@ -188,6 +188,9 @@ struct ProtoDissect: ParsableCommand {
             mqtt.detail = .text(renderOptions().textTreeStyle)
             amqp.detail = .text(renderOptions().textTreeStyle)
         }
+        if format == .json {
+            mqtt.detail = .json
+        }
         var registry = ProtocolRegistry()
         registry.register("mqtt", ports: [1883]) { info in MQTTConnectionDissector(info: info, options: mqtt) }
         registry.register("amqp", ports: [5672]) { info in AMQPConnectionDissector(info: info, options: amqp) }

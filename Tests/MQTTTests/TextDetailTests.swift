@@ -72,6 +72,45 @@ struct MQTTTextDetailTests {
         #expect(declined > 1000)
     }
 
+    @Test("JSON: fixtures and thousands of mutations: vouched-for packets decode cleanly and print the same object",
+          arguments: [256, 5, 0])
+    func jsonSameAsTree(previewLimit: Int) {
+        var rng = SplitMix64(seed: 0x750 &+ UInt64(previewLimit))
+        var options = MQTTOptions()
+        options.payloadPreviewBytes = previewLimit
+        var vouched = 0, declined = 0
+        var tree = ByteSink(), line = ByteSink()
+        for (version, seed) in Self.seeds {
+            for round in 0..<800 {
+                var bytes = seed
+                if round > 0 {
+                    let at = Int(rng.next() % UInt64(bytes.count))
+                    bytes[at] = rng.next() % 3 == 0 ? bytes[at] ^ (1 << UInt8(rng.next() % 8)) : UInt8(truncatingIfNeeded: rng.next())
+                }
+                let prefix = round % 4
+                let packet = [UInt8](repeating: 0xEE, count: prefix) + bytes + [0xEE, 0xEE]
+                let frame = MQTTFrame(held: packet[prefix..<(prefix + bytes.count)], wireLength: bytes.count)
+                var state = MQTTDirectionState()
+                let full = MQTTDecoder.decodeFrame(frame, version: version, state: &state, options: options).pdu
+                guard let fast = MQTTDecoder.jsonTree(of: frame, version: version, options: options, tree: &tree, line: &line) else {
+                    declined += 1
+                    continue
+                }
+                vouched += 1
+                var sink = ByteSink()
+                JSONTree.writeObject(full.fields, showSecrets: false, into: &sink)
+                let expected = Array(sink.bytes)
+                #expect(full.problems.isEmpty, "\(bytes): \(full.problems.map(\.code))")
+                #expect(fast.fields.isEmpty && fast.textTree.isEmpty)
+                #expect(fast.summary == full.summary, "\(bytes)")
+                let same = fast.jsonTree == expected
+                #expect(same, "\(bytes)\nfast: \(String(decoding: fast.jsonTree, as: UTF8.self))\ntree: \(String(decoding: expected, as: UTF8.self))")
+            }
+        }
+        #expect(vouched > 1000)
+        #expect(declined > 1000)
+    }
+
     @Test("a PUBLISH with a topic alias, a cut frame or a non-ASCII topic takes the full decoder")
     func declines() {
         var tree = ByteSink(), line = ByteSink()

@@ -67,6 +67,17 @@ struct ByteSinkTests {
         }
     }
 
+    @Test("hex: two lower-case digits per byte, as Preview.hex writes them")
+    func hex() {
+        let bytes: [UInt8] = (0...255).map { UInt8($0) }
+        for n in [0, 1, 7, 8, 255, 256] {
+            var sink = ByteSink(capacity: 8)
+            sink.literal("x")
+            bytes.prefix(n).withUnsafeBufferPointer { sink.appendHex($0) }
+            #expect(String(decoding: sink.bytes, as: UTF8.self) == "x" + Preview.hex(bytes.prefix(n)))
+        }
+    }
+
     @Test("fractions keep the capture's digits", arguments: [(3, 123_000_000 as UInt32, ".123"), (6, 5_000, ".000005"), (9, 7, ".000000007"), (0, 999, "")])
     func fractions(digits: Int, nanoseconds: UInt32, expected: String) {
         var sink = ByteSink()

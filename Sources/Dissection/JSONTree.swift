@@ -1,0 +1,79 @@
+/// The field tree as the JSON format shows it (see `Field` for the shape): the JSON renderer
+/// writes PDU trees with it, and a decoder's JSON fast path (`PDUDetail.json`) writes the pieces
+/// it keeps ready-made with it, so both give the same bytes.
+public enum JSONTree {
+    /// The pairs of `fields` inside braces.
+    public static func writeObject(_ fields: [Field], showSecrets: Bool, into out: inout ByteSink) {
+        out.literal("{")
+        var first = true
+        writeMembers(fields, first: &first, showSecrets: showSecrets, into: &out)
+        out.literal("}")
+    }
+
+    public static func writeMembers(_ fields: [Field], first: inout Bool, showSecrets: Bool, into out: inout ByteSink) {
+        // Through pointers: each field is read where it is, never copied (a copy retains its
+        // strings and arrays, then releases them).
+        fields.withUnsafeBufferPointer { fields in
+            guard let base = fields.baseAddress else { return }
+            for i in fields.indices where !fields[i].textOnly { member(base + i, first: &first, showSecrets: showSecrets, into: &out) }
+        }
+    }
+
+    private static func member(_ f: UnsafePointer<Field>, first: inout Bool, showSecrets: Bool, into out: inout ByteSink) {
+        let hasValue: Bool
+        if case .none = f.pointee.value { hasValue = false } else { hasValue = true }
+        if !hasValue && f.pointee.children.isEmpty { return }
+        if !first { out.literal(",") }
+        first = false
+        JSONString.key(f.pointee.key, into: &out)
+        if f.pointee.isList {
+            list(f.pointee.children, showSecrets: showSecrets, into: &out)
+        } else if !hasValue {
+            writeObject(f.pointee.children, showSecrets: showSecrets, into: &out)
+        } else {
+            writeValue(f.pointee.value, showSecrets: showSecrets, into: &out)
+            // Bytes that are not text are shown as hex: say so, since "00ff" could be either.
+            if case .bytes = f.pointee.value {
+                out.literal(",")
+                JSONString.escape(f.pointee.key + "_encoding", into: &out)
+                out.literal(":\"hex\"")
+            }
+            if !f.pointee.children.isEmpty { writeMembers(f.pointee.children, first: &first, showSecrets: showSecrets, into: &out) }
+        }
+    }
+
+    private static func list(_ items: [Field], showSecrets: Bool, into out: inout ByteSink) {
+        out.literal("[")
+        var first = true
+        for item in items where !item.textOnly {
+            if !first { out.literal(",") }
+            first = false
+            if item.isList {
+                list(item.children, showSecrets: showSecrets, into: &out)
+            } else if item.children.isEmpty {
+                writeValue(item.value, showSecrets: showSecrets, into: &out)
+            } else if case .none = item.value {
+                writeObject(item.children, showSecrets: showSecrets, into: &out)
+            } else {
+                out.literal("{")
+                var f = false
+                writeMembers([item], first: &f, showSecrets: showSecrets, into: &out)
+                out.literal("}")
+            }
+        }
+        out.literal("]")
+    }
+
+    /// A value as JSON: `null`, a boolean, a number, or a string (bytes as hex).
+    public static func writeValue(_ v: FieldValue, showSecrets: Bool, into out: inout ByteSink) {
+        switch v {
+        case .none: out.literal("null")
+        case .bool(let b): if b { out.literal("true") } else { out.literal("false") }
+        case .int(let i): out.append(i)
+        case .string(let s): JSONString.escape(s, into: &out)
+        case .text(let s, _): JSONString.escape(s, into: &out)
+        case .bytes(let preview, _): JSONString.escape(Preview.hex(preview), into: &out)
+        case .secret(let s): JSONString.escape(showSecrets ? s : hiddenSecret, into: &out)
+        }
+    }
+}
