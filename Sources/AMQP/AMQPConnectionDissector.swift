@@ -38,7 +38,7 @@ public struct AMQPConnectionDissector: StreamDissector {
     private var confirmSequence: [UInt16: Int] = [:]
     /// Which queue each delivery and each client acknowledgement concerns.
     private var queues: AMQPQueueTracker
-    /// The text fast path's tree lines (`PDUDetail.text`), frame after frame; copied out per frame.
+    /// The written fast paths' tree (`PDUDetail.text`, `.json`), frame after frame; copied out per frame.
     private var treeSink = ByteSink(capacity: 1024)
     /// How fields this connection adds are written into a tree already written as text.
     private let textStyle: TextTree.Style
@@ -116,8 +116,7 @@ public struct AMQPConnectionDissector: StreamDissector {
             channelRequests = requests[ChannelKey(direction: direction.reversed, channel: frame.channel)] ?? [:]
         }
         var decoded: AMQPFrameDecoder.Decoded
-        if case .text(let style) = options.detail, case .frame(let frame, let problems) = unit, problems.isEmpty,
-           let fast = textDecode(frame, style: style) {
+        if case .frame(let frame, let problems) = unit, problems.isEmpty, let fast = writtenDecode(frame) {
             decoded = fast
         } else {
             decoded = decoder.decode(unit, requests: channelRequests)
@@ -160,11 +159,20 @@ public struct AMQPConnectionDissector: StreamDissector {
         return decoded.pdu
     }
 
-    /// The text fast path, writing into this connection's own buffer (a copy of the dissector
-    /// makes its own before writing: copies may be used on different threads).
-    private mutating func textDecode(_ frame: AMQPRawFrame, style: TextTree.Style) -> AMQPFrameDecoder.Decoded? {
-        if !treeSink.isUniquelyReferenced { treeSink = ByteSink(capacity: 1024) }
-        return decoder.decodeText(frame, style: style, tree: &treeSink)
+    /// The text or JSON fast path, when the detail asks for one, writing into this connection's
+    /// own buffer (a copy of the dissector makes its own before writing: copies may be used on
+    /// different threads).
+    private mutating func writtenDecode(_ frame: AMQPRawFrame) -> AMQPFrameDecoder.Decoded? {
+        switch options.detail {
+        case .tree, .facts:
+            return nil
+        case .text(let style):
+            if !treeSink.isUniquelyReferenced { treeSink = ByteSink(capacity: 1024) }
+            return decoder.decodeText(frame, style: style, tree: &treeSink)
+        case .json:
+            if !treeSink.isUniquelyReferenced { treeSink = ByteSink(capacity: 1024) }
+            return decoder.decodeJSON(frame, tree: &treeSink)
+        }
     }
 
     /// Whether decoding the frame reads the peer's earlier requests: connection methods (SASL
@@ -321,6 +329,8 @@ public struct AMQPConnectionDissector: StreamDissector {
             treeSink.removeAll()
             message.writeText(into: &treeSink, style: textStyle)
             pdu.textTree.append(contentsOf: treeSink.bytes)
+        } else if !pdu.jsonTree.isEmpty {
+            add([message.field()], to: &pdu)
         } else {
             pdu.fields.append(message.field())
         }

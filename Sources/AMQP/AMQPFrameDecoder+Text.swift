@@ -28,7 +28,7 @@ extension AMQPFrameDecoder {
             decoded.method = method
             summary = DissectedPDU.buildsSummaries ? AMQPMethodDecoder.summary(spec, method.values) : spec.fullName
         case .header:
-            guard let header = writeHeader(frame.payload, style: style, into: &tree) else { return nil }
+            guard let header = writeHeader(frame.payload, style: style, json: false, into: &tree) else { return nil }
             decoded.header = header
             let className = AMQPSpec.class(id: header.classID ?? 0)?.name ?? "?"
             var s = "content header \(className)"
@@ -107,28 +107,28 @@ extension AMQPFrameDecoder {
     /// use: short strings in printable ASCII, octets, shorts, longs, timestamps and field tables
     /// of scalar entries (`writeTable`). Each property's line and its summary part are written
     /// as it is read; the result's `properties` stay empty (only the full decoder and the facts
-    /// path collect them).
-    private func writeHeader(_ payload: ArraySlice<UInt8>, style: TextTree.Style,
-                             into tree: inout ByteSink) -> AMQPContentHeaderDecoder.Result? {
+    /// path collect them). With `json`, the JSON members after the frame's (`,"class_id":…`)
+    /// instead of the text lines.
+    func writeHeader(_ payload: ArraySlice<UInt8>, style: TextTree.Style, json: Bool,
+                     into tree: inout ByteSink) -> AMQPContentHeaderDecoder.Result? {
         var r = ByteReader(payload)
         guard let classID = r.readUInt16(), let weight = r.readUInt16(), weight == 0, let bodySize = r.readUInt64(),
               bodySize <= UInt64(Int.max), let flags = r.readUInt16(), flags & 1 == 0,
               let cls = AMQPSpec.class(id: classID) else { return nil }
         let properties = cls.properties
 
-        line(AMQPTextLines.classID(classID), into: &tree)
-        line("Weight", 0, into: &tree)
-        line("Body-Size", Int(bodySize), into: &tree)
-        tree.literal("    Property flags: ")
-        tree.append(AMQPHex.string(UInt64(flags), digits: 4))
-        tree.literal("\n")
-        let lines = AMQPContentHeaderDecoder.flagLines(classID: classID, properties: properties)
-        for i in 0..<min(properties.count, 15) {
-            tree.literal("        ")
-            tree.append(flags >> UInt16(15 - i) & 1 == 1 ? lines[i].present : lines[i].absent)
-            tree.literal("\n")
+        if json {
+            tree.literal(",\"class_id\":")
+            tree.append(Int(classID))
+            tree.literal(",\"weight\":0,\"body_size\":")
+            tree.append(Int(bodySize))
+            tree.literal(",\"property_flags\":")
+            tree.append(Int(flags))
+            if flags != 0 { tree.literal(",\"properties\":{") }
+        } else {
+            writeHeaderLines(classID: classID, bodySize: bodySize, flags: flags, properties: properties, into: &tree)
         }
-        if flags != 0 { tree.literal("    Properties\n") }
+        var first = true
 
         // The base first: reading the rest moves the offset to the end.
         let base = 7 + r.offset
@@ -147,11 +147,16 @@ extension AMQPFrameDecoder {
                 let written = bytes.withUnsafeBufferPointer { p -> Bool in
                     // Printable ASCII is its own text (`AMQPText.shortString`), one byte per character.
                     for b in p where b < 0x20 || b > 0x7E { return false }
-                    tree.literal("        ")
-                    tree.append(prop.label)
-                    tree.literal(": ")
-                    if p.isEmpty { tree.literal("\"\"") } else { tree.append(bytes: p) }
-                    tree.literal("\n")
+                    if json {
+                        member(prop.key, first: &first, into: &tree)
+                        JSONString.escape(bytes: p, into: &tree)
+                    } else {
+                        tree.literal("        ")
+                        tree.append(prop.label)
+                        tree.literal(": ")
+                        if p.isEmpty { tree.literal("\"\"") } else { tree.append(bytes: p) }
+                        tree.literal("\n")
+                    }
                     // `AMQPText.summaryValue(s, limit: 40)`: cut past 40, quoted when empty or spaced.
                     let shown = UnsafeBufferPointer(rebasing: p.prefix(40))
                     let quoted = p.isEmpty || shown.contains { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\"") }
@@ -169,6 +174,12 @@ extension AMQPFrameDecoder {
                 case .short: guard let v = reader.reader.readUInt16() else { return nil }; value = UInt64(v)
                 case .long: guard let v = reader.reader.readUInt32() else { return nil }; value = UInt64(v)
                 default: guard let v = reader.reader.readUInt64(), v <= UInt64(Int.max) else { return nil }; value = v
+                }
+                if json {
+                    member(prop.key, first: &first, into: &tree)
+                    tree.append(Int(value))
+                    if prop.type == .timestamp { parts.append(AMQPText.utcTime(value)) } else { parts.append(Int(value)) }
+                    continue
                 }
                 tree.literal("        ")
                 tree.append(prop.label)
@@ -189,14 +200,40 @@ extension AMQPFrameDecoder {
                 }
                 tree.literal("\n")
             case .table:
-                guard let count = writeTable(&reader.reader, label: prop.label, style: style, into: &tree) else { return nil }
+                let count: Int?
+                if json {
+                    count = writeTableJSON(&reader.reader, key: prop.key, first: &first, into: &tree)
+                } else {
+                    count = writeTable(&reader.reader, label: prop.label, style: style, into: &tree)
+                }
+                guard let count else { return nil }
                 parts.append(count)
             default:
                 return nil
             }
         }
         guard reader.reader.remaining == 0 else { return nil }
+        if json, flags != 0 { tree.literal("}") }
         return AMQPContentHeaderDecoder.Result(classID: classID, bodySize: bodySize, propertySummary: parts.take())
+    }
+
+    /// A content header's lines before its properties: class, weight, body size, the property
+    /// flags bit by bit, and `Properties` when any is present.
+    private func writeHeaderLines(classID: UInt16, bodySize: UInt64, flags: UInt16, properties: [AMQPArgumentSpec],
+                                  into tree: inout ByteSink) {
+        line(AMQPTextLines.classID(classID), into: &tree)
+        line("Weight", 0, into: &tree)
+        line("Body-Size", Int(bodySize), into: &tree)
+        tree.literal("    Property flags: ")
+        tree.append(AMQPHex.string(UInt64(flags), digits: 4))
+        tree.literal("\n")
+        let lines = AMQPContentHeaderDecoder.flagLines(classID: classID, properties: properties)
+        for i in 0..<min(properties.count, 15) {
+            tree.literal("        ")
+            tree.append(flags >> UInt16(15 - i) & 1 == 1 ? lines[i].present : lines[i].absent)
+            tree.literal("\n")
+        }
+        if flags != 0 { tree.literal("    Properties\n") }
     }
 
     /// A field table of scalar entries (booleans, integers, long strings), written as the

@@ -88,18 +88,27 @@ public struct DissectedPDU: Sendable {
         _modify { makeUnique(); yield &storage.jsonTree }
     }
 
-    /// Adds fields after the tree's last: to `fields`, or, when the tree was written as text
-    /// (`textTree`), written after its lines with `style` through `scratch` (emptied first).
-    /// For what a connection adds to a PDU its decoder made (the queue a delivery came from, a
-    /// confirm's number).
+    /// Adds fields after the tree's last: to `fields`; or, when the tree was written as text
+    /// (`textTree`), as lines after its lines, with `style`; or, when it was written as JSON
+    /// (`jsonTree`), as members before its closing brace. Written through `scratch` (emptied
+    /// first). For what a connection adds to a PDU its decoder made (the queue a delivery came
+    /// from, a confirm's number, a completed message).
     public mutating func appendFields(_ new: [Field], style: TextTree.Style, scratch: inout ByteSink) {
         guard !new.isEmpty else { return }
-        if storage.textTree.isEmpty {
-            fields += new
-        } else {
+        if !storage.textTree.isEmpty {
             scratch.removeAll()
             TextTree.write(new, depth: 1, style: style, into: &scratch)
             textTree.append(contentsOf: scratch.bytes)
+        } else if !storage.jsonTree.isEmpty {
+            scratch.removeAll()
+            var first = false
+            JSONTree.writeMembers(new, first: &first, showSecrets: style.showSecrets, into: &scratch)
+            guard !scratch.bytes.isEmpty else { return }
+            jsonTree.removeLast() // the closing brace, written again after the new members
+            jsonTree.append(contentsOf: scratch.bytes)
+            jsonTree.append(UInt8(ascii: "}"))
+        } else {
+            fields += new
         }
     }
 

@@ -190,6 +190,7 @@ struct ProtoDissect: ParsableCommand {
         }
         if format == .json {
             mqtt.detail = .json
+            amqp.detail = .json
         }
         var registry = ProtocolRegistry()
         registry.register("mqtt", ports: [1883]) { info in MQTTConnectionDissector(info: info, options: mqtt) }

@@ -96,6 +96,67 @@ struct AMQPTextDetailTests {
         #expect(declined > 1000)
     }
 
+    @Test("JSON: fixtures and thousands of mutations: vouched-for frames decode cleanly and print the same object",
+          arguments: [256, 5])
+    func jsonSameAsTree(previewLimit: Int) {
+        var rng = SplitMix64(seed: 0x15A3 &+ UInt64(previewLimit))
+        var options = AMQPOptions()
+        options.bodyPreviewBytes = previewLimit
+        let decoder = AMQPFrameDecoder(options: options)
+        var tree = ByteSink()
+        var vouched = 0, declined = 0
+        for seed in Self.seeds {
+            for round in 0..<600 {
+                var bytes = seed
+                if round > 0, bytes.count > 8 {
+                    let at = 7 + Int(rng.next() % UInt64(bytes.count - 7))
+                    bytes[at] = rng.next() % 3 == 0 ? bytes[at] ^ (1 << UInt8(rng.next() % 8)) : UInt8(truncatingIfNeeded: rng.next())
+                }
+                var framer = AMQPFramer(options: options, atStreamStart: false)
+                framer.append(bytes[...])
+                guard case .unit(.frame(let frame, let problems)) = framer.next(), problems.isEmpty else { continue }
+                let full = decoder.decode(frame, problems: [])
+                guard let fast = decoder.decodeJSON(frame, tree: &tree) else {
+                    declined += 1
+                    continue
+                }
+                vouched += 1
+                var sink = ByteSink()
+                JSONTree.writeObject(full.pdu.fields, showSecrets: false, into: &sink)
+                let expected = Array(sink.bytes)
+                #expect(full.pdu.problems.isEmpty, "\(bytes): \(full.pdu.problems.map(\.code))")
+                #expect(fast.pdu.fields.isEmpty && fast.pdu.textTree.isEmpty)
+                #expect(fast.pdu.summary == full.pdu.summary, "\(bytes)")
+                let same = fast.pdu.jsonTree == expected
+                #expect(same, "\(bytes)\nfast: \(String(decoding: fast.pdu.jsonTree, as: UTF8.self))\ntree: \(String(decoding: expected, as: UTF8.self))")
+                #expect(fast.method?.id == full.method?.id)
+                #expect(Self.values(fast.method?.values ?? AMQPArgumentValues()) == Self.values(full.method?.values ?? AMQPArgumentValues()))
+                #expect(fast.header?.classID == full.header?.classID)
+                #expect(fast.header?.bodySize == full.header?.bodySize)
+                #expect(fast.header?.propertySummary == full.header?.propertySummary)
+            }
+        }
+        #expect(vouched > 1000)
+        #expect(declined > 1000)
+    }
+
+    @Test("JSON: a connection adds its members before the object's closing brace")
+    func jsonConnection() {
+        var options = AMQPOptions()
+        options.detail = .json
+        let stream = Wire.protocolHeader
+            + Wire.method(20, 10, channel: 1, Wire.shortstr(""))                   // channel.open
+            + Wire.method(85, 10, channel: 1, [0])                                 // confirm.select
+            + Wire.publish(channel: 1, exchange: "x", routingKey: "k")
+            + Wire.contentHeader(channel: 1, bodySize: 5)
+            + Wire.body(channel: 1, "hello")
+        let pdus = dissect(stream, options: options)
+        #expect(pdus.map { $0.jsonTree.isEmpty } == [true, true, true, false, false, false])
+        #expect(String(decoding: pdus[3].jsonTree, as: UTF8.self).hasSuffix(",\"immediate\":false},\"publish_seq\":1}"))
+        #expect(String(decoding: pdus[5].jsonTree, as: UTF8.self).hasSuffix(
+            ",\"message\":{\"method\":\"basic.publish\",\"exchange\":\"x\",\"routing_key\":\"k\",\"body_size\":5,\"body\":\"hello\",\"body_frames\":1}}"))
+    }
+
     @Test("without text lines (Field.buildsTextLines off) every frame goes to the full decoder, which drops them")
     func noTextLines() {
         let decoder = AMQPFrameDecoder(options: AMQPOptions())

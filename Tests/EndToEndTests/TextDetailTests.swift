@@ -84,13 +84,14 @@ import Testing
         }
     }
 
-    @Test("the JSON fast path is taken for the frequent MQTT PDUs of the samples")
+    @Test("the JSON fast path is taken for the frequent MQTT and AMQP PDUs of the samples")
     func jsonFastPathTaken() throws {
         var fast: [String: Int] = [:]
         for capture in Repo.sampleCaptures() {
             fast.merge(try Self.runJSON(Repo.samples.appendingPathComponent(capture).path, .json).fast, uniquingKeysWith: +)
         }
         #expect(fast["mqtt", default: 0] > 100)
+        #expect(fast["amqp", default: 0] > 100)
     }
 
     @Test("the text fast path is taken for the frequent MQTT and AMQP PDUs of the samples")

@@ -1,0 +1,187 @@
+import Dissection
+
+extension AMQPFrameDecoder {
+    /// The fast path of `PDUDetail.json`: the frames the text fast path takes (`decodeText`),
+    /// written straight into their JSON object (`DissectedPDU.jsonTree`, braces included) and
+    /// summary, the same bytes `JSONTree` writes for the full decoder's fields, with what the
+    /// connection state needs; nil when the frame needs the full decoder.
+    ///
+    /// `tree` is a buffer reused from frame to frame (a connection's), emptied here.
+    func decodeJSON(_ frame: AMQPRawFrame, tree: inout ByteSink) -> Decoded? {
+        guard frame.isWhole, let end = frame.frameEnd, end == AMQPSpec.frameEnd, frame.channel != 0,
+              let typeName = frame.type.name else { return nil }
+        tree.removeAll()
+        var decoded = Decoded(pdu: DissectedPDU(protocolName: "amqp", summary: "", fields: [], wireLength: frame.wireLength),
+                              frame: frame)
+        tree.literal("{\"frame_type\":\"")
+        tree.append(typeName)
+        tree.literal("\",\"channel\":")
+        tree.append(Int(frame.channel))
+        tree.literal(",\"size\":")
+        tree.append(Int(frame.size))
+        let summary: String
+        switch frame.type {
+        case .method:
+            guard let method = writeMethodJSON(frame.payload, into: &tree), let spec = method.spec else { return nil }
+            decoded.method = method
+            summary = DissectedPDU.buildsSummaries ? AMQPMethodDecoder.summary(spec, method.values) : spec.fullName
+        case .header:
+            guard let header = writeHeader(frame.payload, style: TextTree.Style(), json: true, into: &tree) else { return nil }
+            decoded.header = header
+            let className = AMQPSpec.class(id: header.classID ?? 0)?.name ?? "?"
+            var s = "content header \(className)"
+            if DissectedPDU.buildsSummaries {
+                if let bodySize = header.bodySize { s += " body-size=\(bodySize)" }
+                if !header.propertySummary.isEmpty { s += " " + header.propertySummary }
+            }
+            summary = s
+        case .body:
+            let size = Int(frame.size)
+            tree.literal(",\"body\":")
+            frame.payload.withUnsafeBufferPointer {
+                writePreviewJSON($0, length: size, limit: options.bodyPreviewBytes, key: "body", into: &tree)
+            }
+            tree.literal(",\"length\":")
+            tree.append(size)
+            var s = "body \(size) bytes"
+            if DissectedPDU.buildsSummaries, let shown = AMQPFrameDecoder.summaryPreview(frame.payload) { s += " " + shown }
+            summary = s
+        default:
+            return nil
+        }
+        tree.literal("}")
+        decoded.pdu = DissectedPDU(protocolName: "amqp", summary: summary, fields: [], wireLength: frame.wireLength,
+                                   jsonTree: Array(tree.bytes))
+        return decoded
+    }
+
+    /// A frequent method's members (`frequentMethod`): class, method, and its arguments; nil for
+    /// a value of another kind than numbers, short strings and bits (the full decoder's).
+    private func writeMethodJSON(_ payload: ArraySlice<UInt8>, into tree: inout ByteSink) -> AMQPMethodDecoder.Result? {
+        guard let method = frequentMethod(payload), let id = method.id, let spec = method.spec else { return nil }
+        tree.literal(",\"class_id\":")
+        tree.append(Int(id.classID))
+        tree.literal(",\"method_id\":")
+        tree.append(Int(id.methodID))
+        tree.literal(",\"method\":")
+        JSONString.escape(id.description, into: &tree)
+        if spec.arguments.isEmpty { return method }
+        tree.literal(",\"arguments\":{")
+        var first = true
+        for entry in method.values.entries {
+            let arg = entry.spec
+            switch entry.value {
+            case .bool(let set):
+                member(arg.key, first: &first, into: &tree)
+                tree.literal(set ? "true" : "false")
+            case .int(let v):
+                // A long-long above Int.max is clamped in the values, where the full decoder
+                // writes the wire's digits as a string: Int.max goes to the full decoder.
+                if arg.type == .longlong, v == Int.max { return nil }
+                member(arg.key, first: &first, into: &tree)
+                tree.append(v)
+            case .string(let s):
+                member(arg.key, first: &first, into: &tree)
+                JSONString.escape(s, into: &tree)
+            default:
+                return nil
+            }
+        }
+        tree.literal("}")
+        return method
+    }
+
+    /// A field table of scalar entries as the JSON member `"key":{…}` (nothing for an empty
+    /// table, which the full decoder's field leaves out too). Returns the number of entries; nil
+    /// for what `writeTable` leaves to the full decoder.
+    func writeTableJSON(_ r: inout ByteReader, key: String, first: inout Bool, into tree: inout ByteSink) -> Int? {
+        guard options.effectiveTableDepth >= 1, let length = r.readUInt32(), let content = r.readBytes(Int(length)) else { return nil }
+        if content.isEmpty { return 0 }
+        member(key, first: &first, into: &tree)
+        tree.literal("{")
+        var t = ByteReader(content)
+        var count = 0
+        while !t.isAtEnd {
+            guard let nameLength = t.readUInt8(), let name = t.readBytes(Int(nameLength)), let tag = t.readUInt8() else { return nil }
+            let printable = name.withUnsafeBufferPointer { p -> Bool in
+                for b in p where b < 0x20 || b > 0x7E { return false }
+                if count > 0 { tree.literal(",") }
+                JSONString.escape(bytes: p, then: UInt8(ascii: ":"), into: &tree)
+                return true
+            }
+            guard printable else { return nil }
+            // The value as `AMQPFieldTableDecoder.readValue` types it and `JSONTree` writes it.
+            switch tag {
+            case UInt8(ascii: "t"):
+                guard let v = t.readUInt8() else { return nil }
+                tree.literal(v != 0 ? "true" : "false")
+            case UInt8(ascii: "S"):
+                guard let length = t.readUInt32(), let bytes = t.readBytes(Int(length)) else { return nil }
+                let hex = bytes.withUnsafeBufferPointer {
+                    writePreviewJSON($0, length: Int(length), limit: AMQPOptions.longStringPreviewBytes, key: nil, into: &tree)
+                }
+                if hex {
+                    // `name_encoding`, as `JSONTree` names it.
+                    tree.literal(",")
+                    JSONString.escape(String(decoding: name, as: UTF8.self) + "_encoding", into: &tree)
+                    tree.literal(":\"hex\"")
+                }
+            case UInt8(ascii: "b"):
+                guard let v = t.readUInt8() else { return nil }
+                tree.append(Int(Int8(bitPattern: v)))
+            case UInt8(ascii: "B"):
+                guard let v = t.readUInt8() else { return nil }
+                tree.append(Int(v))
+            case UInt8(ascii: "s"), UInt8(ascii: "U"):
+                guard let v = t.readUInt16() else { return nil }
+                tree.append(Int(Int16(bitPattern: v)))
+            case UInt8(ascii: "u"):
+                guard let v = t.readUInt16() else { return nil }
+                tree.append(Int(v))
+            case UInt8(ascii: "I"):
+                guard let v = t.readUInt32() else { return nil }
+                tree.append(Int(Int32(bitPattern: v)))
+            case UInt8(ascii: "i"):
+                guard let v = t.readUInt32() else { return nil }
+                tree.append(Int(v))
+            case UInt8(ascii: "l"), UInt8(ascii: "L"):
+                guard let v = t.readUInt64() else { return nil }
+                tree.append(Int(Int64(bitPattern: v)))
+            default:
+                return nil
+            }
+            count += 1
+        }
+        tree.literal("}")
+        return count
+    }
+
+    /// The JSON value of `Preview.value(of: bytes, length:, limit:)`: the text quoted, or the
+    /// shown bytes in hex, quoted, followed by `,"KEY_encoding":"hex"` when `key` is given.
+    /// Returns whether it was hex.
+    @discardableResult
+    func writePreviewJSON(_ bytes: UnsafeBufferPointer<UInt8>, length: Int, limit: Int, key: StaticString?,
+                          into tree: inout ByteSink) -> Bool {
+        let shown = UnsafeBufferPointer(rebasing: bytes.prefix(max(0, limit)))
+        if let (count, _) = Preview.textPrefix(shown, allowCutTail: shown.count < bytes.count || shown.count < length) {
+            JSONString.escape(bytes: UnsafeBufferPointer(rebasing: shown[..<count]), into: &tree)
+            return false
+        }
+        tree.literal("\"")
+        tree.appendHex(shown)
+        tree.literal("\"")
+        if let key {
+            tree.literal(",\"")
+            tree.literal(key)
+            tree.literal("_encoding\":\"hex\"")
+        }
+        return true
+    }
+
+    /// `"key":`, after a comma unless it is the object's first member.
+    func member(_ key: String, first: inout Bool, into tree: inout ByteSink) {
+        if !first { tree.literal(",") }
+        first = false
+        JSONString.key(key, into: &tree)
+    }
+}
