@@ -42,6 +42,8 @@ public struct AMQPConnectionDissector: StreamDissector {
     private var treeSink = ByteSink(capacity: 1024)
     /// How fields this connection adds are written into a tree already written as text.
     private let textStyle: TextTree.Style
+    /// Whether the detail asks for a written tree (`.text` or `.json`).
+    private let writesTree: Bool
 
     public init(info: ConnectionInfo, options: AMQPOptions = AMQPOptions()) {
         self.init(info: info, options: options, expectsProtocolHeader: true)
@@ -56,6 +58,10 @@ public struct AMQPConnectionDissector: StreamDissector {
         self.toClient = AMQPFramer(options: options, atStreamStart: !info.startedMidStream)
         self.expectsProtocolHeader = expectsProtocolHeader && !info.startedMidStream
         if case .text(let style) = options.detail { textStyle = style } else { textStyle = TextTree.Style() }
+        switch options.detail {
+        case .text, .json: writesTree = true
+        case .tree, .facts: writesTree = false
+        }
     }
 
     public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout [DissectedPDU]) {
@@ -116,7 +122,8 @@ public struct AMQPConnectionDissector: StreamDissector {
             channelRequests = requests[ChannelKey(direction: direction.reversed, channel: frame.channel)] ?? [:]
         }
         var decoded: AMQPFrameDecoder.Decoded
-        if case .frame(let frame, let problems) = unit, problems.isEmpty, let fast = writtenDecode(frame) {
+        // The detail first: taking the frame out of the unit costs a copy, worth it only for a fast path.
+        if writesTree, case .frame(let frame, let problems) = unit, problems.isEmpty, let fast = writtenDecode(frame) {
             decoded = fast
         } else {
             decoded = decoder.decode(unit, requests: channelRequests)

@@ -95,6 +95,19 @@ public struct TableRenderer: Renderer {
         self.options = options
     }
 
+    /// Counts the event; tables print nothing before `finish`.
+    public mutating func render(_ event: OutputEvent, into bytes: inout [UInt8]) {
+        var nothing = ""
+        render(event, into: &nothing)
+    }
+
+    /// Counts the event; tables print nothing before `finish`. Implemented here so a program that
+    /// writes through a sink does not go through the byte-array and String forms per event.
+    public mutating func render(_ event: OutputEvent, into sink: inout ByteSink) {
+        var nothing = ""
+        render(event, into: &nothing)
+    }
+
     public mutating func render(_ event: OutputEvent, into out: inout String) {
         switch event {
         case .pdu(let ctx, let direction, let pdu):
