@@ -81,6 +81,19 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // The detail each output format runs with: the frequent PDUs' trees written as text or JSON
+    // straight from the bytes (`PDUDetail.text`, `.json`), or only their facts (tables).
+    for (name, detail) in [("text", PDUDetail.text(TextTree.Style())), ("json", PDUDetail.json), ("facts", PDUDetail.facts)] {
+        Benchmark("MQTT frame and decode a stream with detail \(name), per PUBLISH") { benchmark in
+            var options = MQTTOptions(assumedVersion: .v3_1_1)
+            options.detail = detail
+            for _ in 0..<(benchmark.scaledIterations.count / 1000) {
+                var dissector = MQTTConnectionDissector(info: ConnectionInfo(startedMidStream: false, serverPort: 1883), options: options)
+                feedInSegments(&dissector, mqttStream)
+            }
+        }
+    }
+
     let amqpMessages = (0..<1000).map { amqpPublish(routingKey: "eu.orders.\($0 % 8)", size: 30 + $0 % 900) }
     // The protocol header, channel.open on channel 1 (reserved-1: an empty short string), then
     // the messages: a clean stream, so the timings are those of the hot path, not of problems.
@@ -98,6 +111,17 @@ let benchmarks: @Sendable () -> Void = {
         for _ in 0..<(benchmark.scaledIterations.count / 1000) {
             var dissector = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: false, serverPort: 5672))
             feedInSegments(&dissector, amqpStream)
+        }
+    }
+
+    for (name, detail) in [("text", PDUDetail.text(TextTree.Style())), ("json", PDUDetail.json), ("facts", PDUDetail.facts)] {
+        Benchmark("AMQP frame and decode a stream with detail \(name), per message") { benchmark in
+            var options = AMQPOptions()
+            options.detail = detail
+            for _ in 0..<(benchmark.scaledIterations.count / 1000) {
+                var dissector = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: false, serverPort: 5672), options: options)
+                feedInSegments(&dissector, amqpStream)
+            }
         }
     }
 
