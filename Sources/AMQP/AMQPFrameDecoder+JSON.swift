@@ -28,13 +28,7 @@ extension AMQPFrameDecoder {
         case .header:
             guard let header = writeHeader(frame.payload, style: TextTree.Style(), json: true, into: &tree) else { return nil }
             decoded.header = header
-            let className = AMQPSpec.class(id: header.classID ?? 0)?.name ?? "?"
-            var s = "content header \(className)"
-            if DissectedPDU.buildsSummaries {
-                if let bodySize = header.bodySize { s += " body-size=\(bodySize)" }
-                if !header.propertySummary.isEmpty { s += " " + header.propertySummary }
-            }
-            summary = s
+            summary = AMQPFrameDecoder.headerSummary(header)
         case .body:
             let size = Int(frame.size)
             tree.literal(",\"body\":")
@@ -43,9 +37,7 @@ extension AMQPFrameDecoder {
             }
             tree.literal(",\"length\":")
             tree.append(size)
-            var s = "body \(size) bytes"
-            if DissectedPDU.buildsSummaries, let shown = AMQPFrameDecoder.summaryPreview(frame.payload) { s += " " + shown }
-            summary = s
+            summary = AMQPFrameDecoder.bodySummary(frame)
         default:
             return nil
         }

@@ -30,13 +30,7 @@ extension AMQPFrameDecoder {
         case .header:
             guard let header = writeHeader(frame.payload, style: style, json: false, into: &tree) else { return nil }
             decoded.header = header
-            let className = AMQPSpec.class(id: header.classID ?? 0)?.name ?? "?"
-            var s = "content header \(className)"
-            if DissectedPDU.buildsSummaries {
-                if let bodySize = header.bodySize { s += " body-size=\(bodySize)" }
-                if !header.propertySummary.isEmpty { s += " " + header.propertySummary }
-            }
-            summary = s
+            summary = AMQPFrameDecoder.headerSummary(header)
         case .body:
             let size = Int(frame.size)
             tree.literal("    Body")
@@ -45,9 +39,7 @@ extension AMQPFrameDecoder {
             }
             tree.literal("\n")
             line("Body length", size, into: &tree)
-            var s = "body \(size) bytes"
-            if DissectedPDU.buildsSummaries, let shown = AMQPFrameDecoder.summaryPreview(frame.payload) { s += " " + shown }
-            summary = s
+            summary = AMQPFrameDecoder.bodySummary(frame)
         default:
             return nil
         }

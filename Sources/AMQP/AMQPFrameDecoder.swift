@@ -110,12 +110,7 @@ struct AMQPFrameDecoder {
         case .header:
             let result = AMQPContentHeaderDecoder(options: options).decode(frame.payload, isWhole: frame.isWhole, into: &fields)
             problems += result.problems
-            let className = result.classID.map { AMQPSpec.class(id: $0)?.name ?? AMQPFrameType.unknown(UInt64($0), digits: 4) } ?? "?"
-            summary = "content header \(className)"
-            if DissectedPDU.buildsSummaries {
-                if let bodySize = result.bodySize { summary += " body-size=\(bodySize)" }
-                if !result.propertySummary.isEmpty { summary += " " + result.propertySummary }
-            }
+            summary = AMQPFrameDecoder.headerSummary(result)
             if frame.channel == 0 {
                 problems.append(Problem(.error, "wrong-channel", "content header on channel 0, which carries no content",
                                         reference: "AMQP 0-9-1 §4.2.3", range: 1..<3))
@@ -125,8 +120,7 @@ struct AMQPFrameDecoder {
             let body = Preview.value(of: frame.payload, length: size, limit: options.bodyPreviewBytes)
             fields.append(Field("body", "Body", body, range: 7..<(7 + frame.payload.count)))
             fields.append(Field("length", "Body length", .int(size), range: 3..<7))
-            summary = "body \(size) bytes"
-            if DissectedPDU.buildsSummaries, let shown = AMQPFrameDecoder.summaryPreview(frame.payload) { summary += " " + shown }
+            summary = AMQPFrameDecoder.bodySummary(frame)
             if frame.channel == 0 {
                 problems.append(Problem(.error, "wrong-channel", "content body on channel 0, which carries no content",
                                         reference: "AMQP 0-9-1 §4.2.3", range: 1..<3))
@@ -209,6 +203,24 @@ struct AMQPFrameDecoder {
         default:
             return []
         }
+    }
+
+    /// A content header's summary line: `content header basic body-size=N` and its property summary.
+    static func headerSummary(_ result: AMQPContentHeaderDecoder.Result) -> String {
+        let className = result.classID.map { AMQPSpec.class(id: $0)?.name ?? AMQPFrameType.unknown(UInt64($0), digits: 4) } ?? "?"
+        var summary = "content header \(className)"
+        if DissectedPDU.buildsSummaries {
+            if let bodySize = result.bodySize { summary += " body-size=\(bodySize)" }
+            if !result.propertySummary.isEmpty { summary += " " + result.propertySummary }
+        }
+        return summary
+    }
+
+    /// A body frame's summary line: `body N bytes` and a short preview.
+    static func bodySummary(_ frame: AMQPRawFrame) -> String {
+        var summary = "body \(frame.size) bytes"
+        if DissectedPDU.buildsSummaries, let shown = summaryPreview(frame.payload) { summary += " " + shown }
+        return summary
     }
 
     /// A short quoted text preview, or the first bytes in hex, for a summary line.

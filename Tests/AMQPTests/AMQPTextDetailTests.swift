@@ -50,20 +50,15 @@ struct AMQPTextDetailTests {
 
     static func values(_ v: AMQPArgumentValues) -> [String] { v.entries.map { "\($0.spec.name)=\($0.value)" } }
 
-    @Test("fixtures and thousands of mutations: vouched-for frames decode cleanly and print the same",
-          arguments: [(256, 64), (5, 3)])
-    func sameAsTree(previewLimit: Int, hexLimit: Int) {
-        var rng = SplitMix64(seed: 0xA3C7 &+ UInt64(previewLimit))
-        var options = AMQPOptions()
-        options.bodyPreviewBytes = previewLimit
+    /// Each seed whole, then 599 times with one payload byte changed (the 7-byte header is left
+    /// alone: the framer decides what a frame is), framed, with the full decoder's result.
+    static func mutations(seed: UInt64, options: AMQPOptions) -> [(bytes: [UInt8], frame: AMQPRawFrame, full: AMQPFrameDecoder.Decoded)] {
+        var rng = SplitMix64(seed: seed)
         let decoder = AMQPFrameDecoder(options: options)
-        let style = TextTree.Style(hexPreviewBytes: hexLimit)
-        var tree = ByteSink()
-        var vouched = 0, declined = 0
+        var out: [(bytes: [UInt8], frame: AMQPRawFrame, full: AMQPFrameDecoder.Decoded)] = []
         for seed in Self.seeds {
             for round in 0..<600 {
                 var bytes = seed
-                // Mutations leave the 7-byte header alone (the framer decides what a frame is).
                 if round > 0, bytes.count > 8 {
                     let at = 7 + Int(rng.next() % UInt64(bytes.count - 7))
                     bytes[at] = rng.next() % 3 == 0 ? bytes[at] ^ (1 << UInt8(rng.next() % 8)) : UInt8(truncatingIfNeeded: rng.next())
@@ -71,26 +66,45 @@ struct AMQPTextDetailTests {
                 var framer = AMQPFramer(options: options, atStreamStart: false)
                 framer.append(bytes[...])
                 guard case .unit(.frame(let frame, let problems)) = framer.next(), problems.isEmpty else { continue }
-                let full = decoder.decode(frame, problems: [])
-                guard let fast = decoder.decodeText(frame, style: style, tree: &tree) else {
-                    declined += 1
-                    continue
-                }
-                vouched += 1
-                var sink = ByteSink()
-                TextTree.write(full.pdu.fields, depth: 1, style: style, into: &sink)
-                let expected = Array(sink.bytes)
-                #expect(full.pdu.problems.isEmpty, "\(bytes): \(full.pdu.problems.map(\.code))")
-                #expect(fast.pdu.fields.isEmpty)
-                #expect(fast.pdu.summary == full.pdu.summary, "\(bytes)")
-                let same = fast.pdu.textTree == expected
-                #expect(same, "\(bytes)\nfast:\n\(String(decoding: fast.pdu.textTree, as: UTF8.self))\ntree:\n\(String(decoding: expected, as: UTF8.self))")
-                #expect(fast.method?.id == full.method?.id)
-                #expect(Self.values(fast.method?.values ?? AMQPArgumentValues()) == Self.values(full.method?.values ?? AMQPArgumentValues()))
-                #expect(fast.header?.classID == full.header?.classID)
-                #expect(fast.header?.bodySize == full.header?.bodySize)
-                #expect(fast.header?.propertySummary == full.header?.propertySummary)
+                out.append((bytes, frame, decoder.decode(frame, problems: [])))
             }
+        }
+        return out
+    }
+
+    /// What a fast path hands the connection must be what the full decoder hands it.
+    static func expectSameState(_ fast: AMQPFrameDecoder.Decoded, _ full: AMQPFrameDecoder.Decoded) {
+        #expect(fast.method?.id == full.method?.id)
+        #expect(values(fast.method?.values ?? AMQPArgumentValues()) == values(full.method?.values ?? AMQPArgumentValues()))
+        #expect(fast.header?.classID == full.header?.classID)
+        #expect(fast.header?.bodySize == full.header?.bodySize)
+        #expect(fast.header?.propertySummary == full.header?.propertySummary)
+    }
+
+    @Test("fixtures and thousands of mutations: vouched-for frames decode cleanly and print the same",
+          arguments: [(256, 64), (5, 3)])
+    func sameAsTree(previewLimit: Int, hexLimit: Int) {
+        var options = AMQPOptions()
+        options.bodyPreviewBytes = previewLimit
+        let decoder = AMQPFrameDecoder(options: options)
+        let style = TextTree.Style(hexPreviewBytes: hexLimit)
+        var tree = ByteSink()
+        var vouched = 0, declined = 0
+        for (bytes, frame, full) in Self.mutations(seed: 0xA3C7 &+ UInt64(previewLimit), options: options) {
+            guard let fast = decoder.decodeText(frame, style: style, tree: &tree) else {
+                declined += 1
+                continue
+            }
+            vouched += 1
+            var sink = ByteSink()
+            TextTree.write(full.pdu.fields, depth: 1, style: style, into: &sink)
+            let expected = Array(sink.bytes)
+            #expect(full.pdu.problems.isEmpty, "\(bytes): \(full.pdu.problems.map(\.code))")
+            #expect(fast.pdu.fields.isEmpty && fast.pdu.jsonTree.isEmpty)
+            #expect(fast.pdu.summary == full.pdu.summary, "\(bytes)")
+            let same = fast.pdu.textTree == expected
+            #expect(same, "\(bytes)\nfast:\n\(String(decoding: fast.pdu.textTree, as: UTF8.self))\ntree:\n\(String(decoding: expected, as: UTF8.self))")
+            Self.expectSameState(fast, full)
         }
         #expect(vouched > 1000)
         #expect(declined > 1000)
@@ -99,42 +113,26 @@ struct AMQPTextDetailTests {
     @Test("JSON: fixtures and thousands of mutations: vouched-for frames decode cleanly and print the same object",
           arguments: [256, 5])
     func jsonSameAsTree(previewLimit: Int) {
-        var rng = SplitMix64(seed: 0x15A3 &+ UInt64(previewLimit))
         var options = AMQPOptions()
         options.bodyPreviewBytes = previewLimit
         let decoder = AMQPFrameDecoder(options: options)
         var tree = ByteSink()
         var vouched = 0, declined = 0
-        for seed in Self.seeds {
-            for round in 0..<600 {
-                var bytes = seed
-                if round > 0, bytes.count > 8 {
-                    let at = 7 + Int(rng.next() % UInt64(bytes.count - 7))
-                    bytes[at] = rng.next() % 3 == 0 ? bytes[at] ^ (1 << UInt8(rng.next() % 8)) : UInt8(truncatingIfNeeded: rng.next())
-                }
-                var framer = AMQPFramer(options: options, atStreamStart: false)
-                framer.append(bytes[...])
-                guard case .unit(.frame(let frame, let problems)) = framer.next(), problems.isEmpty else { continue }
-                let full = decoder.decode(frame, problems: [])
-                guard let fast = decoder.decodeJSON(frame, tree: &tree) else {
-                    declined += 1
-                    continue
-                }
-                vouched += 1
-                var sink = ByteSink()
-                JSONTree.writeObject(full.pdu.fields, showSecrets: false, into: &sink)
-                let expected = Array(sink.bytes)
-                #expect(full.pdu.problems.isEmpty, "\(bytes): \(full.pdu.problems.map(\.code))")
-                #expect(fast.pdu.fields.isEmpty && fast.pdu.textTree.isEmpty)
-                #expect(fast.pdu.summary == full.pdu.summary, "\(bytes)")
-                let same = fast.pdu.jsonTree == expected
-                #expect(same, "\(bytes)\nfast: \(String(decoding: fast.pdu.jsonTree, as: UTF8.self))\ntree: \(String(decoding: expected, as: UTF8.self))")
-                #expect(fast.method?.id == full.method?.id)
-                #expect(Self.values(fast.method?.values ?? AMQPArgumentValues()) == Self.values(full.method?.values ?? AMQPArgumentValues()))
-                #expect(fast.header?.classID == full.header?.classID)
-                #expect(fast.header?.bodySize == full.header?.bodySize)
-                #expect(fast.header?.propertySummary == full.header?.propertySummary)
+        for (bytes, frame, full) in Self.mutations(seed: 0x15A3 &+ UInt64(previewLimit), options: options) {
+            guard let fast = decoder.decodeJSON(frame, tree: &tree) else {
+                declined += 1
+                continue
             }
+            vouched += 1
+            var sink = ByteSink()
+            JSONTree.writeObject(full.pdu.fields, showSecrets: false, into: &sink)
+            let expected = Array(sink.bytes)
+            #expect(full.pdu.problems.isEmpty, "\(bytes): \(full.pdu.problems.map(\.code))")
+            #expect(fast.pdu.fields.isEmpty && fast.pdu.textTree.isEmpty)
+            #expect(fast.pdu.summary == full.pdu.summary, "\(bytes)")
+            let same = fast.pdu.jsonTree == expected
+            #expect(same, "\(bytes)\nfast: \(String(decoding: fast.pdu.jsonTree, as: UTF8.self))\ntree: \(String(decoding: expected, as: UTF8.self))")
+            Self.expectSameState(fast, full)
         }
         #expect(vouched > 1000)
         #expect(declined > 1000)

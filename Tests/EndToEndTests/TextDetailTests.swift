@@ -5,21 +5,23 @@ import Pipeline
 import Render
 import Testing
 
-/// `PDUDetail.text` (what the text format runs with) must print exactly what the field tree
-/// prints, on real and hostile captures, while the frequent PDUs skip their trees.
+/// `PDUDetail.text` and `.json` (what the text and JSON formats run with) must print exactly what
+/// the field tree prints, on real and hostile captures, while the frequent PDUs skip their trees.
 @Suite struct TextDetailTests {
-    /// The text output, and how many PDUs of each protocol came with a written tree.
-    static func run(_ path: String, _ detail: PDUDetail, options: RenderOptions) throws -> (text: String, fast: [String: Int]) {
+    /// What `renderer` prints for the capture decoded with `detail`, and how many PDUs of each
+    /// protocol came with a written tree (`written` picks the text or the JSON one).
+    static func run<R: Renderer>(_ path: String, _ detail: PDUDetail, _ renderer: R,
+                                 written: (DissectedPDU) -> [UInt8]) throws -> (output: String, fast: [String: Int]) {
         var reader = try CaptureFileReader(path: path)
         defer { reader.close() }
         let pipeline = Pipeline(registry: FactsDetailTests.registry(detail, for: path))
-        var renderer = TextRenderer(options: options)
-        var text = ""
+        var renderer = renderer
+        var output = ""
         var fast: [String: Int] = [:]
         do {
             try pipeline.run(&reader) { event in
-                renderer.render(event, into: &text)
-                if case .pdu(_, _, let pdu) = event, !pdu.textTree.isEmpty {
+                renderer.render(event, into: &output)
+                if case .pdu(_, _, let pdu) = event, !written(pdu).isEmpty {
                     fast[pdu.protocolName, default: 0] += 1
                     #expect(pdu.fields.isEmpty, "a fast-path PDU builds no field tree")
                 }
@@ -28,81 +30,58 @@ import Testing
         } catch is CaptureError {
             // A capture cut short: what came before is compared all the same.
         }
-        return (text, fast)
+        return (output, fast)
+    }
+
+    static func text(_ path: String, _ detail: PDUDetail, _ options: RenderOptions) throws -> (output: String, fast: [String: Int]) {
+        try run(path, detail, TextRenderer(options: options), written: \.textTree)
+    }
+
+    static func json(_ path: String, _ detail: PDUDetail) throws -> (output: String, fast: [String: Int]) {
+        try run(path, detail, JSONRenderer(options: RenderOptions()), written: \.jsonTree)
+    }
+
+    /// Records the first line where two outputs differ.
+    static func expectSame(_ tree: String, _ fast: String) {
+        guard fast != tree else { return }
+        let a = tree.split(separator: "\n", omittingEmptySubsequences: false)
+        let b = fast.split(separator: "\n", omittingEmptySubsequences: false)
+        let at = zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(a.count, b.count)
+        Issue.record("first difference at line \(at + 1):\ntree: \(at < a.count ? a[at] : "(end)")\nfast: \(at < b.count ? b[at] : "(end)")")
     }
 
     @Test("text detail prints what the tree prints", arguments: FactsDetailTests.captures())
     func sameAsTree(capture: String) throws {
         for options in [RenderOptions(), RenderOptions(showSecrets: true, hexPreviewBytes: 4)] {
-            let tree = try Self.run(capture, .tree, options: options)
-            let text = try Self.run(capture, .text(options.textTreeStyle), options: options)
+            let tree = try Self.text(capture, .tree, options)
+            let text = try Self.text(capture, .text(options.textTreeStyle), options)
             #expect(tree.fast.isEmpty, "the tree detail never takes the fast path")
-            #expect(!tree.text.isEmpty)
-            if text.text != tree.text {
-                let a = tree.text.split(separator: "\n", omittingEmptySubsequences: false)
-                let b = text.text.split(separator: "\n", omittingEmptySubsequences: false)
-                let at = zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(a.count, b.count)
-                Issue.record("first difference at line \(at + 1):\ntree: \(at < a.count ? a[at] : "(end)")\ntext: \(at < b.count ? b[at] : "(end)")")
-            }
+            #expect(!tree.output.isEmpty)
+            Self.expectSame(tree.output, text.output)
         }
-    }
-
-    /// The JSON output, and how many PDUs of each protocol came with a written object.
-    static func runJSON(_ path: String, _ detail: PDUDetail) throws -> (json: String, fast: [String: Int]) {
-        var reader = try CaptureFileReader(path: path)
-        defer { reader.close() }
-        let pipeline = Pipeline(registry: FactsDetailTests.registry(detail, for: path))
-        var renderer = JSONRenderer(options: RenderOptions())
-        var json = ""
-        var fast: [String: Int] = [:]
-        do {
-            try pipeline.run(&reader) { event in
-                renderer.render(event, into: &json)
-                if case .pdu(_, _, let pdu) = event, !pdu.jsonTree.isEmpty {
-                    fast[pdu.protocolName, default: 0] += 1
-                    #expect(pdu.fields.isEmpty, "a fast-path PDU builds no field tree")
-                }
-                return true
-            }
-        } catch is CaptureError {
-            // A capture cut short: what came before is compared all the same.
-        }
-        return (json, fast)
     }
 
     @Test("JSON detail prints what the tree prints", arguments: FactsDetailTests.captures())
     func jsonSameAsTree(capture: String) throws {
-        let tree = try Self.runJSON(capture, .tree)
-        let json = try Self.runJSON(capture, .json)
+        let tree = try Self.json(capture, .tree)
+        let json = try Self.json(capture, .json)
         #expect(tree.fast.isEmpty, "the tree detail never takes the fast path")
-        #expect(!tree.json.isEmpty)
-        if json.json != tree.json {
-            let a = tree.json.split(separator: "\n", omittingEmptySubsequences: false)
-            let b = json.json.split(separator: "\n", omittingEmptySubsequences: false)
-            let at = zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(a.count, b.count)
-            Issue.record("first difference at line \(at + 1):\ntree: \(at < a.count ? a[at] : "(end)")\njson: \(at < b.count ? b[at] : "(end)")")
-        }
+        #expect(!tree.output.isEmpty)
+        Self.expectSame(tree.output, json.output)
     }
 
-    @Test("the JSON fast path is taken for the frequent MQTT and AMQP PDUs of the samples")
-    func jsonFastPathTaken() throws {
-        var fast: [String: Int] = [:]
-        for capture in Repo.sampleCaptures() {
-            fast.merge(try Self.runJSON(Repo.samples.appendingPathComponent(capture).path, .json).fast, uniquingKeysWith: +)
-        }
-        #expect(fast["mqtt", default: 0] > 100)
-        #expect(fast["amqp", default: 0] > 100)
-    }
-
-    @Test("the text fast path is taken for the frequent MQTT and AMQP PDUs of the samples")
+    @Test("the text and JSON fast paths are taken for the frequent MQTT and AMQP PDUs of the samples")
     func fastPathTaken() throws {
-        var fast: [String: Int] = [:]
+        var text: [String: Int] = [:], json: [String: Int] = [:]
         for capture in Repo.sampleCaptures() {
-            let run = try Self.run(Repo.samples.appendingPathComponent(capture).path, .text(TextTree.Style()), options: RenderOptions())
-            fast.merge(run.fast, uniquingKeysWith: +)
+            let path = Repo.samples.appendingPathComponent(capture).path
+            text.merge(try Self.text(path, .text(TextTree.Style()), RenderOptions()).fast, uniquingKeysWith: +)
+            json.merge(try Self.json(path, .json).fast, uniquingKeysWith: +)
         }
         // The samples hold hundreds of PUBLISHes, acknowledgements, deliveries, headers and bodies.
-        #expect(fast["mqtt", default: 0] > 100)
-        #expect(fast["amqp", default: 0] > 100)
+        for fast in [text, json] {
+            #expect(fast["mqtt", default: 0] > 100)
+            #expect(fast["amqp", default: 0] > 100)
+        }
     }
 }

@@ -8,20 +8,15 @@ import TestSupport
 /// and then give exactly the bytes the full decoder's tree prints as.
 @Suite("MQTT text detail")
 struct MQTTTextDetailTests {
-    static let seeds: [(MQTTVersion, [UInt8])] = [
-        (.v3_1_1, Fixture.publish311QoS1), (.v3_1_1, Fixture.publish311QoS0Retain), (.v3_1_1, Fixture.puback311),
-        (.v3_1_1, Fixture.pubrec311), (.v3_1_1, Fixture.pubrel311), (.v3_1_1, Fixture.pubcomp311),
-        (.v3_1_1, Fixture.pingreq), (.v3_1_1, Fixture.pingresp), (.v5, Fixture.publish5),
-        (.v5, packet(0x34, str("a/b") + [0x00, 0x09, 0x00] + Array("hello".utf8))),
+    /// The facts tests' seeds, and payloads that exercise the written previews: text to escape,
+    /// multi-byte UTF-8 across the preview limit, binary, empty; more 5.0 acknowledgements.
+    static let seeds: [(MQTTVersion, [UInt8])] = MQTTFactsDetailTests.seeds + [
         (.v5, packet(0x3D, str("a/b") + [0x00, 0x09, 0x00] + Array("dup and retain".utf8))),
-        (.v3_1, packet(0x30, str("x") + Array(repeating: 0x41, count: 300))),
-        // Text to escape, multi-byte UTF-8 across the preview limit, binary, empty.
         (.v3_1_1, packet(0x30, str("q") + Array("say \"hi\"\n\tback\\slash".utf8))),
         (.v3_1_1, packet(0x32, str("u/v") + [0x00, 0x07] + Array(String(repeating: "é€😀", count: 8).utf8))),
         (.v3_1_1, packet(0x30, str("bin") + [0x00, 0xFF, 0x10, 0x80, 0x7F, 0x01, 0x02, 0x03])),
         (.v3_1_1, packet(0x30, str("empty"))),
-        (.v5, [0x40, 0x02, 0x00, 0x01]), (.v5, [0x50, 0x02, 0x12, 0x34]), (.v5, [0x62, 0x02, 0x00, 0x05]),
-        (.v5, [0x70, 0x02, 0x01, 0x00]), (.v5, [0x40, 0x03, 0x00, 0x01, 0x10]), (.v5, [0xC0, 0x00]),
+        (.v5, [0x50, 0x02, 0x12, 0x34]), (.v5, [0x62, 0x02, 0x00, 0x05]), (.v5, [0x70, 0x02, 0x01, 0x00]), (.v5, [0xC0, 0x00]),
     ]
 
     /// The full decoder's tree and summary, as the text format prints them.
@@ -31,15 +26,11 @@ struct MQTTTextDetailTests {
         return (Array(sink.bytes), pdu.summary)
     }
 
-    @Test("fixtures and thousands of mutations: vouched-for packets decode cleanly and print the same",
-          arguments: [(256, 64), (5, 3), (0, 0)])
-    func sameAsTree(previewLimit: Int, hexLimit: Int) {
-        var rng = SplitMix64(seed: 0x7E47 &+ UInt64(previewLimit))
-        var options = MQTTOptions()
-        options.payloadPreviewBytes = previewLimit
-        let style = TextTree.Style(hexPreviewBytes: hexLimit)
-        var vouched = 0, declined = 0
-        var tree = ByteSink(), line = ByteSink()
+    /// Each seed whole, then 799 times with one byte changed, as a frame the framer would make
+    /// (a slice of the packet that need not start at index 0), with the full decoder's PDU.
+    static func mutations(seed: UInt64, options: MQTTOptions) -> [(bytes: [UInt8], version: MQTTVersion, frame: MQTTFrame, full: DissectedPDU)] {
+        var rng = SplitMix64(seed: seed)
+        var out: [(bytes: [UInt8], version: MQTTVersion, frame: MQTTFrame, full: DissectedPDU)] = []
         for (version, seed) in Self.seeds {
             for round in 0..<800 {
                 var bytes = seed
@@ -47,26 +38,39 @@ struct MQTTTextDetailTests {
                     let at = Int(rng.next() % UInt64(bytes.count))
                     bytes[at] = rng.next() % 3 == 0 ? bytes[at] ^ (1 << UInt8(rng.next() % 8)) : UInt8(truncatingIfNeeded: rng.next())
                 }
-                // A slice of the packet that need not start at index 0, as the framer makes it.
                 let prefix = round % 4
                 let packet = [UInt8](repeating: 0xEE, count: prefix) + bytes + [0xEE, 0xEE]
                 let frame = MQTTFrame(held: packet[prefix..<(prefix + bytes.count)], wireLength: bytes.count)
                 var state = MQTTDirectionState()
                 let full = MQTTDecoder.decodeFrame(frame, version: version, state: &state, options: options).pdu
-                guard let fast = MQTTDecoder.textTree(of: frame, version: version, style: style, options: options,
-                                                      tree: &tree, line: &line) else {
-                    declined += 1
-                    continue
-                }
-                vouched += 1
-                let expected = Self.printed(full, style)
-                #expect(full.problems.isEmpty, "\(bytes): \(full.problems.map(\.code))")
-                #expect(fast.fields.isEmpty)
-                #expect(fast.summary == expected.summary, "\(bytes)")
-                let same = fast.textTree == expected.tree
-                #expect(same, "\(bytes)\nfast:\n\(String(decoding: fast.textTree, as: UTF8.self))\ntree:\n\(String(decoding: expected.tree, as: UTF8.self))")
-                #expect(fast.wireLength == full.wireLength)
+                out.append((bytes, version, frame, full))
             }
+        }
+        return out
+    }
+
+    @Test("fixtures and thousands of mutations: vouched-for packets decode cleanly and print the same",
+          arguments: [(256, 64), (5, 3), (0, 0)])
+    func sameAsTree(previewLimit: Int, hexLimit: Int) {
+        var options = MQTTOptions()
+        options.payloadPreviewBytes = previewLimit
+        let style = TextTree.Style(hexPreviewBytes: hexLimit)
+        var vouched = 0, declined = 0
+        var tree = ByteSink(), line = ByteSink()
+        for (bytes, version, frame, full) in Self.mutations(seed: 0x7E47 &+ UInt64(previewLimit), options: options) {
+            guard let fast = MQTTDecoder.textTree(of: frame, version: version, style: style, options: options,
+                                                  tree: &tree, line: &line) else {
+                declined += 1
+                continue
+            }
+            vouched += 1
+            let expected = Self.printed(full, style)
+            #expect(full.problems.isEmpty, "\(bytes): \(full.problems.map(\.code))")
+            #expect(fast.fields.isEmpty && fast.jsonTree.isEmpty)
+            #expect(fast.summary == expected.summary, "\(bytes)")
+            let same = fast.textTree == expected.tree
+            #expect(same, "\(bytes)\nfast:\n\(String(decoding: fast.textTree, as: UTF8.self))\ntree:\n\(String(decoding: expected.tree, as: UTF8.self))")
+            #expect(fast.wireLength == full.wireLength)
         }
         #expect(vouched > 1000)
         #expect(declined > 1000)
@@ -75,37 +79,25 @@ struct MQTTTextDetailTests {
     @Test("JSON: fixtures and thousands of mutations: vouched-for packets decode cleanly and print the same object",
           arguments: [256, 5, 0])
     func jsonSameAsTree(previewLimit: Int) {
-        var rng = SplitMix64(seed: 0x750 &+ UInt64(previewLimit))
         var options = MQTTOptions()
         options.payloadPreviewBytes = previewLimit
         var vouched = 0, declined = 0
         var tree = ByteSink(), line = ByteSink()
-        for (version, seed) in Self.seeds {
-            for round in 0..<800 {
-                var bytes = seed
-                if round > 0 {
-                    let at = Int(rng.next() % UInt64(bytes.count))
-                    bytes[at] = rng.next() % 3 == 0 ? bytes[at] ^ (1 << UInt8(rng.next() % 8)) : UInt8(truncatingIfNeeded: rng.next())
-                }
-                let prefix = round % 4
-                let packet = [UInt8](repeating: 0xEE, count: prefix) + bytes + [0xEE, 0xEE]
-                let frame = MQTTFrame(held: packet[prefix..<(prefix + bytes.count)], wireLength: bytes.count)
-                var state = MQTTDirectionState()
-                let full = MQTTDecoder.decodeFrame(frame, version: version, state: &state, options: options).pdu
-                guard let fast = MQTTDecoder.jsonTree(of: frame, version: version, options: options, tree: &tree, line: &line) else {
-                    declined += 1
-                    continue
-                }
-                vouched += 1
-                var sink = ByteSink()
-                JSONTree.writeObject(full.fields, showSecrets: false, into: &sink)
-                let expected = Array(sink.bytes)
-                #expect(full.problems.isEmpty, "\(bytes): \(full.problems.map(\.code))")
-                #expect(fast.fields.isEmpty && fast.textTree.isEmpty)
-                #expect(fast.summary == full.summary, "\(bytes)")
-                let same = fast.jsonTree == expected
-                #expect(same, "\(bytes)\nfast: \(String(decoding: fast.jsonTree, as: UTF8.self))\ntree: \(String(decoding: expected, as: UTF8.self))")
+        for (bytes, version, frame, full) in Self.mutations(seed: 0x750 &+ UInt64(previewLimit), options: options) {
+            guard let fast = MQTTDecoder.jsonTree(of: frame, version: version, options: options, tree: &tree, line: &line) else {
+                declined += 1
+                continue
             }
+            vouched += 1
+            var sink = ByteSink()
+            JSONTree.writeObject(full.fields, showSecrets: false, into: &sink)
+            let expected = Array(sink.bytes)
+            #expect(full.problems.isEmpty, "\(bytes): \(full.problems.map(\.code))")
+            #expect(fast.fields.isEmpty && fast.textTree.isEmpty)
+            #expect(fast.summary == full.summary, "\(bytes)")
+            let same = fast.jsonTree == expected
+            #expect(same, "\(bytes)\nfast: \(String(decoding: fast.jsonTree, as: UTF8.self))\ntree: \(String(decoding: expected, as: UTF8.self))")
+            #expect(fast.wireLength == full.wireLength)
         }
         #expect(vouched > 1000)
         #expect(declined > 1000)
