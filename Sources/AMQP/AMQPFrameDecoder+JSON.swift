@@ -94,53 +94,25 @@ extension AMQPFrameDecoder {
         var t = ByteReader(content)
         var count = 0
         while !t.isAtEnd {
-            guard let nameLength = t.readUInt8(), let name = t.readBytes(Int(nameLength)), let tag = t.readUInt8() else { return nil }
-            let printable = name.withUnsafeBufferPointer { p -> Bool in
-                for b in p where b < 0x20 || b > 0x7E { return false }
-                if count > 0 { tree.literal(",") }
-                JSONString.escape(bytes: p, then: UInt8(ascii: ":"), into: &tree)
-                return true
-            }
-            guard printable else { return nil }
-            // The value as `AMQPFieldTableDecoder.readValue` types it and `JSONTree` writes it.
-            switch tag {
-            case UInt8(ascii: "t"):
-                guard let v = t.readUInt8() else { return nil }
-                tree.literal(v != 0 ? "true" : "false")
-            case UInt8(ascii: "S"):
-                guard let length = t.readUInt32(), let bytes = t.readBytes(Int(length)) else { return nil }
+            guard let entry = Self.scalarEntry(&t) else { return nil }
+            // `"name":value`, as `JSONTree` writes the full decoder's entry.
+            if count > 0 { tree.literal(",") }
+            entry.name.withUnsafeBufferPointer { JSONString.escape(bytes: $0, then: UInt8(ascii: ":"), into: &tree) }
+            switch entry.value {
+            case .bool(let v):
+                tree.literal(v ? "true" : "false")
+            case .int(let v):
+                tree.append(v)
+            case .longString(let bytes):
                 let hex = bytes.withUnsafeBufferPointer {
-                    writePreviewJSON($0, length: Int(length), limit: AMQPOptions.longStringPreviewBytes, key: nil, into: &tree)
+                    writePreviewJSON($0, length: $0.count, limit: AMQPOptions.longStringPreviewBytes, key: nil, into: &tree)
                 }
                 if hex {
                     // `name_encoding`, as `JSONTree` names it.
                     tree.literal(",")
-                    JSONString.escape(String(decoding: name, as: UTF8.self) + "_encoding", into: &tree)
+                    JSONString.escape(String(decoding: entry.name, as: UTF8.self) + "_encoding", into: &tree)
                     tree.literal(":\"hex\"")
                 }
-            case UInt8(ascii: "b"):
-                guard let v = t.readUInt8() else { return nil }
-                tree.append(Int(Int8(bitPattern: v)))
-            case UInt8(ascii: "B"):
-                guard let v = t.readUInt8() else { return nil }
-                tree.append(Int(v))
-            case UInt8(ascii: "s"), UInt8(ascii: "U"):
-                guard let v = t.readUInt16() else { return nil }
-                tree.append(Int(Int16(bitPattern: v)))
-            case UInt8(ascii: "u"):
-                guard let v = t.readUInt16() else { return nil }
-                tree.append(Int(v))
-            case UInt8(ascii: "I"):
-                guard let v = t.readUInt32() else { return nil }
-                tree.append(Int(Int32(bitPattern: v)))
-            case UInt8(ascii: "i"):
-                guard let v = t.readUInt32() else { return nil }
-                tree.append(Int(v))
-            case UInt8(ascii: "l"), UInt8(ascii: "L"):
-                guard let v = t.readUInt64() else { return nil }
-                tree.append(Int(Int64(bitPattern: v)))
-            default:
-                return nil
             }
             count += 1
         }

@@ -245,68 +245,85 @@ extension AMQPFrameDecoder {
         var t = ByteReader(content)
         var count = 0
         while !t.isAtEnd {
-            guard let nameLength = t.readUInt8(), let name = t.readBytes(Int(nameLength)), let tag = t.readUInt8() else { return nil }
-            let printable = name.withUnsafeBufferPointer { p -> Bool in
-                for b in p where b < 0x20 || b > 0x7E { return false }
-                tree.literal("            ")
-                tree.append(bytes: p)
-                return true
-            }
-            guard printable else { return nil }
-            // `name (type): value`, as `AMQPFieldTableDecoder.readValue` types and words each.
-            let number: Int
-            switch tag {
-            case UInt8(ascii: "t"):
-                guard let v = t.readUInt8() else { return nil }
-                tree.literal(v != 0 ? " (boolean): True\n" : " (boolean): False\n")
-                count += 1
-                continue
-            case UInt8(ascii: "S"):
-                guard let length = t.readUInt32(), let bytes = t.readBytes(Int(length)) else { return nil }
-                tree.literal(" (string)")
+            guard let entry = Self.scalarEntry(&t) else { return nil }
+            // `name (type): value`.
+            tree.literal("            ")
+            entry.name.withUnsafeBufferPointer { tree.append(bytes: $0) }
+            tree.literal(" (")
+            tree.literal(entry.typeName)
+            tree.literal(")")
+            switch entry.value {
+            case .bool(let v):
+                tree.literal(v ? ": True" : ": False")
+            case .int(let v):
+                tree.literal(": ")
+                tree.append(v)
+            case .longString(let bytes):
                 bytes.withUnsafeBufferPointer {
-                    TextTree.writePreview(of: $0, length: Int(length), limit: AMQPOptions.longStringPreviewBytes, style: style, into: &tree)
+                    TextTree.writePreview(of: $0, length: $0.count, limit: AMQPOptions.longStringPreviewBytes, style: style, into: &tree)
                 }
-                tree.literal("\n")
-                count += 1
-                continue
-            case UInt8(ascii: "b"):
-                guard let v = t.readUInt8() else { return nil }
-                tree.literal(" (int8)")
-                number = Int(Int8(bitPattern: v))
-            case UInt8(ascii: "B"):
-                guard let v = t.readUInt8() else { return nil }
-                tree.literal(" (uint8)")
-                number = Int(v)
-            case UInt8(ascii: "s"), UInt8(ascii: "U"):
-                guard let v = t.readUInt16() else { return nil }
-                tree.literal(" (int16)")
-                number = Int(Int16(bitPattern: v))
-            case UInt8(ascii: "u"):
-                guard let v = t.readUInt16() else { return nil }
-                tree.literal(" (uint16)")
-                number = Int(v)
-            case UInt8(ascii: "I"):
-                guard let v = t.readUInt32() else { return nil }
-                tree.literal(" (int32)")
-                number = Int(Int32(bitPattern: v))
-            case UInt8(ascii: "i"):
-                guard let v = t.readUInt32() else { return nil }
-                tree.literal(" (uint32)")
-                number = Int(v)
-            case UInt8(ascii: "l"), UInt8(ascii: "L"):
-                guard let v = t.readUInt64() else { return nil }
-                tree.literal(" (int64)")
-                number = Int(Int64(bitPattern: v))
-            default:
-                return nil
             }
-            tree.literal(": ")
-            tree.append(number)
             tree.literal("\n")
             count += 1
         }
         return count
+    }
+
+    /// A field-table entry of the scalar types the fast paths take (booleans, integers, long
+    /// strings), typed and valued as `AMQPFieldTableDecoder.readValue` types and values them.
+    struct ScalarEntry {
+        enum Value {
+            case bool(Bool)
+            case int(Int)
+            /// The whole string (a length past the end is not taken).
+            case longString(ArraySlice<UInt8>)
+        }
+        /// The name's bytes: printable ASCII, so its own text (`AMQPText.shortString`).
+        let name: ArraySlice<UInt8>
+        /// The type in the text tree's label, `int32`.
+        let typeName: StaticString
+        let value: Value
+    }
+
+    /// Reads one entry; nil for another type, a name that is not printable ASCII, or bytes that
+    /// run out: the full decoder's to decode and report.
+    static func scalarEntry(_ t: inout ByteReader) -> ScalarEntry? {
+        guard let nameLength = t.readUInt8(), let name = t.readBytes(Int(nameLength)), let tag = t.readUInt8() else { return nil }
+        for b in name where b < 0x20 || b > 0x7E { return nil }
+        func entry(_ typeName: StaticString, _ value: ScalarEntry.Value) -> ScalarEntry {
+            ScalarEntry(name: name, typeName: typeName, value: value)
+        }
+        switch tag {
+        case UInt8(ascii: "t"):
+            guard let v = t.readUInt8() else { return nil }
+            return entry("boolean", .bool(v != 0))
+        case UInt8(ascii: "S"):
+            guard let length = t.readUInt32(), let bytes = t.readBytes(Int(length)) else { return nil }
+            return entry("string", .longString(bytes))
+        case UInt8(ascii: "b"):
+            guard let v = t.readUInt8() else { return nil }
+            return entry("int8", .int(Int(Int8(bitPattern: v))))
+        case UInt8(ascii: "B"):
+            guard let v = t.readUInt8() else { return nil }
+            return entry("uint8", .int(Int(v)))
+        case UInt8(ascii: "s"), UInt8(ascii: "U"):
+            guard let v = t.readUInt16() else { return nil }
+            return entry("int16", .int(Int(Int16(bitPattern: v))))
+        case UInt8(ascii: "u"):
+            guard let v = t.readUInt16() else { return nil }
+            return entry("uint16", .int(Int(v)))
+        case UInt8(ascii: "I"):
+            guard let v = t.readUInt32() else { return nil }
+            return entry("int32", .int(Int(Int32(bitPattern: v))))
+        case UInt8(ascii: "i"):
+            guard let v = t.readUInt32() else { return nil }
+            return entry("uint32", .int(Int(v)))
+        case UInt8(ascii: "l"), UInt8(ascii: "L"):
+            guard let v = t.readUInt64() else { return nil }
+            return entry("int64", .int(Int(Int64(bitPattern: v))))
+        default:
+            return nil
+        }
     }
 
     /// `    text` and a newline: a root line made elsewhere.
