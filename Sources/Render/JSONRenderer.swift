@@ -38,13 +38,13 @@ public struct JSONRenderer: Renderer {
                 cachedContext.keep(ctx, out.bytes[start...])
             }
             out.literal(",\"protocol\":")
-            JSON.escape(pdu.protocolName, into: &out)
+            JSONString.escape(pdu.protocolName, into: &out)
             out.literal(",\"summary\":")
-            JSON.escape(pdu.summary, into: &out)
+            JSONString.escape(pdu.summary, into: &out)
             out.literal(",\"length\":")
             out.append(pdu.wireLength)
             out.literal(",")
-            JSON.escape(pdu.protocolName, into: &out)
+            JSONString.escape(pdu.protocolName, into: &out)
             out.literal(":")
             let written = pdu.jsonTree
             if written.isEmpty {
@@ -62,29 +62,29 @@ public struct JSONRenderer: Renderer {
             out.literal("{")
             context(ctx, into: &out)
             out.literal(",\"event\":")
-            JSON.escape(p.code, into: &out)
+            JSONString.escape(p.code, into: &out)
             out.literal(",\"problem\":")
             problem(p, into: &out)
             out.literal("}\n")
         case .captureNote(let p):
             out.literal("{\"event\":")
-            JSON.escape(p.code, into: &out)
+            JSONString.escape(p.code, into: &out)
             out.literal(",\"problem\":")
             problem(p, into: &out)
             out.literal("}\n")
         case .connectionClosed(let c):
             out.append("{\"event\":\"connection\",\"stream\":\(c.stream),\"client\":")
-            JSON.escape(c.client, into: &out)
+            JSONString.escape(c.client, into: &out)
             out.literal(",\"server\":")
-            JSON.escape(c.server, into: &out)
+            JSONString.escape(c.server, into: &out)
             out.literal(",\"application\":")
-            JSON.escape(c.protocolName, into: &out)
+            JSONString.escape(c.protocolName, into: &out)
             out.literal(",\"first_seen\":")
-            JSON.escape(c.firstSeen.iso8601, into: &out)
+            JSONString.escape(c.firstSeen.iso8601, into: &out)
             out.literal(",\"last_seen\":")
-            JSON.escape(c.lastSeen.iso8601, into: &out)
+            JSONString.escape(c.lastSeen.iso8601, into: &out)
             out.append(",\"bytes_to_server\":\(c.bytesToServer),\"bytes_to_client\":\(c.bytesToClient),\"end\":")
-            JSON.escape(c.closeReason, into: &out)
+            JSONString.escape(c.closeReason, into: &out)
             out.literal("}\n")
         }
     }
@@ -105,21 +105,21 @@ public struct JSONRenderer: Renderer {
         out.literal("Z\",\"stream\":")
         out.append(c.stream)
         out.literal(",\"src\":")
-        JSON.escape(c.source, into: &out)
+        JSONString.escape(c.source, into: &out)
         out.literal(",\"dst\":")
-        JSON.escape(c.destination, into: &out)
+        JSONString.escape(c.destination, into: &out)
     }
 
     private func problem(_ p: Problem, into out: inout ByteSink) {
         out.literal("{\"severity\":")
-        JSON.escape(p.severity.rawValue, into: &out)
+        JSONString.escape(p.severity.rawValue, into: &out)
         out.literal(",\"code\":")
-        JSON.escape(p.code, into: &out)
+        JSONString.escape(p.code, into: &out)
         out.literal(",\"message\":")
-        JSON.escape(p.message, into: &out)
+        JSONString.escape(p.message, into: &out)
         if let r = p.reference {
             out.literal(",\"reference\":")
-            JSON.escape(r, into: &out)
+            JSONString.escape(r, into: &out)
         }
         if let range = p.range {
             out.append(",\"offset\":\(range.lowerBound),\"bytes\":\(range.count)")

@@ -12,23 +12,23 @@ struct JSONTextTests {
     ])
     func escapeBytes(text: String, expected: String) {
         var sink = ByteSink()
-        JSON.escape(text, into: &sink)
+        JSONString.escape(text, into: &sink)
         #expect(sink.take() == expected)
     }
 
     @Test("control characters become \\u escapes, lower-case hex")
     func controlEscapes() {
         var sink = ByteSink()
-        JSON.escape("a\u{01}b\u{1F}", into: &sink)
+        JSONString.escape("a\u{01}b\u{1F}", into: &sink)
         #expect(sink.take() == "\"a\\u0001b\\u001f\"")
     }
 
     @Test("object keys: quoted and followed by a colon, escaped when they need it")
     func keys() {
         var sink = ByteSink()
-        JSON.key("routing_key", into: &sink)
-        JSON.key("", into: &sink)
-        JSON.key("x-\"odd\"\\key\n", into: &sink)
+        JSONString.key("routing_key", into: &sink)
+        JSONString.key("", into: &sink)
+        JSONString.key("x-\"odd\"\\key\n", into: &sink)
         #expect(sink.take() == #""routing_key":"":"x-\"odd\"\\key\n":"#)
     }
 
@@ -42,7 +42,7 @@ struct JSONTextTests {
             var bytes = (0..<count).map { _ in UInt8(0x20 + rng.next() % 0x5F) }.filter { $0 != 0x22 && $0 != 0x5C }
             if round % 2 == 0, !bytes.isEmpty { bytes[Int(rng.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: rng.next()) }
             let naive = !bytes.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
-            let fast = bytes.withUnsafeBufferPointer { JSON.needsNoEscape($0) }
+            let fast = bytes.withUnsafeBufferPointer { JSONString.needsNoEscape($0) }
             #expect(fast == naive, "\(bytes)")
             if !naive { flagged += 1 }
         }
