@@ -18,31 +18,16 @@ struct MQTTFactsDetailTests {
 
     @Test("fixtures and thousands of mutations: vouched-for packets decode cleanly to the same facts")
     func vouchesOnlyForCleanPackets() {
-        var rng = SplitMix64(seed: 0xFAC75)
         var vouched = 0, declined = 0
-        for (version, seed) in Self.seeds {
-            for round in 0..<1500 {
-                var bytes = seed
-                if round > 0 {
-                    let at = Int(rng.next() % UInt64(bytes.count))
-                    bytes[at] = rng.next() % 3 == 0 ? bytes[at] ^ (1 << UInt8(rng.next() % 8)) : UInt8(truncatingIfNeeded: rng.next())
-                }
-                // The frame as the framer makes it from a segment: a slice of the packet that need
-                // not start at index 0, with the packet's other bytes around it.
-                let prefix = round % 4
-                let packet = [UInt8](repeating: 0xEE, count: prefix) + bytes + [0xEE, 0xEE]
-                let frame = MQTTFrame(held: packet[prefix..<(prefix + bytes.count)], wireLength: bytes.count)
-                var state = MQTTDirectionState()
-                let full = MQTTDecoder.decodeFrame(frame, version: version, state: &state, options: MQTTOptions()).pdu
-                guard let fast = MQTTDecoder.facts(of: frame, version: version) else {
-                    declined += 1
-                    continue
-                }
-                vouched += 1
-                #expect(full.problems.isEmpty, "\(bytes): \(full.problems.map(\.code))")
-                #expect(fast.facts == PDUFacts(deriving: full), "\(bytes)")
-                #expect(fast.wireLength == full.wireLength)
+        for (bytes, version, frame, full) in mutatedFrames(Self.seeds, rounds: 1500, seed: 0xFAC75, options: MQTTOptions()) {
+            guard let fast = MQTTDecoder.facts(of: frame, version: version) else {
+                declined += 1
+                continue
             }
+            vouched += 1
+            #expect(full.problems.isEmpty, "\(bytes): \(full.problems.map(\.code))")
+            #expect(fast.facts == PDUFacts(deriving: full), "\(bytes)")
+            #expect(fast.wireLength == full.wireLength)
         }
         #expect(vouched > 1000)
         #expect(declined > 1000)

@@ -1,5 +1,6 @@
 @testable import MQTT
 import Dissection
+import TestSupport
 
 // Byte-building helpers: fixtures below spell out every field; these only do the
 // arithmetic (string lengths, remaining length) that is easy to get wrong by hand.
@@ -234,3 +235,29 @@ func frames(_ chunks: [ArraySlice<UInt8>], maxHeld: Int = 1 << 20, midStream: Bo
     return out
 }
 
+
+/// Each seed whole, then `rounds - 1` times with one byte changed, as a frame the framer would
+/// make from a segment (a slice of the packet that need not start at index 0, with the packet's
+/// other bytes around it), with the full decoder's PDU: the fast paths' tests feed these to a
+/// fast path and compare with the full decoder.
+func mutatedFrames(_ seeds: [(MQTTVersion, [UInt8])], rounds: Int, seed: UInt64,
+                   options: MQTTOptions) -> [(bytes: [UInt8], version: MQTTVersion, frame: MQTTFrame, full: DissectedPDU)] {
+    var rng = SplitMix64(seed: seed)
+    var out: [(bytes: [UInt8], version: MQTTVersion, frame: MQTTFrame, full: DissectedPDU)] = []
+    for (version, seed) in seeds {
+        for round in 0..<rounds {
+            var bytes = seed
+            if round > 0 {
+                let at = Int(rng.next() % UInt64(bytes.count))
+                bytes[at] = rng.next() % 3 == 0 ? bytes[at] ^ (1 << UInt8(rng.next() % 8)) : UInt8(truncatingIfNeeded: rng.next())
+            }
+            let prefix = round % 4
+            let packet = [UInt8](repeating: 0xEE, count: prefix) + bytes + [0xEE, 0xEE]
+            let frame = MQTTFrame(held: packet[prefix..<(prefix + bytes.count)], wireLength: bytes.count)
+            var state = MQTTDirectionState()
+            let full = MQTTDecoder.decodeFrame(frame, version: version, state: &state, options: options).pdu
+            out.append((bytes, version, frame, full))
+        }
+    }
+    return out
+}

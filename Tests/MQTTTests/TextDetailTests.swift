@@ -26,29 +26,6 @@ struct MQTTTextDetailTests {
         return (Array(sink.bytes), pdu.summary)
     }
 
-    /// Each seed whole, then 799 times with one byte changed, as a frame the framer would make
-    /// (a slice of the packet that need not start at index 0), with the full decoder's PDU.
-    static func mutations(seed: UInt64, options: MQTTOptions) -> [(bytes: [UInt8], version: MQTTVersion, frame: MQTTFrame, full: DissectedPDU)] {
-        var rng = SplitMix64(seed: seed)
-        var out: [(bytes: [UInt8], version: MQTTVersion, frame: MQTTFrame, full: DissectedPDU)] = []
-        for (version, seed) in Self.seeds {
-            for round in 0..<800 {
-                var bytes = seed
-                if round > 0 {
-                    let at = Int(rng.next() % UInt64(bytes.count))
-                    bytes[at] = rng.next() % 3 == 0 ? bytes[at] ^ (1 << UInt8(rng.next() % 8)) : UInt8(truncatingIfNeeded: rng.next())
-                }
-                let prefix = round % 4
-                let packet = [UInt8](repeating: 0xEE, count: prefix) + bytes + [0xEE, 0xEE]
-                let frame = MQTTFrame(held: packet[prefix..<(prefix + bytes.count)], wireLength: bytes.count)
-                var state = MQTTDirectionState()
-                let full = MQTTDecoder.decodeFrame(frame, version: version, state: &state, options: options).pdu
-                out.append((bytes, version, frame, full))
-            }
-        }
-        return out
-    }
-
     @Test("fixtures and thousands of mutations: vouched-for packets decode cleanly and print the same",
           arguments: [(256, 64), (5, 3), (0, 0)])
     func sameAsTree(previewLimit: Int, hexLimit: Int) {
@@ -57,7 +34,7 @@ struct MQTTTextDetailTests {
         let style = TextTree.Style(hexPreviewBytes: hexLimit)
         var vouched = 0, declined = 0
         var tree = ByteSink(), line = ByteSink()
-        for (bytes, version, frame, full) in Self.mutations(seed: 0x7E47 &+ UInt64(previewLimit), options: options) {
+        for (bytes, version, frame, full) in mutatedFrames(Self.seeds, rounds: 800, seed: 0x7E47 &+ UInt64(previewLimit), options: options) {
             guard let fast = MQTTDecoder.textTree(of: frame, version: version, style: style, options: options,
                                                   tree: &tree, line: &line) else {
                 declined += 1
@@ -83,7 +60,7 @@ struct MQTTTextDetailTests {
         options.payloadPreviewBytes = previewLimit
         var vouched = 0, declined = 0
         var tree = ByteSink(), line = ByteSink()
-        for (bytes, version, frame, full) in Self.mutations(seed: 0x750 &+ UInt64(previewLimit), options: options) {
+        for (bytes, version, frame, full) in mutatedFrames(Self.seeds, rounds: 800, seed: 0x750 &+ UInt64(previewLimit), options: options) {
             guard let fast = MQTTDecoder.jsonTree(of: frame, version: version, options: options, tree: &tree, line: &line) else {
                 declined += 1
                 continue
