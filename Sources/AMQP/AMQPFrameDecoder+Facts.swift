@@ -68,7 +68,7 @@ extension AMQPFrameDecoder {
     }
 
     /// A content header (AMQP 0-9-1 §4.2.6.1) with weight 0, one property-flags word naming only
-    /// defined properties, and properties that fill the payload exactly.
+    /// defined properties, and properties that fill the payload exactly; its class and body size.
     private func headerFacts(_ payload: ArraySlice<UInt8>) -> AMQPContentHeaderDecoder.Result? {
         var r = ByteReader(payload)
         guard let classID = r.readUInt16(), let weight = r.readUInt16(), weight == 0, let bodySize = r.readUInt64(),
@@ -77,11 +77,12 @@ extension AMQPFrameDecoder {
         // The base first: reading the rest moves the offset to the end.
         let base = 7 + r.offset
         var reader = AMQPArgumentReader(r.readRest(), base: base, options: options)
-        reader.values.reserve(properties.count)
+        // Checked, not kept: the connection takes a header's class and body size only (a
+        // table prints no property values), so no value is made per property.
         for bit in 0..<15 where flags >> UInt16(15 - bit) & 1 == 1 {
-            guard bit < properties.count, reader.skim(properties[bit]) else { return nil }
+            guard bit < properties.count, reader.pass(properties[bit]) else { return nil }
         }
         guard reader.reader.remaining == 0, reader.problems.isEmpty else { return nil }
-        return AMQPContentHeaderDecoder.Result(classID: classID, bodySize: bodySize, properties: reader.values)
+        return AMQPContentHeaderDecoder.Result(classID: classID, bodySize: bodySize)
     }
 }

@@ -105,15 +105,16 @@ struct AMQPMethodDecoder {
 extension AMQPMethodDecoder {
     /// The summary line: `basic.publish exchange=x routing-key=y mandatory`.
     static func summary(_ spec: AMQPMethodSpec, _ values: AMQPArgumentValues) -> String {
-        var parts = [spec.fullName]
         switch (spec.classID, spec.methodID) {
         case (10, 11), (10, 21):
+            var parts = [spec.fullName]
             if let mechanism = values.string("mechanism") { parts.append("mechanism=\(AMQPText.summaryValue(mechanism))") }
             if let user = AMQPSASL.user(mechanism: values.string("mechanism"), response: values["response"]) {
                 parts.append("user=\(AMQPText.summaryValue(user))")
             }
             return parts.joined(separator: " ")
         case (10, 50), (20, 40), (60, 50):
+            var parts = [spec.fullName]
             if let code = values.int("reply-code") {
                 let reply = AMQPReplyCode(rawValue: UInt16(truncatingIfNeeded: code))
                 let text = values.string("reply-text") ?? ""
