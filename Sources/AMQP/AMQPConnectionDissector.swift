@@ -362,9 +362,12 @@ public struct AMQPConnectionDissector: StreamDissector {
             guard confirmSequence[channel] != nil, let tag = values.int("delivery-tag") else { return }
             let multiple = values.bool("multiple") ?? false
             guard pdu.facts == nil else { return }
-            let what = multiple ? "publishes up to #\(tag)" : "publish #\(tag)"
-            let verdict = id.methodID == 80 ? "confirms" : "rejects (the broker could not take responsibility for)"
-            add([Field("confirms", "Confirms", .string("\(verdict) \(what)"))], to: &pdu)
+            // Written as bytes, made a String once (one per confirm: interpolating cost several times as much).
+            var text = ByteSink(capacity: 80)
+            if id.methodID == 80 { text.literal("confirms ") } else { text.literal("rejects (the broker could not take responsibility for) ") }
+            if multiple { text.literal("publishes up to #") } else { text.literal("publish #") }
+            text.append(tag)
+            add([Field("confirms", "Confirms", .string(text.take()))], to: &pdu)
         default:
             return
         }

@@ -208,19 +208,34 @@ struct AMQPFrameDecoder {
     /// A content header's summary line: `content header basic body-size=N` and its property summary.
     static func headerSummary(_ result: AMQPContentHeaderDecoder.Result) -> String {
         let className = result.classID.map { AMQPSpec.class(id: $0)?.name ?? AMQPFrameType.unknown(UInt64($0), digits: 4) } ?? "?"
-        var summary = "content header \(className)"
-        if DissectedPDU.buildsSummaries {
-            if let bodySize = result.bodySize { summary += " body-size=\(bodySize)" }
-            if !result.propertySummary.isEmpty { summary += " " + result.propertySummary }
+        guard DissectedPDU.buildsSummaries else { return "content header " + className }
+        // Written as bytes, made a String once: interpolating and appending piece by piece
+        // cost several times as much (one per message).
+        var line = ByteSink(capacity: 48 + result.propertySummary.utf8.count)
+        line.literal("content header ")
+        line.append(className)
+        if let bodySize = result.bodySize {
+            line.literal(" body-size=")
+            if bodySize <= UInt64(Int.max) { line.append(Int(bodySize)) } else { line.append(String(bodySize)) }
         }
-        return summary
+        if !result.propertySummary.isEmpty {
+            line.literal(" ")
+            line.append(result.propertySummary)
+        }
+        return line.take()
     }
 
     /// A body frame's summary line: `body N bytes` and a short preview.
     static func bodySummary(_ frame: AMQPRawFrame) -> String {
-        var summary = "body \(frame.size) bytes"
-        if DissectedPDU.buildsSummaries, let shown = summaryPreview(frame.payload) { summary += " " + shown }
-        return summary
+        var line = ByteSink(capacity: 64)
+        line.literal("body ")
+        line.append(Int(frame.size))
+        line.literal(" bytes")
+        if DissectedPDU.buildsSummaries, let shown = summaryPreview(frame.payload) {
+            line.literal(" ")
+            line.append(shown)
+        }
+        return line.take()
     }
 
     /// A short quoted text preview, or the first bytes in hex, for a summary line.

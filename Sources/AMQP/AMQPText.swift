@@ -63,7 +63,7 @@ enum AMQPText {
     static func utcTime(_ seconds: UInt64) -> String {
         // Beyond year 9999 a date says nothing useful.
         guard seconds < 253_402_300_800 else { return "beyond year 9999" }
-        return Timestamp(seconds: Int64(seconds), nanoseconds: 0, fractionalDigits: 0).iso8601Seconds + "Z"
+        return Timestamp(seconds: Int64(seconds), nanoseconds: 0, fractionalDigits: 0).iso8601SecondsUTC
     }
 
     /// A value for a summary line: bare when simple, quoted when empty or spaced, cut when long.

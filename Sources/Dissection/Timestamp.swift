@@ -28,16 +28,21 @@ public struct Timestamp: Sendable, Equatable, Comparable {
 
     /// The date and time to the second, `2026-11-22T04:06:21`: what `iso8601` puts before the
     /// fraction. Renderers cache it per second and add the fraction with `ByteSink.appendFraction`.
-    public var iso8601Seconds: String {
+    public var iso8601Seconds: String { iso8601Seconds(utc: false) }
+
+    /// `iso8601Seconds` with the `Z` of UTC after it, made as one string.
+    public var iso8601SecondsUTC: String { iso8601Seconds(utc: true) }
+
+    private func iso8601Seconds(utc: Bool) -> String {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secOfDay = Int(seconds - days * 86_400)
         let (y, m, d) = Timestamp.civil(fromDays: days)
         guard (0...9999).contains(y) else {
             return pad(Int(y), 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T" + pad(secOfDay / 3600, 2) + ":"
-                + pad(secOfDay / 60 % 60, 2) + ":" + pad(secOfDay % 60, 2)
+                + pad(secOfDay / 60 % 60, 2) + ":" + pad(secOfDay % 60, 2) + (utc ? "Z" : "")
         }
         // ASCII into one buffer, then one String: AMQP timestamps are formatted per message.
-        return String(unsafeUninitializedCapacity: 19) { out in
+        return String(unsafeUninitializedCapacity: 20) { out in
             func put(_ v: Int, digits: Int, endingAt end: Int) {
                 var v = v
                 for i in stride(from: end, to: end - digits, by: -1) {
@@ -54,7 +59,9 @@ public struct Timestamp: Sendable, Equatable, Comparable {
             put(secOfDay / 3600, digits: 2, endingAt: 12)
             put(secOfDay / 60 % 60, digits: 2, endingAt: 15)
             put(secOfDay % 60, digits: 2, endingAt: 18)
-            return 19
+            guard utc else { return 19 }
+            out[19] = UInt8(ascii: "Z")
+            return 20
         }
     }
 
