@@ -217,8 +217,17 @@ extension AMQPFrameDecoder {
         line("Weight", 0, into: &tree)
         line("Body-Size", Int(bodySize), into: &tree)
         tree.literal("    Property flags: ")
-        tree.append(AMQPHex.string(UInt64(flags), digits: 4))
+        AMQPHex.append(UInt64(flags), digits: 4, into: &tree)
         tree.literal("\n")
+        if classID == 60 {
+            let lines = AMQPContentHeaderDecoder.basicFlagLineBytes
+            for i in 0..<min(lines.count, 15) {
+                let line = flags >> UInt16(15 - i) & 1 == 1 ? lines[i].present : lines[i].absent
+                line.withUnsafeBufferPointer { tree.append(bytes: $0) }
+            }
+            if flags != 0 { tree.literal("    Properties\n") }
+            return
+        }
         let lines = AMQPContentHeaderDecoder.flagLines(classID: classID, properties: properties)
         for i in 0..<min(properties.count, 15) {
             tree.literal("        ")

@@ -15,4 +15,16 @@ enum AMQPHex {
         }
         return String(decoding: bytes, as: UTF8.self)
     }
+
+    /// The same digits, written into `sink` (no String made).
+    static func append(_ value: UInt64, digits: Int, into sink: inout ByteSink) {
+        let count = min(max(digits, 1), 16)
+        sink.literal("0x")
+        var shift = (count - 1) * 4
+        while shift >= 0 {
+            let d = UInt8(truncatingIfNeeded: value >> UInt64(shift) & 0xF)
+            sink.append(byte: d < 10 ? UInt8(ascii: "0") + d : UInt8(ascii: "A") + d - 10)
+            shift -= 4
+        }
+    }
 }

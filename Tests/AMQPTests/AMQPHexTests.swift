@@ -1,0 +1,28 @@
+@testable import AMQP
+import Dissection
+import Testing
+import TestSupport
+
+@Suite("AMQP hex")
+struct AMQPHexTests {
+    @Test("known values", arguments: [(UInt64(0x9F), 2, "0x9F"), (0xBCC0, 4, "0xBCC0"), (0x3C, 4, "0x003C"), (0xABC, 1, "0xC"),
+                                       (UInt64.max, 16, "0xFFFFFFFFFFFFFFFF"), (0, 0, "0x0"), (5, 20, "0x0000000000000005")])
+    func known(value: UInt64, digits: Int, expected: String) {
+        #expect(AMQPHex.string(value, digits: digits) == expected)
+        var sink = ByteSink()
+        AMQPHex.append(value, digits: digits, into: &sink)
+        #expect(sink.take() == expected)
+    }
+
+    @Test("written into a sink, the digits are the string's, for random values and widths")
+    func sameAsString() {
+        var rng = SplitMix64(seed: 0x4E7)
+        var sink = ByteSink()
+        for _ in 0..<5000 {
+            let value = rng.next() >> (rng.next() % 64)
+            let digits = Int(rng.next() % 18)
+            AMQPHex.append(value, digits: digits, into: &sink)
+            #expect(sink.take() == AMQPHex.string(value, digits: digits))
+        }
+    }
+}
