@@ -185,6 +185,25 @@ public struct ByteSink {
     @usableFromInline static let hexDigits: StaticString = "0123456789abcdef"
 
     /// `.` and the fraction of the second with the timestamp's digits (nothing for 0 digits).
+    /// `Timestamp.timeOfDay` (`04:06:21.123456`), written in place: no String is made (the text
+    /// format writes one per packet).
+    public mutating func appendTimeOfDay(_ t: Timestamp) {
+        let secOfDay = Int(((t.seconds % 86_400) + 86_400) % 86_400)
+        storage.reserve(8)
+        let at = storage.base + storage.count
+        func two(_ v: Int, at i: Int) {
+            at[i] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v / 10)
+            at[i + 1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10)
+        }
+        two(secOfDay / 3600, at: 0)
+        at[2] = UInt8(ascii: ":")
+        two(secOfDay / 60 % 60, at: 3)
+        at[5] = UInt8(ascii: ":")
+        two(secOfDay % 60, at: 6)
+        storage.count += 8
+        appendFraction(t)
+    }
+
     public mutating func appendFraction(_ t: Timestamp) {
         let digits = t.fractionalDigits
         guard digits > 0 else { return }

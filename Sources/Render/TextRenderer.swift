@@ -49,7 +49,7 @@ public struct TextRenderer: Renderer {
                 }
                 // Appended piece by piece: an interpolated line would be built, then copied.
                 out.literal(" ")
-                out.append(ctx.time.timeOfDay)
+                out.appendTimeOfDay(ctx.time)
                 out.literal(" ")
                 out.append(ctx.source)
                 out.literal(" → ")

@@ -26,4 +26,18 @@ struct TimestampTests {
             #expect(t.iso8601SecondsUTC == t.iso8601Seconds + "Z")
         }
     }
+
+    @Test("the time of day written into a sink is timeOfDay's, at every precision, before 1970 and with odd nanoseconds")
+    func timeOfDayInPlace() {
+        var rng = SplitMix64(seed: 0x71DE)
+        var sink = ByteSink()
+        for round in 0..<20_000 {
+            let seconds = Int64(bitPattern: rng.next()) % 10_000_000_000
+            let nanoseconds = round % 7 == 0 ? UInt32(truncatingIfNeeded: rng.next()) : UInt32(rng.next() % 1_000_000_000)
+            let t = Timestamp(seconds: seconds, nanoseconds: nanoseconds, fractionalDigits: round % 10)
+            sink.literal("x")
+            sink.appendTimeOfDay(t)
+            #expect(sink.take() == "x" + t.timeOfDay, "\(seconds) \(nanoseconds) \(round % 10)")
+        }
+    }
 }
