@@ -330,13 +330,13 @@ public struct AMQPConnectionDissector: StreamDissector {
     private mutating func complete(_ message: AMQPMessageAssembly, in pdu: inout DissectedPDU) {
         if pdu.facts != nil {
             pdu.facts?.message = message.facts
-        } else if !pdu.textTree.isEmpty {
+        } else if pdu.hasTextTree {
             // Written as the field's lines, through the connection's buffer (no field is made).
             if !treeSink.isUniquelyReferenced { treeSink = ByteSink(capacity: 1024) }
             treeSink.removeAll()
             message.writeText(into: &treeSink, style: textStyle)
             pdu.textTree.append(contentsOf: treeSink.bytes)
-        } else if !pdu.jsonTree.isEmpty {
+        } else if pdu.hasJSONTree {
             add([message.field()], to: &pdu)
         } else {
             pdu.fields.append(message.field())

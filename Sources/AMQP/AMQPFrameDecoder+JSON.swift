@@ -42,8 +42,8 @@ extension AMQPFrameDecoder {
             return nil
         }
         tree.literal("}")
-        decoded.pdu = DissectedPDU(protocolName: "amqp", summary: summary, fields: [], wireLength: frame.wireLength,
-                                   jsonTree: Array(tree.bytes))
+        decoded.pdu = DissectedPDU(protocolName: "amqp", summary: summary, writtenTree: tree.bytes, format: .json,
+                                   wireLength: frame.wireLength)
         return decoded
     }
 

@@ -44,8 +44,8 @@ extension AMQPFrameDecoder {
             return nil
         }
         line(AMQPTextLines.frameEnd(end), into: &tree)
-        decoded.pdu = DissectedPDU(protocolName: "amqp", summary: summary, fields: [], wireLength: frame.wireLength,
-                                   textTree: Array(tree.bytes))
+        decoded.pdu = DissectedPDU(protocolName: "amqp", summary: summary, writtenTree: tree.bytes, format: .text,
+                                   wireLength: frame.wireLength)
         return decoded
     }
 

@@ -3,17 +3,42 @@
 /// A value type whose parts live in one shared, copy-on-write box: a PDU is copied several times
 /// on its way from a decoder to a renderer (into the decoder's output, into an event, out of it),
 /// and copying one reference costs far less than retaining each string and array of the tree.
-public struct DissectedPDU: Sendable {
+/// Sendable by hand: the box (a `ManagedBuffer`, which cannot declare it) is only written while
+/// one value holds it.
+public struct DissectedPDU: @unchecked Sendable {
+    /// Which tree a written fast path wrote.
+    public enum WrittenTree: Sendable {
+        case none
+        /// `textTree`: `TextTree`'s lines.
+        case text
+        /// `jsonTree`: the object of the fields.
+        case json
+    }
+
     /// Written only while uniquely referenced (copy on write): no runtime exclusivity checks.
-    @usableFromInline final class Storage: @unchecked Sendable {
+    ///
+    /// A written fast path's tree (`textTree`, `jsonTree`) and summary line are kept as bytes in
+    /// one buffer of the box (`tail`): one allocation for both, where an array and a String (made
+    /// from bytes, which validates them) cost two to make and two to free. The array and the
+    /// String are made only when asked for, or when the part is changed.
+    @usableFromInline final class Storage {
         @usableFromInline @exclusivity(unchecked) var protocolName: String
+        /// Unused while the summary is in the tail (`summaryCount` > 0).
         @usableFromInline @exclusivity(unchecked) var summary: String
         @usableFromInline @exclusivity(unchecked) var fields: [Field]
         @usableFromInline @exclusivity(unchecked) var problems: [Problem]
         @usableFromInline @exclusivity(unchecked) var wireLength: Int
         @usableFromInline @exclusivity(unchecked) var facts: PDUFacts?
+        /// Unused while the tree is in the tail (`tailTree` is not `.none`).
         @usableFromInline @exclusivity(unchecked) var textTree: [UInt8]
         @usableFromInline @exclusivity(unchecked) var jsonTree: [UInt8]
+        /// The summary's UTF-8 (bytes 0..<summaryCount), then a written tree (`treeCount` bytes
+        /// from `treeStart`); nil when neither is kept here.
+        @usableFromInline @exclusivity(unchecked) var tail: UnsafeMutablePointer<UInt8>?
+        @usableFromInline @exclusivity(unchecked) var summaryCount = 0
+        @usableFromInline @exclusivity(unchecked) var tailTree = WrittenTree.none
+        @usableFromInline @exclusivity(unchecked) var treeStart = 0
+        @usableFromInline @exclusivity(unchecked) var treeCount = 0
 
         @usableFromInline init(protocolName: String, summary: String, fields: [Field], problems: [Problem],
                                wireLength: Int, facts: PDUFacts?, textTree: [UInt8], jsonTree: [UInt8]) {
@@ -27,9 +52,24 @@ public struct DissectedPDU: Sendable {
             self.jsonTree = jsonTree
         }
 
+        deinit { tail?.deallocate() }
+
+        /// Tail bytes in use.
+        @usableFromInline var tailCount: Int { tailTree == .none ? summaryCount : treeStart + treeCount }
+
         @usableFromInline func copy() -> Storage {
-            Storage(protocolName: protocolName, summary: summary, fields: fields, problems: problems,
-                    wireLength: wireLength, facts: facts, textTree: textTree, jsonTree: jsonTree)
+            let copy = Storage(protocolName: protocolName, summary: summary, fields: fields, problems: problems,
+                               wireLength: wireLength, facts: facts, textTree: textTree, jsonTree: jsonTree)
+            let count = tailCount
+            if let tail, count > 0 {
+                copy.tail = .allocate(capacity: count)
+                copy.tail!.update(from: tail, count: count)
+                copy.summaryCount = summaryCount
+                copy.tailTree = tailTree
+                copy.treeStart = treeStart
+                copy.treeCount = treeCount
+            }
+            return copy
         }
     }
 
@@ -48,8 +88,29 @@ public struct DissectedPDU: Sendable {
     }
     /// One line, e.g. `PUBLISH id=7 QoS 1 sensors/kitchen/temp (4 bytes)`.
     @inlinable public var summary: String {
-        get { storage.summary }
-        _modify { makeUnique(); yield &storage.summary }
+        get {
+            let h = storage
+            guard h.summaryCount > 0 else { return h.summary }
+            return String(decoding: UnsafeBufferPointer(start: h.tail, count: h.summaryCount), as: UTF8.self)
+        }
+        _modify {
+            makeUnique()
+            let h = storage
+            if h.summaryCount > 0 {
+                h.summary = String(decoding: UnsafeBufferPointer(start: h.tail, count: h.summaryCount), as: UTF8.self)
+                h.summaryCount = 0
+            }
+            yield &h.summary
+        }
+    }
+    /// Calls `body` with the summary's UTF-8, without making a String when it is kept as bytes.
+    @inlinable public func withSummaryBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        let h = storage
+        if h.summaryCount > 0 {
+            return try withExtendedLifetime(storage) { try body(UnsafeBufferPointer(start: h.tail, count: h.summaryCount)) }
+        }
+        var text = h.summary
+        return try text.withUTF8(body)
     }
     /// The field tree, in wire order.
     @inlinable public var fields: [Field] {
@@ -74,18 +135,58 @@ public struct DissectedPDU: Sendable {
 
     /// The field tree already written as text (`TextTree`: the root fields indented one level,
     /// each line ending in a newline), set by a decoder's text fast path (`PDUDetail.text`),
-    /// which then builds no `fields`. Empty when `fields` holds the tree.
+    /// which then builds no `fields`. Empty when `fields` holds the tree. (Renderers read it
+    /// with `withTextTreeBytes`, which makes no array.)
     @inlinable public var textTree: [UInt8] {
-        get { storage.textTree }
-        _modify { makeUnique(); yield &storage.textTree }
+        get { storage.tailTree == .text ? Array(tailTreeBytes) : storage.textTree }
+        _modify {
+            makeUnique()
+            let h = storage
+            if h.tailTree == .text {
+                h.textTree = Array(tailTreeBytes)
+                h.tailTree = .none
+            }
+            yield &h.textTree
+        }
     }
 
     /// The field tree already written as JSON (`JSONTree`: the object of the fields, braces
     /// included), set by a decoder's JSON fast path (`PDUDetail.json`), which then builds no
-    /// `fields`. Empty when `fields` holds the tree.
+    /// `fields`. Empty when `fields` holds the tree. (Renderers read it with
+    /// `withJSONTreeBytes`, which makes no array.)
     @inlinable public var jsonTree: [UInt8] {
-        get { storage.jsonTree }
-        _modify { makeUnique(); yield &storage.jsonTree }
+        get { storage.tailTree == .json ? Array(tailTreeBytes) : storage.jsonTree }
+        _modify {
+            makeUnique()
+            let h = storage
+            if h.tailTree == .json {
+                h.jsonTree = Array(tailTreeBytes)
+                h.tailTree = .none
+            }
+            yield &h.jsonTree
+        }
+    }
+
+    /// The tree's bytes in the tail (valid while `storage` lives).
+    @inlinable var tailTreeBytes: UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: storage.tail! + storage.treeStart, count: storage.treeCount)
+    }
+
+    /// Whether the tree was written as text (`textTree` is not empty).
+    @inlinable public var hasTextTree: Bool { storage.tailTree == .text || !storage.textTree.isEmpty }
+    /// Whether the tree was written as JSON (`jsonTree` is not empty).
+    @inlinable public var hasJSONTree: Bool { storage.tailTree == .json || !storage.jsonTree.isEmpty }
+
+    /// Calls `body` with `textTree`'s bytes, without making an array when they are kept in the box.
+    @inlinable public func withTextTreeBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        if storage.tailTree == .text { return try withExtendedLifetime(storage) { try body(tailTreeBytes) } }
+        return try storage.textTree.withUnsafeBufferPointer(body)
+    }
+
+    /// Calls `body` with `jsonTree`'s bytes, without making an array when they are kept in the box.
+    @inlinable public func withJSONTreeBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        if storage.tailTree == .json { return try withExtendedLifetime(storage) { try body(tailTreeBytes) } }
+        return try storage.jsonTree.withUnsafeBufferPointer(body)
     }
 
     /// Adds fields after the tree's last: to `fields`; or, when the tree was written as text
@@ -95,11 +196,11 @@ public struct DissectedPDU: Sendable {
     /// from, a confirm's number, a completed message).
     public mutating func appendFields(_ new: [Field], style: TextTree.Style, scratch: inout ByteSink) {
         guard !new.isEmpty else { return }
-        if !storage.textTree.isEmpty {
+        if hasTextTree {
             scratch.removeAll()
             TextTree.write(new, depth: 1, style: style, into: &scratch)
             textTree.append(contentsOf: scratch.bytes)
-        } else if !storage.jsonTree.isEmpty {
+        } else if hasJSONTree {
             scratch.removeAll()
             var first = false
             JSONTree.writeMembers(new, first: &first, showSecrets: style.showSecrets, into: &scratch)
@@ -122,6 +223,26 @@ public struct DissectedPDU: Sendable {
                 facts: PDUFacts? = nil, textTree: [UInt8] = [], jsonTree: [UInt8] = []) {
         storage = Storage(protocolName: protocolName, summary: summary, fields: fields, problems: problems,
                           wireLength: wireLength, facts: facts, textTree: textTree, jsonTree: jsonTree)
+    }
+
+    /// A PDU a written fast path made: its tree `tree` written as `format` (`.text` or `.json`),
+    /// and its summary line as UTF-8 bytes (`summaryBytes`) or as `summary`. Both are copied
+    /// into the box.
+    public init(protocolName: String, summary: String = "", summaryBytes: UnsafeBufferPointer<UInt8>? = nil,
+                writtenTree tree: UnsafeBufferPointer<UInt8>, format: WrittenTree, wireLength: Int) {
+        let summaryCount = summaryBytes?.count ?? 0
+        storage = Storage(protocolName: protocolName, summary: summaryCount > 0 ? "" : summary, fields: [], problems: [],
+                          wireLength: wireLength, facts: nil, textTree: [], jsonTree: [])
+        let treeCount = format == .none ? 0 : tree.count
+        guard summaryCount + treeCount > 0 else { return }
+        let tail = UnsafeMutablePointer<UInt8>.allocate(capacity: summaryCount + treeCount)
+        if summaryCount > 0, let from = summaryBytes?.baseAddress { tail.update(from: from, count: summaryCount) }
+        if treeCount > 0, let from = tree.baseAddress { (tail + summaryCount).update(from: from, count: treeCount) }
+        storage.tail = tail
+        storage.summaryCount = summaryCount
+        storage.tailTree = format
+        storage.treeStart = summaryCount
+        storage.treeCount = treeCount
     }
 
     /// The facts summaries count: those the decoder set, else those of the field tree.

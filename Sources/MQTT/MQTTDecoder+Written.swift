@@ -77,15 +77,15 @@ extension MQTTDecoder {
             }
         }
         guard written else { return nil }
-        let summary = line.take()
+        // The summary and the tree go into the PDU's box as they were written: one copy, no
+        // String made (the summary is printable ASCII here: names, numbers, a plain topic).
+        let kind: DissectedPDU.WrittenTree
         switch format {
-        case .text:
-            return DissectedPDU(protocolName: "mqtt", summary: summary, fields: [], wireLength: frame.held.count,
-                                textTree: Array(tree.bytes))
-        case .json:
-            return DissectedPDU(protocolName: "mqtt", summary: summary, fields: [], wireLength: frame.held.count,
-                                jsonTree: Array(tree.bytes))
+        case .text: kind = .text
+        case .json: kind = .json
         }
+        return DissectedPDU(protocolName: "mqtt", summaryBytes: line.bytes, writtenTree: tree.bytes, format: kind,
+                            wireLength: frame.held.count)
     }
 
     /// The text fast path (`PDUDetail.text`): `written(.text(style), …)`.

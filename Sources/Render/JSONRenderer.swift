@@ -40,17 +40,16 @@ public struct JSONRenderer: Renderer {
             out.literal(",\"protocol\":")
             JSONString.escape(pdu.protocolName, into: &out)
             out.literal(",\"summary\":")
-            JSONString.escape(pdu.summary, into: &out)
+            pdu.withSummaryBytes { JSONString.escape(bytes: $0, into: &out) }
             out.literal(",\"length\":")
             out.append(pdu.wireLength)
             out.literal(",")
             JSONString.escape(pdu.protocolName, into: &out)
             out.literal(":")
-            let written = pdu.jsonTree
-            if written.isEmpty {
-                JSONTree.writeObject(pdu.fields, showSecrets: options.showSecrets, into: &out)
+            if pdu.hasJSONTree {
+                pdu.withJSONTreeBytes { out.append(bytes: $0) }
             } else {
-                written.withUnsafeBufferPointer { out.append(bytes: $0) }
+                JSONTree.writeObject(pdu.fields, showSecrets: options.showSecrets, into: &out)
             }
             out.literal(",\"problems\":[")
             for (i, p) in pdu.problems.enumerated() {

@@ -64,15 +64,14 @@ public struct TextRenderer: Renderer {
             }
             out.append(paint(shownProtocol.upper, "36"))
             out.literal(" ")
-            out.append(paint(pdu.summary, "1"))
+            if options.color { out.append(paint(pdu.summary, "1")) } else { pdu.withSummaryBytes { out.append(bytes: $0) } }
             if !pdu.problems.isEmpty { out.append(paint(" [\(pdu.problems.count) problem\(pdu.problems.count == 1 ? "" : "s")]", "31")) }
             out.literal("\n")
             if options.showTree {
-                let written = pdu.textTree
-                if written.isEmpty {
-                    TextTree.write(pdu.fields, depth: 1, style: style, into: &out)
+                if pdu.hasTextTree {
+                    pdu.withTextTreeBytes { out.append(bytes: $0) }
                 } else {
-                    written.withUnsafeBufferPointer { out.append(bytes: $0) }
+                    TextTree.write(pdu.fields, depth: 1, style: style, into: &out)
                 }
             }
             for p in pdu.problems {

@@ -56,4 +56,75 @@ struct DissectedPDUTests {
         #expect(summaries == (0..<8).map { "task \($0) step 1999 2001" })
         #expect(shared.summary == "PUBLISH QoS 0 a/b (1 bytes)" && shared.fields.count == 1)
     }
+
+    private static func written(_ format: DissectedPDU.WrittenTree, summary: String = "PUBACK id=7",
+                                tree: String = "    Message Identifier: 7\n") -> DissectedPDU {
+        Array(summary.utf8).withUnsafeBufferPointer { s in
+            Array(tree.utf8).withUnsafeBufferPointer { t in
+                DissectedPDU(protocolName: "mqtt", summaryBytes: s, writtenTree: t, format: format, wireLength: 4)
+            }
+        }
+    }
+
+    private static func bytes(_ body: ((UnsafeBufferPointer<UInt8>) -> Void) -> Void) -> String {
+        var out = ""
+        body { out = String(decoding: $0, as: UTF8.self) }
+        return out
+    }
+
+    @Test("a written PDU keeps its summary and tree as bytes, and gives them as a String and an array too")
+    func writtenParts() {
+        let text = DissectedPDUTests.written(.text)
+        #expect(text.summary == "PUBACK id=7")
+        #expect(text.textTree == Array("    Message Identifier: 7\n".utf8))
+        #expect(text.jsonTree.isEmpty && text.fields.isEmpty && text.problems.isEmpty)
+        #expect(text.hasTextTree && !text.hasJSONTree)
+        #expect(DissectedPDUTests.bytes { f in text.withSummaryBytes { f($0) } } == "PUBACK id=7")
+        #expect(DissectedPDUTests.bytes { f in text.withTextTreeBytes { f($0) } } == "    Message Identifier: 7\n")
+        let json = DissectedPDUTests.written(.json, tree: "{\"packet_id\":7}")
+        #expect(json.jsonTree == Array("{\"packet_id\":7}".utf8) && json.textTree.isEmpty)
+        #expect(json.hasJSONTree && !json.hasTextTree)
+        #expect(DissectedPDUTests.bytes { f in json.withJSONTreeBytes { f($0) } } == "{\"packet_id\":7}")
+        // A summary given as a String, and no summary at all.
+        let named = Array("    Topic: a\n".utf8).withUnsafeBufferPointer {
+            DissectedPDU(protocolName: "amqp", summary: "body 3 bytes", writtenTree: $0, format: .text, wireLength: 3)
+        }
+        #expect(named.summary == "body 3 bytes" && named.textTree == Array("    Topic: a\n".utf8))
+        #expect(DissectedPDUTests.bytes { f in named.withSummaryBytes { f($0) } } == "body 3 bytes")
+        let bare = DissectedPDUTests.written(.text, summary: "", tree: "")
+        #expect(bare.summary == "" && bare.textTree.isEmpty && !bare.hasTextTree)
+    }
+
+    @Test("copies of a written PDU are values: changing the summary, the tree or another part of one leaves the other")
+    func writtenCopies() {
+        let original = DissectedPDUTests.written(.text)
+        var a = original
+        a.summary += " [1 problem]"
+        a.textTree.append(contentsOf: Array("    Queue: q\n".utf8))
+        var b = original
+        b.problems.append(Problem(.note, "n", "a note")) // copies the box, tail included
+        var c = DissectedPDUTests.written(.json, tree: "{\"packet_id\":7}")
+        let cOriginal = c
+        c.jsonTree.removeLast()
+        c.jsonTree.append(contentsOf: Array(",\"queue\":\"q\"}".utf8))
+        #expect(original.summary == "PUBACK id=7" && original.textTree == Array("    Message Identifier: 7\n".utf8))
+        #expect(a.summary == "PUBACK id=7 [1 problem]")
+        #expect(a.textTree == Array("    Message Identifier: 7\n    Queue: q\n".utf8) && a.hasTextTree)
+        #expect(b.summary == "PUBACK id=7" && b.textTree == original.textTree && b.problems.count == 1)
+        #expect(original.problems.isEmpty)
+        #expect(c.jsonTree == Array("{\"packet_id\":7,\"queue\":\"q\"}".utf8))
+        #expect(cOriginal.jsonTree == Array("{\"packet_id\":7}".utf8))
+    }
+
+    @Test("fields a connection adds go after a written tree's lines, or before its closing brace")
+    func appendToWritten() {
+        var scratch = ByteSink()
+        var text = DissectedPDUTests.written(.text)
+        text.appendFields([Field("queue", "Queue", .string("q"))], style: TextTree.Style(), scratch: &scratch)
+        #expect(text.textTree == Array("    Message Identifier: 7\n    Queue: q\n".utf8))
+        var json = DissectedPDUTests.written(.json, tree: "{\"packet_id\":7}")
+        json.appendFields([Field("queue", "Queue", .string("q"))], style: TextTree.Style(), scratch: &scratch)
+        #expect(json.jsonTree == Array("{\"packet_id\":7,\"queue\":\"q\"}".utf8))
+        #expect(json.fields.isEmpty && text.fields.isEmpty)
+    }
 }
