@@ -40,6 +40,8 @@ public struct AMQPConnectionDissector: StreamDissector {
     private var queues: AMQPQueueTracker
     /// The written fast paths' tree (`PDUDetail.text`, `.json`), frame after frame; copied out per frame.
     private var treeSink = ByteSink(capacity: 1024)
+    /// The written fast paths' summary line, frame after frame; copied out per frame.
+    private var lineSink = ByteSink(capacity: 128)
     /// How fields this connection adds are written into a tree already written as text.
     private let textStyle: TextTree.Style
     /// Whether the detail asks for a written tree (`.text` or `.json`).
@@ -175,10 +177,12 @@ public struct AMQPConnectionDissector: StreamDissector {
             return nil
         case .text(let style):
             if !treeSink.isUniquelyReferenced { treeSink = ByteSink(capacity: 1024) }
-            return decoder.decodeText(frame, style: style, tree: &treeSink)
+            if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }
+            return decoder.decodeText(frame, style: style, tree: &treeSink, line: &lineSink)
         case .json:
             if !treeSink.isUniquelyReferenced { treeSink = ByteSink(capacity: 1024) }
-            return decoder.decodeJSON(frame, tree: &treeSink)
+            if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }
+            return decoder.decodeJSON(frame, tree: &treeSink, line: &lineSink)
         }
     }
 
@@ -335,7 +339,7 @@ public struct AMQPConnectionDissector: StreamDissector {
             if !treeSink.isUniquelyReferenced { treeSink = ByteSink(capacity: 1024) }
             treeSink.removeAll()
             message.writeText(into: &treeSink, style: textStyle)
-            pdu.textTree.append(contentsOf: treeSink.bytes)
+            pdu.appendTextLines(treeSink.bytes)
         } else if pdu.hasJSONTree {
             add([message.field()], to: &pdu)
         } else {

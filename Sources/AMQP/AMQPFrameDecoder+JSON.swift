@@ -8,27 +8,33 @@ extension AMQPFrameDecoder {
     ///
     /// `tree` is a buffer reused from frame to frame (a connection's), emptied here.
     func decodeJSON(_ frame: AMQPRawFrame, tree: inout ByteSink) -> Decoded? {
+        var line = ByteSink(capacity: 128)
+        return decodeJSON(frame, tree: &tree, line: &line)
+    }
+
+    /// `decodeJSON`, the summary line written through `line`, a buffer reused from frame to
+    /// frame (a connection's), emptied here.
+    func decodeJSON(_ frame: AMQPRawFrame, tree: inout ByteSink, line summaryLine: inout ByteSink) -> Decoded? {
         guard frame.isWhole, let end = frame.frameEnd, end == AMQPSpec.frameEnd, frame.channel != 0,
               let typeName = frame.type.name else { return nil }
         tree.removeAll()
-        var decoded = Decoded(pdu: DissectedPDU(protocolName: "amqp", summary: "", fields: [], wireLength: frame.wireLength),
-                              frame: frame)
+        summaryLine.removeAll()
+        var decoded = Decoded(pdu: Self.placeholder, frame: frame)
         tree.literal("{\"frame_type\":\"")
         tree.append(typeName)
         tree.literal("\",\"channel\":")
         tree.append(Int(frame.channel))
         tree.literal(",\"size\":")
         tree.append(Int(frame.size))
-        let summary: String
         switch frame.type {
         case .method:
             guard let method = writeMethodJSON(frame.payload, into: &tree), let spec = method.spec else { return nil }
             decoded.method = method
-            summary = DissectedPDU.buildsSummaries ? AMQPMethodDecoder.summary(spec, method.values) : spec.fullName
+            if DissectedPDU.buildsSummaries { AMQPMethodDecoder.writeSummary(spec, method.values, into: &summaryLine) } else { summaryLine.append(spec.fullName) }
         case .header:
             guard let header = writeHeader(frame.payload, style: TextTree.Style(), json: true, into: &tree) else { return nil }
             decoded.header = header
-            summary = AMQPFrameDecoder.headerSummary(header)
+            AMQPFrameDecoder.writeHeaderSummary(header, into: &summaryLine)
         case .body:
             let size = Int(frame.size)
             tree.literal(",\"body\":")
@@ -37,12 +43,12 @@ extension AMQPFrameDecoder {
             }
             tree.literal(",\"length\":")
             tree.append(size)
-            summary = AMQPFrameDecoder.bodySummary(frame)
+            AMQPFrameDecoder.writeBodySummary(frame, into: &summaryLine)
         default:
             return nil
         }
         tree.literal("}")
-        decoded.pdu = DissectedPDU(protocolName: "amqp", summary: summary, writtenTree: tree.bytes, format: .json,
+        decoded.pdu = DissectedPDU(protocolName: "amqp", summaryBytes: summaryLine.bytes, writtenTree: tree.bytes, format: .json,
                                    wireLength: frame.wireLength)
         return decoded
     }

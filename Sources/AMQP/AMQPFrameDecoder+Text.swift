@@ -1,6 +1,10 @@
 import Dissection
 
 extension AMQPFrameDecoder {
+    /// What a written fast path's `Decoded` holds until its PDU is made: shared, so no box is
+    /// made for it per frame.
+    static let placeholder = DissectedPDU(protocolName: "amqp", summary: "", fields: [], wireLength: 0)
+
     /// The fast path of `PDUDetail.text`: a whole, well-ended frame of a frequent kind (the
     /// methods `isFrequentMethod` names, a content header, a body) written straight into its text
     /// tree (`DissectedPDU.textTree`) and summary, the same bytes the full decoder's field tree
@@ -14,23 +18,30 @@ extension AMQPFrameDecoder {
     /// `tree` is a buffer reused from frame to frame (a connection's), emptied here.
     func decodeText(_ frame: AMQPRawFrame, style: TextTree.Style, tree: inout ByteSink,
                     textLines: Bool = Field.buildsTextLines) -> Decoded? {
+        var line = ByteSink(capacity: 128)
+        return decodeText(frame, style: style, tree: &tree, line: &line, textLines: textLines)
+    }
+
+    /// `decodeText`, the summary line written through `line`, a buffer reused from frame to
+    /// frame (a connection's), emptied here.
+    func decodeText(_ frame: AMQPRawFrame, style: TextTree.Style, tree: inout ByteSink, line summaryLine: inout ByteSink,
+                    textLines: Bool = Field.buildsTextLines) -> Decoded? {
         guard textLines, frame.isWhole, let end = frame.frameEnd, end == AMQPSpec.frameEnd, frame.channel != 0 else { return nil }
         tree.removeAll()
-        var decoded = Decoded(pdu: DissectedPDU(protocolName: "amqp", summary: "", fields: [], wireLength: frame.wireLength),
-                              frame: frame)
+        summaryLine.removeAll()
+        var decoded = Decoded(pdu: Self.placeholder, frame: frame)
         line(AMQPTextLines.frameType(frame.type), into: &tree)
         line("Channel", Int(frame.channel), into: &tree)
         line("Length", Int(frame.size), into: &tree)
-        let summary: String
         switch frame.type {
         case .method:
             guard let method = writeMethod(frame.payload, into: &tree), let spec = method.spec else { return nil }
             decoded.method = method
-            summary = DissectedPDU.buildsSummaries ? AMQPMethodDecoder.summary(spec, method.values) : spec.fullName
+            if DissectedPDU.buildsSummaries { AMQPMethodDecoder.writeSummary(spec, method.values, into: &summaryLine) } else { summaryLine.append(spec.fullName) }
         case .header:
             guard let header = writeHeader(frame.payload, style: style, json: false, into: &tree) else { return nil }
             decoded.header = header
-            summary = AMQPFrameDecoder.headerSummary(header)
+            AMQPFrameDecoder.writeHeaderSummary(header, into: &summaryLine)
         case .body:
             let size = Int(frame.size)
             tree.literal("    Body")
@@ -39,12 +50,12 @@ extension AMQPFrameDecoder {
             }
             tree.literal("\n")
             line("Body length", size, into: &tree)
-            summary = AMQPFrameDecoder.bodySummary(frame)
+            AMQPFrameDecoder.writeBodySummary(frame, into: &summaryLine)
         default:
             return nil
         }
         line(AMQPTextLines.frameEnd(end), into: &tree)
-        decoded.pdu = DissectedPDU(protocolName: "amqp", summary: summary, writtenTree: tree.bytes, format: .text,
+        decoded.pdu = DissectedPDU(protocolName: "amqp", summaryBytes: summaryLine.bytes, writtenTree: tree.bytes, format: .text,
                                    wireLength: frame.wireLength)
         return decoded
     }

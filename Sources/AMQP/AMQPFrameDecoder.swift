@@ -207,13 +207,20 @@ struct AMQPFrameDecoder {
 
     /// A content header's summary line: `content header basic body-size=N` and its property summary.
     static func headerSummary(_ result: AMQPContentHeaderDecoder.Result) -> String {
-        let className = result.classID.map { AMQPSpec.class(id: $0)?.name ?? AMQPFrameType.unknown(UInt64($0), digits: 4) } ?? "?"
-        guard DissectedPDU.buildsSummaries else { return "content header " + className }
-        // Written as bytes, made a String once: interpolating and appending piece by piece
-        // cost several times as much (one per message).
         var line = ByteSink(capacity: 48 + result.propertySummary.utf8.count)
+        writeHeaderSummary(result, into: &line)
+        return line.take()
+    }
+
+    /// `headerSummary(result)`, appended to `line` (no String made).
+    static func writeHeaderSummary(_ result: AMQPContentHeaderDecoder.Result, into line: inout ByteSink) {
         line.literal("content header ")
-        line.append(className)
+        if let classID = result.classID {
+            if let cls = AMQPSpec.class(id: classID) { line.append(cls.name) } else { line.append(AMQPFrameType.unknown(UInt64(classID), digits: 4)) }
+        } else {
+            line.literal("?")
+        }
+        guard DissectedPDU.buildsSummaries else { return }
         if let bodySize = result.bodySize {
             line.literal(" body-size=")
             if bodySize <= UInt64(Int.max) { line.append(Int(bodySize)) } else { line.append(String(bodySize)) }
@@ -222,12 +229,17 @@ struct AMQPFrameDecoder {
             line.literal(" ")
             line.append(result.propertySummary)
         }
-        return line.take()
     }
 
     /// A body frame's summary line: `body N bytes` and a short preview.
     static func bodySummary(_ frame: AMQPRawFrame) -> String {
         var line = ByteSink(capacity: 64)
+        writeBodySummary(frame, into: &line)
+        return line.take()
+    }
+
+    /// `bodySummary(frame)`, appended to `line` (no String made).
+    static func writeBodySummary(_ frame: AMQPRawFrame, into line: inout ByteSink) {
         line.literal("body ")
         line.append(Int(frame.size))
         line.literal(" bytes")
@@ -235,7 +247,6 @@ struct AMQPFrameDecoder {
             line.literal(" ")
             line.append(shown)
         }
-        return line.take()
     }
 
     /// A short quoted text preview, or the first bytes in hex, for a summary line.

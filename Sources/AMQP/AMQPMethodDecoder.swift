@@ -144,6 +144,17 @@ extension AMQPMethodDecoder {
         }
     }
 
+    /// `summary(spec, values)`, appended to `line`: for the frequent methods without a String.
+    static func writeSummary(_ spec: AMQPMethodSpec, _ values: AMQPArgumentValues, into line: inout ByteSink) {
+        switch (spec.classID, spec.methodID) {
+        case (10, 11), (10, 21), (10, 50), (20, 40), (60, 50):
+            line.append(summary(spec, values))
+        default:
+            line.append(spec.fullName)
+            appendSummaryParts(values, to: &line)
+        }
+    }
+
     /// The arguments people read in a summary, each as ` name=value` (a set bit as ` name`),
     /// straight into `line`: not the zero ticket, empty strings, tables, secrets, or long strings
     /// that are empty, longer than 60 bytes or not text.

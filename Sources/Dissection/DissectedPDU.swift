@@ -54,6 +54,19 @@ public struct DissectedPDU: @unchecked Sendable {
 
         deinit { tail?.deallocate() }
 
+        /// The tail tree with its last `droppingLast` bytes replaced by `adding`, then `then`.
+        @usableFromInline func growTail(droppingLast: Int, adding: UnsafeBufferPointer<UInt8>, then: UInt8?) {
+            let kept = tailCount - droppingLast
+            let count = kept + adding.count + (then == nil ? 0 : 1)
+            let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: count)
+            if let tail { grown.update(from: tail, count: kept) }
+            if let from = adding.baseAddress { (grown + kept).update(from: from, count: adding.count) }
+            if let then { grown[count - 1] = then }
+            tail?.deallocate()
+            tail = grown
+            treeCount += count - tailCount
+        }
+
         /// Tail bytes in use.
         @usableFromInline var tailCount: Int { tailTree == .none ? summaryCount : treeStart + treeCount }
 
@@ -199,17 +212,34 @@ public struct DissectedPDU: @unchecked Sendable {
         if hasTextTree {
             scratch.removeAll()
             TextTree.write(new, depth: 1, style: style, into: &scratch)
-            textTree.append(contentsOf: scratch.bytes)
+            appendTextLines(scratch.bytes)
         } else if hasJSONTree {
             scratch.removeAll()
             var first = false
             JSONTree.writeMembers(new, first: &first, showSecrets: style.showSecrets, into: &scratch)
             guard !scratch.bytes.isEmpty else { return }
+            if storage.tailTree == .json {
+                makeUnique()
+                storage.growTail(droppingLast: 1, adding: scratch.bytes, then: UInt8(ascii: "}"))
+                return
+            }
             jsonTree.removeLast() // the closing brace, written again after the new members
             jsonTree.append(contentsOf: scratch.bytes)
             jsonTree.append(UInt8(ascii: "}"))
         } else {
             fields += new
+        }
+    }
+
+    /// Adds lines already written as text (`TextTree`'s form) after the text tree's lines, in
+    /// the box's buffer when the tree is kept there (no array is made).
+    public mutating func appendTextLines(_ lines: UnsafeBufferPointer<UInt8>) {
+        guard !lines.isEmpty else { return }
+        if storage.tailTree == .text {
+            makeUnique()
+            storage.growTail(droppingLast: 0, adding: lines, then: nil)
+        } else {
+            textTree.append(contentsOf: lines)
         }
     }
 

@@ -127,4 +127,19 @@ struct DissectedPDUTests {
         #expect(json.jsonTree == Array("{\"packet_id\":7,\"queue\":\"q\"}".utf8))
         #expect(json.fields.isEmpty && text.fields.isEmpty)
     }
+
+    @Test("lines added to a written text tree go after its lines, in its own copy only")
+    func appendLines() {
+        let original = DissectedPDUTests.written(.text)
+        var grown = original
+        Array("    Message\n".utf8).withUnsafeBufferPointer { grown.appendTextLines($0) }
+        Array("        Body size: 3\n".utf8).withUnsafeBufferPointer { grown.appendTextLines($0) }
+        #expect(grown.textTree == Array("    Message Identifier: 7\n    Message\n        Body size: 3\n".utf8))
+        #expect(grown.summary == "PUBACK id=7")
+        #expect(original.textTree == Array("    Message Identifier: 7\n".utf8))
+        // A tree held as an array (made by the full decoder's path) grows the same way.
+        var array = DissectedPDU(protocolName: "mqtt", summary: "s", fields: [], wireLength: 1, textTree: Array("    A: 1\n".utf8))
+        Array("    B: 2\n".utf8).withUnsafeBufferPointer { array.appendTextLines($0) }
+        #expect(array.textTree == Array("    A: 1\n    B: 2\n".utf8))
+    }
 }
