@@ -48,6 +48,12 @@ public struct PDUFacts: Sendable, Equatable {
         var identity: ClientIdentity?
         var message: MessageFacts?
         var close: CloseFacts?
+        /// Which of `identity`, `message` and `close` are set: most PDUs have none, and asking
+        /// for a nil struct of strings through the box costs about a hundred instructions, the
+        /// bit a few (tables ask for all three per PDU).
+        var extras: UInt8 = 0
+
+        static let identityBit: UInt8 = 1, messageBit: UInt8 = 2, closeBit: UInt8 = 4
     }
 
     private var storage: Storage
@@ -114,18 +120,33 @@ public struct PDUFacts: Sendable, Equatable {
     }
     /// Who the AMQP client is (connection.start-ok, connection.open).
     public var identity: ClientIdentity? {
-        get { storage.values.identity }
-        set { update { $0.identity = newValue } }
+        get { storage.values.extras & Values.identityBit == 0 ? nil : storage.values.identity }
+        set {
+            update {
+                $0.identity = newValue
+                if newValue == nil { $0.extras &= ~Values.identityBit } else { $0.extras |= Values.identityBit }
+            }
+        }
     }
     /// The message this PDU completed (AMQP content assembly).
     public var message: MessageFacts? {
-        get { storage.values.message }
-        set { update { $0.message = newValue } }
+        get { storage.values.extras & Values.messageBit == 0 ? nil : storage.values.message }
+        set {
+            update {
+                $0.message = newValue
+                if newValue == nil { $0.extras &= ~Values.messageBit } else { $0.extras |= Values.messageBit }
+            }
+        }
     }
     /// A channel.close or connection.close.
     public var close: CloseFacts? {
-        get { storage.values.close }
-        set { update { $0.close = newValue } }
+        get { storage.values.extras & Values.closeBit == 0 ? nil : storage.values.close }
+        set {
+            update {
+                $0.close = newValue
+                if newValue == nil { $0.extras &= ~Values.closeBit } else { $0.extras |= Values.closeBit }
+            }
+        }
     }
 
     public init(kind: String) {

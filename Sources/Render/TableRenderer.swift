@@ -72,6 +72,9 @@ public struct TableRenderer: Renderer {
     }
 
     private var connections: [Int: ConnectionRow] = [:]
+    /// The row of the last PDU's connection, where it is in `connections` (most PDUs follow one
+    /// of the same connection); forgotten whenever a row is added or replaced.
+    private var lastConnection: (stream: Int, index: Dictionary<Int, ConnectionRow>.Index)?
     private var topics: [String: TopicRow] = [:]
     private var topicOrder: [String] = []
     private var exchanges: [ExchangeKey: ExchangeRow] = [:]
@@ -114,11 +117,15 @@ public struct TableRenderer: Renderer {
             let facts = pdu.summaryFacts
             let kind = facts.kind
             // The row is updated in place (a copy out of the dictionary would copy its arrays per PDU).
-            if let i = connections.index(forKey: ctx.stream) {
+            if let last = lastConnection, last.stream == ctx.stream {
+                Self.note(pdu, facts, ctx, direction, in: &connections.values[last.index])
+            } else if let i = connections.index(forKey: ctx.stream) {
+                lastConnection = (ctx.stream, i)
                 Self.note(pdu, facts, ctx, direction, in: &connections.values[i])
             } else if connections.count < options.maxTableRows {
                 var row = ConnectionRow(stream: ctx.stream)
                 Self.note(pdu, facts, ctx, direction, in: &row)
+                lastConnection = nil
                 connections[ctx.stream] = row
             } else {
                 Self.note(pdu, facts, ctx, direction, in: &untracked)
@@ -165,6 +172,7 @@ public struct TableRenderer: Renderer {
             row.bytesToClient = c.bytesToClient
             if row.first == nil || c.firstSeen < row.first! { row.first = c.firstSeen }
             if row.last == nil || row.last! < c.lastSeen { row.last = c.lastSeen }
+            lastConnection = nil
             connections[c.stream] = row
         }
     }

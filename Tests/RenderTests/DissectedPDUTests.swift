@@ -142,4 +142,24 @@ struct DissectedPDUTests {
         Array("    B: 2\n".utf8).withUnsafeBufferPointer { array.appendTextLines($0) }
         #expect(array.textTree == Array("    A: 1\n    B: 2\n".utf8))
     }
+
+    @Test("a PDU's identity, message and close read back as set, cleared or never set, and compare by value")
+    func factsExtras() {
+        var facts = PDUFacts(kind: "basic.deliver")
+        #expect(facts.identity == nil && facts.message == nil && facts.close == nil)
+        var identity = PDUFacts.ClientIdentity()
+        identity.saslUser = "guest"
+        facts.identity = identity
+        facts.message = PDUFacts.MessageFacts(method: "basic.publish", exchange: "x", routingKey: "k", bodySize: 3)
+        #expect(facts.identity?.saslUser == "guest" && facts.message?.exchange == "x" && facts.close == nil)
+        let copy = facts
+        facts.message = nil
+        facts.close = PDUFacts.CloseFacts(replyCode: 406, replyCodeName: "PRECONDITION_FAILED", replyText: "t", failedMethod: nil)
+        #expect(facts.message == nil && facts.close?.replyCode == 406 && facts.identity?.saslUser == "guest")
+        #expect(copy.message?.routingKey == "k" && copy.close == nil)
+        facts.close = nil
+        facts.identity = nil
+        #expect(facts == PDUFacts(kind: "basic.deliver"))
+        #expect(copy != facts)
+    }
 }

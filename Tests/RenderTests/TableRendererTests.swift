@@ -196,6 +196,37 @@ struct TableRendererTests {
         #expect(connection[1] == ["CONNECT", "1,", "CONNACK", "1,", "PUBLISH", "2"])
     }
 
+    @Test("PDUs of connections that interleave, close and open are each counted on their own connection's row")
+    func interleavedConnections() throws {
+        var events: [OutputEvent] = []
+        var expected: [Int: Int] = [:]
+        var rng = SplitMix64(seed: 0x7AB1)
+        var open = [0, 1, 2]
+        var next = 3
+        for frame in 1...3000 {
+            let stream = open[Int(rng.next() % UInt64(open.count))]
+            events.append(.pdu(context(stream, frame), .toServer, mqtt(["PUBACK", "PUBREC", "PINGREQ"][frame % 3])))
+            expected[stream, default: 0] += 1
+            if rng.next() % 50 == 0 {
+                // A connection ends (its summary replaces its row) and another starts.
+                let gone = open.remove(at: Int(rng.next() % UInt64(open.count)))
+                expected[gone, default: 0] += 0 // a row, with no PDUs if none came
+                events.append(.connectionClosed(ConnectionSummary(
+                    stream: gone, client: "127.0.0.1:\(40_000 + gone)", server: "127.0.0.1:1883", protocolName: "mqtt",
+                    firstSeen: Timestamp(seconds: 0, nanoseconds: 0), lastSeen: Timestamp(seconds: 1, nanoseconds: 0),
+                    bytesToServer: 1, bytesToClient: 1, closeReason: "closed (FIN both ways)")))
+                open.append(next)
+                next += 1
+            }
+        }
+        let out = table(events)
+        let connections = try #require(rows(out, "Connections"))
+        var counted: [Int: Int] = [:]
+        for row in connections where row.count >= 6 { if let stream = Int(row[0]), let pdus = Int(row[5]) { counted[stream] = pdus } }
+        #expect(counted == expected)
+        #expect(expected.count > 20)
+    }
+
     @Test("a kind is counted under one name however its string was made: literal, interpolated, or long and separately allocated")
     func kindsMergeByValue() throws {
         let c = context(0, 1)
