@@ -32,8 +32,12 @@ extension MQTTDecoder {
             return nil
         }
         return DissectedPDU(protocolName: "mqtt", summary: type.name, fields: [], wireLength: bytes.count,
-                            facts: PDUFacts(kind: type.name))
+                            facts: kindFacts[Int(type.rawValue & 0x0F)])
     }
+
+    /// The facts of a packet that has nothing but its kind, by packet type: one shared value each
+    /// (facts are copy on write), not a box made per acknowledgement.
+    private static let kindFacts: [PDUFacts] = (0...15).map { PDUFacts(kind: MQTTPacketType(rawValue: UInt8($0)).name) }
 
     private static func publishFacts(_ bytes: UnsafeBufferPointer<UInt8>, body: Int, flags: UInt8, version: MQTTVersion) -> DissectedPDU? {
         guard let publish = PlainPublish(bytes, body: body, flags: flags, version: version) else { return nil }

@@ -196,6 +196,25 @@ struct TableRendererTests {
         #expect(connection[1] == ["CONNECT", "1,", "CONNACK", "1,", "PUBLISH", "2"])
     }
 
+    @Test("PUBLISHes to hundreds of topics, some differing in one byte, are counted per topic")
+    func manyTopics() throws {
+        var events: [OutputEvent] = []
+        var expected: [String: Int] = [:]
+        var rng = SplitMix64(seed: 0x70C5)
+        for frame in 1...4000 {
+            let n = Int(rng.next() % 300)
+            // Names of every length up to 40 bytes; pairs that differ only in their last byte.
+            let topic = "t/" + String(repeating: "x", count: n % 38) + String(UnicodeScalar(UInt8(65 + n % 26)))
+            events.append(.pdu(context(0, frame), .toServer, mqttPublish(topic: topic, length: 1, qos: 0)))
+            expected[topic, default: 0] += 1
+        }
+        let out = table(events)
+        let topics = try #require(rows(out, "Topics"))
+        var counted: [String: Int] = [:]
+        for row in topics { if let n = Int(row[1]) { counted[row[0]] = n } }
+        #expect(counted == expected)
+    }
+
     @Test("PDUs of connections that interleave, close and open are each counted on their own connection's row")
     func interleavedConnections() throws {
         var events: [OutputEvent] = []
