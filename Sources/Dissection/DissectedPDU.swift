@@ -153,13 +153,8 @@ public struct DissectedPDU: @unchecked Sendable {
     @inlinable public var textTree: [UInt8] {
         get { storage.tailTree == .text ? Array(tailTreeBytes) : storage.textTree }
         _modify {
-            makeUnique()
-            let h = storage
-            if h.tailTree == .text {
-                h.textTree = Array(tailTreeBytes)
-                h.tailTree = .none
-            }
-            yield &h.textTree
+            materialize(.text)
+            yield &storage.textTree
         }
     }
 
@@ -170,14 +165,19 @@ public struct DissectedPDU: @unchecked Sendable {
     @inlinable public var jsonTree: [UInt8] {
         get { storage.tailTree == .json ? Array(tailTreeBytes) : storage.jsonTree }
         _modify {
-            makeUnique()
-            let h = storage
-            if h.tailTree == .json {
-                h.jsonTree = Array(tailTreeBytes)
-                h.tailTree = .none
-            }
-            yield &h.jsonTree
+            materialize(.json)
+            yield &storage.jsonTree
         }
+    }
+
+    /// Makes the box this value's own and, when it keeps a tree of `format` in its buffer, moves
+    /// that tree into its array (`textTree` or `jsonTree`), which is about to be changed.
+    @inlinable mutating func materialize(_ format: WrittenTree) {
+        makeUnique()
+        guard storage.tailTree == format else { return }
+        let bytes = Array(tailTreeBytes)
+        if format == .text { storage.textTree = bytes } else { storage.jsonTree = bytes }
+        storage.tailTree = .none
     }
 
     /// The tree's bytes in the tail (valid while `storage` lives).
