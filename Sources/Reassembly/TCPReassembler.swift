@@ -62,7 +62,9 @@ public struct TCPReassembler {
         }
         let key = FlowKey(segment.source, segment.destination)
         let flags = segment.flags
-        if connections[key] == nil {
+        // One lookup for a packet of a known connection (nearly all of them).
+        var found = connections[key]
+        if found == nil {
             let hasData = !segment.payload.isEmpty || segment.missingPayload > 0
             if let closed = closedAt[key], !flags.contains(.syn) {
                 // Stray packets of a connection that is over; only data opens a new one after a while.
@@ -71,15 +73,15 @@ public struct TCPReassembler {
             guard flags.contains(.syn) || hasData else { return }
             if flags.contains(.rst) { return }
             closedAt[key] = nil
-            open(key, segment, time: time, into: &events)
-        } else if flags.contains(.syn) && !flags.contains(.ack), let conn = connections[key],
+            found = open(key, segment, time: time, into: &events)
+        } else if flags.contains(.syn) && !flags.contains(.ack), let conn = found,
                   let isn = conn[conn.side(of: segment.source)].nextSequence,
                   SequenceNumber.distance(from: isn, to: segment.sequence &+ 1) != 0 {
             // A fresh SYN with a new initial sequence number on a live pair: the old connection is over.
             close(key, reason: conn.reset ? .reset : .fin, into: &events)
-            open(key, segment, time: time, into: &events)
+            found = open(key, segment, time: time, into: &events)
         }
-        guard let conn = connections[key] else { return }
+        guard let conn = found else { return }
         conn.lastSeen = time
         let side = conn.side(of: segment.source)
         let nextBefore = (conn[.clientToServer].nextSequence, conn[.serverToClient].nextSequence)
@@ -108,7 +110,8 @@ public struct TCPReassembler {
 
     // MARK: - Connections
 
-    private mutating func open(_ key: FlowKey, _ segment: TCPSegment, time: Double, into events: inout [ReassemblyEvent]) {
+    @discardableResult
+    private mutating func open(_ key: FlowKey, _ segment: TCPSegment, time: Double, into events: inout [ReassemblyEvent]) -> Connection {
         if connections.count >= limits.maxConnections { evictOldest(into: &events) }
         let client: Endpoint, server: Endpoint
         let f = segment.flags
@@ -130,6 +133,7 @@ public struct TCPReassembler {
         nextStream += 1
         connections[key] = conn
         events.append(.opened(stream: conn.stream, client: client, server: server, midStream: midStream))
+        return conn
     }
 
     private mutating func close(_ key: FlowKey, reason: CloseReason, into events: inout [ReassemblyEvent]) {
