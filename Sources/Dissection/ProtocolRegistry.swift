@@ -4,19 +4,27 @@ public struct ProtocolRegistry {
 
     private var byName: [String: Factory] = [:]
     private var ports: [UInt16: String] = [:]
+    /// `ports`' keys, one bit each: `isAssigned(port:)` is asked per packet, where looking the
+    /// port up in `ports` hashed it each time.
+    private var portBits = [UInt64](repeating: 0, count: 1024)
 
     public init() {}
 
     /// Makes a protocol known under `name`, with its default ports.
     public mutating func register(_ name: String, ports defaultPorts: [UInt16], factory: @escaping Factory) {
         byName[name] = factory
-        for p in defaultPorts { ports[p] = name }
+        for p in defaultPorts { setPort(p, to: name) }
+    }
+
+    private mutating func setPort(_ port: UInt16, to name: String) {
+        ports[port] = name
+        portBits[Int(port >> 6)] |= 1 << UInt64(port & 63)
     }
 
     /// Decodes traffic on `port` as `name` (replaces a default).
     public mutating func assign(port: UInt16, to name: String) -> Bool {
         guard byName[name] != nil else { return false }
-        ports[port] = name
+        setPort(port, to: name)
         return true
     }
 
@@ -25,6 +33,11 @@ public struct ProtocolRegistry {
 
     /// The protocol name for a port, if any.
     public func protocolName(forPort port: UInt16) -> String? { ports[port] }
+
+    /// Whether `port` has a protocol (`protocolName(forPort:)` is not nil), without a lookup.
+    public func isAssigned(port: UInt16) -> Bool {
+        portBits.withUnsafeBufferPointer { $0[Int(port >> 6)] >> UInt64(port & 63) & 1 == 1 }
+    }
 
     public func makeDissector(named name: String, info: ConnectionInfo) -> (any StreamDissector)? {
         byName[name].map { $0(info) }

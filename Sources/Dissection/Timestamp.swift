@@ -67,35 +67,10 @@ public struct Timestamp: Sendable, Equatable, Comparable {
 
     /// Time of day only, `04:06:21.123456`, for compact text output.
     public var timeOfDay: String {
-        let secOfDay = Int(((seconds % 86_400) + 86_400) % 86_400)
-        var digits = 0
-        var divisor: UInt32 = 1
-        if fractionalDigits > 0 {
-            digits = min(fractionalDigits, 9)
-            for _ in digits..<9 { divisor *= 10 }
-        }
-        // ASCII into one buffer (at most 18 bytes), then one String: this runs once per PDU.
-        let length = 8 + (digits > 0 ? 1 + digits : 0)
-        return String(unsafeUninitializedCapacity: length) { out in
-            func two(_ v: Int, at i: Int) {
-                out[i] = UInt8(ascii: "0") + UInt8(v / 10)
-                out[i + 1] = UInt8(ascii: "0") + UInt8(v % 10)
-            }
-            two(secOfDay / 3600, at: 0)
-            out[2] = UInt8(ascii: ":")
-            two(secOfDay / 60 % 60, at: 3)
-            out[5] = UInt8(ascii: ":")
-            two(secOfDay % 60, at: 6)
-            if digits > 0 {
-                out[8] = UInt8(ascii: ".")
-                var v = nanoseconds / divisor
-                for i in stride(from: 8 + digits, through: 9, by: -1) {
-                    out[i] = UInt8(ascii: "0") + UInt8(v % 10)
-                    v /= 10
-                }
-            }
-            return length
-        }
+        // One writer of the digits: the text format writes them in place (`ByteSink.appendTimeOfDay`).
+        var sink = ByteSink(capacity: 24)
+        sink.appendTimeOfDay(self)
+        return sink.take()
     }
 
     /// `.` and the fraction of the second, truncated to `fractionalDigits` (empty for 0 digits).

@@ -81,18 +81,7 @@ public final class Pipeline {
         self.registry = registry
         self.options = options
         let reg = registry
-        self.reassembler = TCPReassembler(limits: options.limits, firstStream: options.firstStream, isServerPort: { reg.protocolName(forPort: $0) != nil })
-        var ports = [UInt64](repeating: 0, count: 1024)
-        for port in registry.assignedPorts { ports[Int(port >> 6)] |= 1 << UInt64(port & 63) }
-        self.assignedPorts = ports
-    }
-
-    /// The ports the registry assigns a protocol, one bit each: asked twice per packet, where a
-    /// dictionary lookup in the registry hashed the port each time.
-    private let assignedPorts: [UInt64]
-
-    private func isAssigned(_ port: UInt16) -> Bool {
-        assignedPorts.withUnsafeBufferPointer { $0[Int(port >> 6)] >> UInt64(port & 63) & 1 == 1 }
+        self.reassembler = TCPReassembler(limits: options.limits, firstStream: options.firstStream, isServerPort: { reg.isAssigned(port: $0) })
     }
 
     /// True once `-c` is reached (or the consumer asked to stop).
@@ -137,7 +126,7 @@ public final class Pipeline {
                 send(.captureNote(Problem(.warning, issue.kind.rawValue, "frame \(packet.number): \(issue.message)")), emit)
             }
         case .tcp(let segment):
-            guard isAssigned(segment.destination.port) || isAssigned(segment.source.port) else { return }
+            guard registry.isAssigned(port: segment.destination.port) || registry.isAssigned(port: segment.source.port) else { return }
             statistics.tcpSegments += 1
             events.removeAll(keepingCapacity: true)
             reassembler.process(segment, time: time.timeInterval, into: &events)

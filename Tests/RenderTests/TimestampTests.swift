@@ -27,17 +27,47 @@ struct TimestampTests {
         }
     }
 
-    @Test("the time of day written into a sink is timeOfDay's, at every precision, before 1970 and with odd nanoseconds")
-    func timeOfDayInPlace() {
+    /// The time of day worked out another way: the seconds of the day, then the fraction's
+    /// leading digits, as decimal text.
+    private static func reference(_ t: Timestamp) -> String {
+        let day = Int(((t.seconds % 86_400) + 86_400) % 86_400)
+        func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        var text = two(day / 3600) + ":" + two(day / 60 % 60) + ":" + two(day % 60)
+        let digits = t.fractionalDigits
+        guard digits > 0 else { return text }
+        var scale = 1
+        for _ in 0..<digits { scale *= 10 }
+        var v = Int(t.nanoseconds)
+        for _ in digits..<9 { v /= 10 }
+        let fraction = String(v % scale)
+        text += "." + String(repeating: "0", count: digits - fraction.count) + fraction
+        return text
+    }
+
+    @Test("known times of day", arguments: [(Int64(0), UInt32(0), 6, "00:00:00.000000"), (1_795_357_127, 227_840_000, 6, "14:18:47.227840"),
+                                            (86_399, 999_999_999, 9, "23:59:59.999999999"), (-1, 5_000_000, 3, "23:59:59.005"),
+                                            (3_600, 123, 0, "01:00:00")])
+    func knownTimes(seconds: Int64, nanoseconds: UInt32, digits: Int, expected: String) {
+        let t = Timestamp(seconds: seconds, nanoseconds: nanoseconds, fractionalDigits: digits)
+        #expect(t.timeOfDay == expected)
+        var sink = ByteSink()
+        sink.appendTimeOfDay(t)
+        #expect(sink.take() == expected)
+    }
+
+    @Test("the time of day, as a String and written into a sink, at every precision, before 1970 and with out-of-range nanoseconds")
+    func timeOfDayAgainstReference() {
         var rng = SplitMix64(seed: 0x71DE)
         var sink = ByteSink()
         for round in 0..<20_000 {
             let seconds = Int64(bitPattern: rng.next()) % 10_000_000_000
             let nanoseconds = round % 7 == 0 ? UInt32(truncatingIfNeeded: rng.next()) : UInt32(rng.next() % 1_000_000_000)
             let t = Timestamp(seconds: seconds, nanoseconds: nanoseconds, fractionalDigits: round % 10)
+            let expected = Self.reference(t)
+            #expect(t.timeOfDay == expected, "\(seconds) \(nanoseconds) \(round % 10)")
             sink.literal("x")
             sink.appendTimeOfDay(t)
-            #expect(sink.take() == "x" + t.timeOfDay, "\(seconds) \(nanoseconds) \(round % 10)")
+            #expect(sink.take() == "x" + expected)
         }
     }
 }
