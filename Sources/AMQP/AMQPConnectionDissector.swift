@@ -172,16 +172,14 @@ public struct AMQPConnectionDissector: StreamDissector {
     /// own buffer (a copy of the dissector makes its own before writing: copies may be used on
     /// different threads).
     private mutating func writtenDecode(_ frame: AMQPRawFrame) -> AMQPFrameDecoder.Decoded? {
+        if !treeSink.isUniquelyReferenced { treeSink = ByteSink(capacity: 1024) }
+        if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }
         switch options.detail {
         case .tree, .facts:
             return nil
         case .text(let style):
-            if !treeSink.isUniquelyReferenced { treeSink = ByteSink(capacity: 1024) }
-            if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }
             return decoder.decodeText(frame, style: style, tree: &treeSink, line: &lineSink)
         case .json:
-            if !treeSink.isUniquelyReferenced { treeSink = ByteSink(capacity: 1024) }
-            if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }
             return decoder.decodeJSON(frame, tree: &treeSink, line: &lineSink)
         }
     }

@@ -133,14 +133,22 @@ struct AMQPContentHeaderDecoder {
     /// made once per class: they are the same for every content header.
     private static let basicFlagLines = makeFlagLines(AMQPSpec.class(id: 60)?.properties ?? [])
 
-    /// `basicFlagLines` as the text format writes them: indented, each ending in a newline, as
-    /// bytes (a content header writes 14 of them; appending bytes costs less than a String's).
-    static let basicFlagLineBytes: [(present: [UInt8], absent: [UInt8])] = basicFlagLines.map {
-        (Array(("        " + $0.present + "\n").utf8), Array(("        " + $0.absent + "\n").utf8))
-    }
+    /// `basicFlagLines` as the text format writes them (`flagLineBytes`), made once too.
+    private static let basicFlagLineBytes = lineBytes(basicFlagLines)
 
     static func flagLines(classID: UInt16, properties: [AMQPArgumentSpec]) -> [(key: String, present: String, absent: String)] {
         classID == 60 ? basicFlagLines : makeFlagLines(properties)
+    }
+
+    /// `flagLines` as the text format writes them, as bytes: indented a level below the root,
+    /// each ending in a newline (a content header writes one per property of its class, and
+    /// appending bytes costs less than appending a String).
+    static func flagLineBytes(classID: UInt16, properties: [AMQPArgumentSpec]) -> [(present: [UInt8], absent: [UInt8])] {
+        classID == 60 ? basicFlagLineBytes : lineBytes(makeFlagLines(properties))
+    }
+
+    private static func lineBytes(_ lines: [(key: String, present: String, absent: String)]) -> [(present: [UInt8], absent: [UInt8])] {
+        lines.map { (Array(("        " + $0.present + "\n").utf8), Array(("        " + $0.absent + "\n").utf8)) }
     }
 
     private static func makeFlagLines(_ properties: [AMQPArgumentSpec]) -> [(key: String, present: String, absent: String)] {

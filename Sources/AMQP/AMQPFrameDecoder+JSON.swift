@@ -6,14 +6,8 @@ extension AMQPFrameDecoder {
     /// summary, the same bytes `JSONTree` writes for the full decoder's fields, with what the
     /// connection state needs; nil when the frame needs the full decoder.
     ///
-    /// `tree` is a buffer reused from frame to frame (a connection's), emptied here.
-    func decodeJSON(_ frame: AMQPRawFrame, tree: inout ByteSink) -> Decoded? {
-        var line = ByteSink(capacity: 128)
-        return decodeJSON(frame, tree: &tree, line: &line)
-    }
-
-    /// `decodeJSON`, the summary line written through `line`, a buffer reused from frame to
-    /// frame (a connection's), emptied here.
+    /// `tree` and `line` (the summary line) are buffers reused from frame to frame (a
+    /// connection's), emptied here.
     func decodeJSON(_ frame: AMQPRawFrame, tree: inout ByteSink, line summaryLine: inout ByteSink) -> Decoded? {
         guard frame.isWhole, let end = frame.frameEnd, end == AMQPSpec.frameEnd, frame.channel != 0,
               let typeName = frame.type.name else { return nil }
@@ -28,13 +22,11 @@ extension AMQPFrameDecoder {
         tree.append(Int(frame.size))
         switch frame.type {
         case .method:
-            guard let method = writeMethodJSON(frame.payload, into: &tree), let spec = method.spec else { return nil }
+            guard let method = writeMethodJSON(frame.payload, into: &tree) else { return nil }
             decoded.method = method
-            if DissectedPDU.buildsSummaries { AMQPMethodDecoder.writeSummary(spec, method.values, into: &summaryLine) } else { summaryLine.append(spec.fullName) }
         case .header:
             guard let header = writeHeader(frame.payload, style: TextTree.Style(), json: true, into: &tree) else { return nil }
             decoded.header = header
-            AMQPFrameDecoder.writeHeaderSummary(header, into: &summaryLine)
         case .body:
             let size = Int(frame.size)
             tree.literal(",\"body\":")
@@ -43,11 +35,11 @@ extension AMQPFrameDecoder {
             }
             tree.literal(",\"length\":")
             tree.append(size)
-            AMQPFrameDecoder.writeBodySummary(frame, into: &summaryLine)
         default:
             return nil
         }
         tree.literal("}")
+        Self.writeSummary(of: frame, decoded, into: &summaryLine)
         decoded.pdu = DissectedPDU(protocolName: "amqp", summaryBytes: summaryLine.bytes, writtenTree: tree.bytes, format: .json,
                                    wireLength: frame.wireLength)
         return decoded

@@ -15,15 +15,8 @@ extension AMQPFrameDecoder {
     /// reports them). Nil too when `textLines` (`Field.buildsTextLines`) is off: the full decoder
     /// then drops the lines this path writes.
     ///
-    /// `tree` is a buffer reused from frame to frame (a connection's), emptied here.
-    func decodeText(_ frame: AMQPRawFrame, style: TextTree.Style, tree: inout ByteSink,
-                    textLines: Bool = Field.buildsTextLines) -> Decoded? {
-        var line = ByteSink(capacity: 128)
-        return decodeText(frame, style: style, tree: &tree, line: &line, textLines: textLines)
-    }
-
-    /// `decodeText`, the summary line written through `line`, a buffer reused from frame to
-    /// frame (a connection's), emptied here.
+    /// `tree` and `line` (the summary line) are buffers reused from frame to frame (a
+    /// connection's), emptied here.
     func decodeText(_ frame: AMQPRawFrame, style: TextTree.Style, tree: inout ByteSink, line summaryLine: inout ByteSink,
                     textLines: Bool = Field.buildsTextLines) -> Decoded? {
         guard textLines, frame.isWhole, let end = frame.frameEnd, end == AMQPSpec.frameEnd, frame.channel != 0 else { return nil }
@@ -35,13 +28,11 @@ extension AMQPFrameDecoder {
         line("Length", Int(frame.size), into: &tree)
         switch frame.type {
         case .method:
-            guard let method = writeMethod(frame.payload, into: &tree), let spec = method.spec else { return nil }
+            guard let method = writeMethod(frame.payload, into: &tree) else { return nil }
             decoded.method = method
-            if DissectedPDU.buildsSummaries { AMQPMethodDecoder.writeSummary(spec, method.values, into: &summaryLine) } else { summaryLine.append(spec.fullName) }
         case .header:
             guard let header = writeHeader(frame.payload, style: style, json: false, into: &tree) else { return nil }
             decoded.header = header
-            AMQPFrameDecoder.writeHeaderSummary(header, into: &summaryLine)
         case .body:
             let size = Int(frame.size)
             tree.literal("    Body")
@@ -50,14 +41,28 @@ extension AMQPFrameDecoder {
             }
             tree.literal("\n")
             line("Body length", size, into: &tree)
-            AMQPFrameDecoder.writeBodySummary(frame, into: &summaryLine)
         default:
             return nil
         }
         line(AMQPTextLines.frameEnd(end), into: &tree)
+        Self.writeSummary(of: frame, decoded, into: &summaryLine)
         decoded.pdu = DissectedPDU(protocolName: "amqp", summaryBytes: summaryLine.bytes, writtenTree: tree.bytes, format: .text,
                                    wireLength: frame.wireLength)
         return decoded
+    }
+
+    /// The summary line of a frame a written fast path took (a frequent method, a content header
+    /// or a body), into `line`: as the full decoder words it, made into no String.
+    static func writeSummary(of frame: AMQPRawFrame, _ decoded: Decoded, into line: inout ByteSink) {
+        switch frame.type {
+        case .method:
+            guard let method = decoded.method, let spec = method.spec else { return }
+            if DissectedPDU.buildsSummaries { AMQPMethodDecoder.writeSummary(spec, method.values, into: &line) } else { line.append(spec.fullName) }
+        case .header:
+            if let header = decoded.header { writeHeaderSummary(header, into: &line) }
+        default:
+            writeBodySummary(frame, into: &line)
+        }
     }
 
     /// A frequent method's lines (`frequentMethod`): class, method, and its arguments, which are
@@ -230,20 +235,10 @@ extension AMQPFrameDecoder {
         tree.literal("    Property flags: ")
         AMQPHex.append(UInt64(flags), digits: 4, into: &tree)
         tree.literal("\n")
-        if classID == 60 {
-            let lines = AMQPContentHeaderDecoder.basicFlagLineBytes
-            for i in 0..<min(lines.count, 15) {
-                let line = flags >> UInt16(15 - i) & 1 == 1 ? lines[i].present : lines[i].absent
-                line.withUnsafeBufferPointer { tree.append(bytes: $0) }
-            }
-            if flags != 0 { tree.literal("    Properties\n") }
-            return
-        }
-        let lines = AMQPContentHeaderDecoder.flagLines(classID: classID, properties: properties)
-        for i in 0..<min(properties.count, 15) {
-            tree.literal("        ")
-            tree.append(flags >> UInt16(15 - i) & 1 == 1 ? lines[i].present : lines[i].absent)
-            tree.literal("\n")
+        let lines = AMQPContentHeaderDecoder.flagLineBytes(classID: classID, properties: properties)
+        for i in 0..<min(lines.count, 15) {
+            let line = flags >> UInt16(15 - i) & 1 == 1 ? lines[i].present : lines[i].absent
+            line.withUnsafeBufferPointer { tree.append(bytes: $0) }
         }
         if flags != 0 { tree.literal("    Properties\n") }
     }
@@ -272,12 +267,12 @@ extension AMQPFrameDecoder {
             tree.literal(" (")
             tree.literal(entry.typeName)
             tree.literal(")")
+            // As `TextTree` writes the full decoder's entry field's value.
             switch entry.value {
             case .bool(let v):
-                tree.literal(v ? ": True" : ": False")
+                TextTree.writeValue(.bool(v), style: style, into: &tree)
             case .int(let v):
-                tree.literal(": ")
-                tree.append(v)
+                TextTree.writeValue(.int(v), style: style, into: &tree)
             case .longString(let bytes):
                 bytes.withUnsafeBufferPointer {
                     TextTree.writePreview(of: $0, length: $0.count, limit: AMQPOptions.longStringPreviewBytes, style: style, into: &tree)

@@ -81,33 +81,47 @@ struct AMQPTextDetailTests {
         #expect(fast.header?.propertySummary == full.header?.propertySummary)
     }
 
-    @Test("fixtures and thousands of mutations: vouched-for frames decode cleanly and print the same",
-          arguments: [(256, 64), (5, 3)])
-    func sameAsTree(previewLimit: Int, hexLimit: Int) {
-        var options = AMQPOptions()
-        options.bodyPreviewBytes = previewLimit
+    /// Runs a written fast path (`written`, through reused tree and line buffers) over the
+    /// mutations: every frame it vouches for must decode cleanly in full, with the full decoder's
+    /// summary, print exactly as `print` prints the full decoder's fields (the written tree is
+    /// `tree`, the other format's `other` stays empty), and hand the connection the same state.
+    static func expectSameAsTree(seed: UInt64, options: AMQPOptions,
+                                 written: (AMQPFrameDecoder, AMQPRawFrame, inout ByteSink, inout ByteSink) -> AMQPFrameDecoder.Decoded?,
+                                 print: ([Field], inout ByteSink) -> Void,
+                                 tree: (DissectedPDU) -> [UInt8], other: (DissectedPDU) -> [UInt8]) {
         let decoder = AMQPFrameDecoder(options: options)
-        let style = TextTree.Style(hexPreviewBytes: hexLimit)
-        var tree = ByteSink()
+        var treeSink = ByteSink(), line = ByteSink()
         var vouched = 0, declined = 0
-        for (bytes, frame, full) in Self.mutations(seed: 0xA3C7 &+ UInt64(previewLimit), options: options) {
-            guard let fast = decoder.decodeText(frame, style: style, tree: &tree) else {
+        for (bytes, frame, full) in Self.mutations(seed: seed, options: options) {
+            guard let fast = written(decoder, frame, &treeSink, &line) else {
                 declined += 1
                 continue
             }
             vouched += 1
             var sink = ByteSink()
-            TextTree.write(full.pdu.fields, depth: 1, style: style, into: &sink)
+            print(full.pdu.fields, &sink)
             let expected = Array(sink.bytes)
             #expect(full.pdu.problems.isEmpty, "\(bytes): \(full.pdu.problems.map(\.code))")
-            #expect(fast.pdu.fields.isEmpty && fast.pdu.jsonTree.isEmpty)
+            #expect(fast.pdu.fields.isEmpty && other(fast.pdu).isEmpty)
             #expect(fast.pdu.summary == full.pdu.summary, "\(bytes)")
-            let same = fast.pdu.textTree == expected
-            #expect(same, "\(bytes)\nfast:\n\(String(decoding: fast.pdu.textTree, as: UTF8.self))\ntree:\n\(String(decoding: expected, as: UTF8.self))")
+            let got = tree(fast.pdu)
+            #expect(got == expected, "\(bytes)\nfast:\n\(String(decoding: got, as: UTF8.self))\ntree:\n\(String(decoding: expected, as: UTF8.self))")
             Self.expectSameState(fast, full)
         }
         #expect(vouched > 1000)
         #expect(declined > 1000)
+    }
+
+    @Test("fixtures and thousands of mutations: vouched-for frames decode cleanly and print the same",
+          arguments: [(256, 64), (5, 3)])
+    func sameAsTree(previewLimit: Int, hexLimit: Int) {
+        var options = AMQPOptions()
+        options.bodyPreviewBytes = previewLimit
+        let style = TextTree.Style(hexPreviewBytes: hexLimit)
+        Self.expectSameAsTree(seed: 0xA3C7 &+ UInt64(previewLimit), options: options,
+                              written: { $0.decodeText($1, style: style, tree: &$2, line: &$3) },
+                              print: { TextTree.write($0, depth: 1, style: style, into: &$1) },
+                              tree: \.textTree, other: \.jsonTree)
     }
 
     @Test("JSON: fixtures and thousands of mutations: vouched-for frames decode cleanly and print the same object",
@@ -115,40 +129,26 @@ struct AMQPTextDetailTests {
     func jsonSameAsTree(previewLimit: Int) {
         var options = AMQPOptions()
         options.bodyPreviewBytes = previewLimit
-        let decoder = AMQPFrameDecoder(options: options)
-        var tree = ByteSink()
-        var vouched = 0, declined = 0
-        for (bytes, frame, full) in Self.mutations(seed: 0x15A3 &+ UInt64(previewLimit), options: options) {
-            guard let fast = decoder.decodeJSON(frame, tree: &tree) else {
-                declined += 1
-                continue
-            }
-            vouched += 1
-            var sink = ByteSink()
-            JSONTree.writeObject(full.pdu.fields, showSecrets: false, into: &sink)
-            let expected = Array(sink.bytes)
-            #expect(full.pdu.problems.isEmpty, "\(bytes): \(full.pdu.problems.map(\.code))")
-            #expect(fast.pdu.fields.isEmpty && fast.pdu.textTree.isEmpty)
-            #expect(fast.pdu.summary == full.pdu.summary, "\(bytes)")
-            let same = fast.pdu.jsonTree == expected
-            #expect(same, "\(bytes)\nfast: \(String(decoding: fast.pdu.jsonTree, as: UTF8.self))\ntree: \(String(decoding: expected, as: UTF8.self))")
-            Self.expectSameState(fast, full)
-        }
-        #expect(vouched > 1000)
-        #expect(declined > 1000)
+        Self.expectSameAsTree(seed: 0x15A3 &+ UInt64(previewLimit), options: options,
+                              written: { $0.decodeJSON($1, tree: &$2, line: &$3) },
+                              print: { JSONTree.writeObject($0, showSecrets: false, into: &$1) },
+                              tree: \.jsonTree, other: \.textTree)
     }
+
+    /// A connection that opens a channel in confirm mode and publishes one message: what a
+    /// connection adds to written trees (a confirm number, the completed message).
+    static let confirmedPublish = Wire.protocolHeader
+        + Wire.method(20, 10, channel: 1, Wire.shortstr(""))                   // channel.open
+        + Wire.method(85, 10, channel: 1, [0])                                 // confirm.select
+        + Wire.publish(channel: 1, exchange: "x", routingKey: "k")
+        + Wire.contentHeader(channel: 1, bodySize: 5)
+        + Wire.body(channel: 1, "hello")
 
     @Test("JSON: a connection adds its members before the object's closing brace")
     func jsonConnection() {
         var options = AMQPOptions()
         options.detail = .json
-        let stream = Wire.protocolHeader
-            + Wire.method(20, 10, channel: 1, Wire.shortstr(""))                   // channel.open
-            + Wire.method(85, 10, channel: 1, [0])                                 // confirm.select
-            + Wire.publish(channel: 1, exchange: "x", routingKey: "k")
-            + Wire.contentHeader(channel: 1, bodySize: 5)
-            + Wire.body(channel: 1, "hello")
-        let pdus = dissect(stream, options: options)
+        let pdus = dissect(Self.confirmedPublish, options: options)
         #expect(pdus.map { $0.jsonTree.isEmpty } == [true, true, true, false, false, false])
         #expect(String(decoding: pdus[3].jsonTree, as: UTF8.self).hasSuffix(",\"immediate\":false},\"publish_seq\":1}"))
         #expect(String(decoding: pdus[5].jsonTree, as: UTF8.self).hasSuffix(
@@ -158,15 +158,15 @@ struct AMQPTextDetailTests {
     @Test("without text lines (Field.buildsTextLines off) every frame goes to the full decoder, which drops them")
     func noTextLines() {
         let decoder = AMQPFrameDecoder(options: AMQPOptions())
-        var tree = ByteSink()
+        var tree = ByteSink(), line = ByteSink()
         var framer = AMQPFramer(atStreamStart: false)
         framer.append(Wire.publish(channel: 1, exchange: "x", routingKey: "k")[...])
         guard case .unit(.frame(let frame, _)) = framer.next() else {
             Issue.record("the fixture frames")
             return
         }
-        #expect(decoder.decodeText(frame, style: TextTree.Style(), tree: &tree, textLines: true) != nil)
-        #expect(decoder.decodeText(frame, style: TextTree.Style(), tree: &tree, textLines: false) == nil)
+        #expect(decoder.decodeText(frame, style: TextTree.Style(), tree: &tree, line: &line, textLines: true) != nil)
+        #expect(decoder.decodeText(frame, style: TextTree.Style(), tree: &tree, line: &line, textLines: false) == nil)
     }
 
     @Test("a completed message writes the lines its field prints as",
@@ -212,13 +212,7 @@ struct AMQPTextDetailTests {
     func connection() {
         var options = AMQPOptions()
         options.detail = .text(TextTree.Style())
-        let stream = Wire.protocolHeader
-            + Wire.method(20, 10, channel: 1, Wire.shortstr(""))                   // channel.open
-            + Wire.method(85, 10, channel: 1, [0])                                 // confirm.select
-            + Wire.publish(channel: 1, exchange: "x", routingKey: "k")
-            + Wire.contentHeader(channel: 1, bodySize: 5)
-            + Wire.body(channel: 1, "hello")
-        let pdus = dissect(stream, options: options)
+        let pdus = dissect(Self.confirmedPublish, options: options)
         #expect(pdus.map { $0.textTree.isEmpty } == [true, true, true, false, false, false])
         let publish = String(decoding: pdus[3].textTree, as: UTF8.self)
         #expect(publish.hasSuffix("    Frame-End: 0xCE\n    Publish sequence number (confirm mode): 1\n"))
