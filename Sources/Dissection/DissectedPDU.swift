@@ -3,9 +3,7 @@
 /// A value type whose parts live in one shared, copy-on-write box: a PDU is copied several times
 /// on its way from a decoder to a renderer (into the decoder's output, into an event, out of it),
 /// and copying one reference costs far less than retaining each string and array of the tree.
-/// Sendable by hand: the box (a `ManagedBuffer`, which cannot declare it) is only written while
-/// one value holds it.
-public struct DissectedPDU: @unchecked Sendable {
+public struct DissectedPDU: Sendable {
     /// Which tree a written fast path wrote.
     public enum WrittenTree: Sendable {
         case none
@@ -21,7 +19,7 @@ public struct DissectedPDU: @unchecked Sendable {
     /// one buffer of the box (`tail`): one allocation for both, where an array and a String (made
     /// from bytes, which validates them) cost two to make and two to free. The array and the
     /// String are made only when asked for, or when the part is changed.
-    @usableFromInline final class Storage {
+    @usableFromInline final class Storage: @unchecked Sendable {
         @usableFromInline @exclusivity(unchecked) var protocolName: String
         /// Unused while the summary is in the tail (`summaryCount` > 0).
         @usableFromInline @exclusivity(unchecked) var summary: String
