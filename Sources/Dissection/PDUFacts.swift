@@ -67,6 +67,14 @@ public struct PDUFacts: Sendable, Equatable {
         change(&storage.values)
     }
 
+    /// Sets one of `identity`, `message` and `close`, and its bit in `extras`.
+    private mutating func setExtra<T>(_ member: WritableKeyPath<Values, T?>, _ value: T?, bit: UInt8) {
+        update {
+            $0[keyPath: member] = value
+            if value == nil { $0.extras &= ~bit } else { $0.extras |= bit }
+        }
+    }
+
     /// The packet type or AMQP method (`PUBLISH`, `basic.deliver`), else the frame type (`body`).
     public var kind: String {
         get { storage.values.kind }
@@ -121,32 +129,17 @@ public struct PDUFacts: Sendable, Equatable {
     /// Who the AMQP client is (connection.start-ok, connection.open).
     public var identity: ClientIdentity? {
         get { storage.values.extras & Values.identityBit == 0 ? nil : storage.values.identity }
-        set {
-            update {
-                $0.identity = newValue
-                if newValue == nil { $0.extras &= ~Values.identityBit } else { $0.extras |= Values.identityBit }
-            }
-        }
+        set { setExtra(\.identity, newValue, bit: Values.identityBit) }
     }
     /// The message this PDU completed (AMQP content assembly).
     public var message: MessageFacts? {
         get { storage.values.extras & Values.messageBit == 0 ? nil : storage.values.message }
-        set {
-            update {
-                $0.message = newValue
-                if newValue == nil { $0.extras &= ~Values.messageBit } else { $0.extras |= Values.messageBit }
-            }
-        }
+        set { setExtra(\.message, newValue, bit: Values.messageBit) }
     }
     /// A channel.close or connection.close.
     public var close: CloseFacts? {
         get { storage.values.extras & Values.closeBit == 0 ? nil : storage.values.close }
-        set {
-            update {
-                $0.close = newValue
-                if newValue == nil { $0.extras &= ~Values.closeBit } else { $0.extras |= Values.closeBit }
-            }
-        }
+        set { setExtra(\.close, newValue, bit: Values.closeBit) }
     }
 
     public init(kind: String) {
