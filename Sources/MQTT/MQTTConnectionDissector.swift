@@ -120,10 +120,16 @@ public struct MQTTConnectionDissector: StreamDissector {
     }
 
     private mutating func attachPending(_ direction: Direction, to pdu: inout DissectedPDU) {
-        let pending = direction == .toServer ? pendingToServer : pendingToClient
-        guard !pending.problems.isEmpty else { return }
-        pdu.problems.insert(contentsOf: pending.problems, at: 0)
-        if direction == .toServer { pendingToServer = Pending() } else { pendingToClient = Pending() }
+        // Checked in place: copying the pending value out retains its array, for every packet.
+        if direction == .toServer {
+            guard !pendingToServer.problems.isEmpty else { return }
+            pdu.problems.insert(contentsOf: pendingToServer.problems, at: 0)
+            pendingToServer = Pending()
+        } else {
+            guard !pendingToClient.problems.isEmpty else { return }
+            pdu.problems.insert(contentsOf: pendingToClient.problems, at: 0)
+            pendingToClient = Pending()
+        }
     }
 
     private mutating func decode(_ frame: MQTTFrame, from direction: Direction) -> DissectedPDU {
@@ -131,8 +137,8 @@ public struct MQTTConnectionDissector: StreamDissector {
         if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }
         if !treeSink.isUniquelyReferenced { treeSink = ByteSink(capacity: 1024) }
         let type = frame.held.first.map { MQTTPacketType(rawValue: $0 >> 4) }
-        var state = session[direction]
         if type == .connect {
+            var state = session[direction]
             var (pdu, facts) = MQTTDecoder.decodeFrame(frame, version: session.version ?? .v3_1_1, state: &state, options: options, lineSink: lineSink)
             session[direction] = state
             if session.sawConnect {
@@ -166,6 +172,8 @@ public struct MQTTConnectionDissector: StreamDissector {
                 if let pdu = MQTTDecoder.jsonTree(of: frame, version: version, options: options,
                                                   tree: &treeSink, line: &lineSink) { return pdu }
             }
+            // The direction's state is copied out only here: the fast paths above change none of it.
+            var state = session[direction]
             let (pdu, facts) = MQTTDecoder.decodeFrame(frame, version: version, state: &state, options: options, lineSink: lineSink)
             session[direction] = state
             if type == .connack, let maximum = facts.topicAliasMaximum, direction == .toClient {
@@ -174,8 +182,8 @@ public struct MQTTConnectionDissector: StreamDissector {
             return pdu
         }
 
-        var state311 = state
-        var state5 = state
+        var state311 = session[direction]
+        var state5 = state311
         var (pdu311, facts311) = MQTTDecoder.decodeFrame(frame, version: .v3_1_1, state: &state311, options: options)
         let (pdu5, facts5) = MQTTDecoder.decodeFrame(frame, version: .v5, state: &state5, options: options)
         if facts311.hasErrors, !facts5.hasErrors {
