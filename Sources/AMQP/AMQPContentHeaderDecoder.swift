@@ -133,23 +133,27 @@ struct AMQPContentHeaderDecoder {
     /// made once per class: they are the same for every content header.
     private static let basicFlagLines = makeFlagLines(AMQPSpec.class(id: 60)?.properties ?? [])
 
-    /// `basicFlagLines` as the text format writes them (`flagLineBytes`), made once too.
-    private static let basicFlagLineBytes = lineBytes(basicFlagLines)
-
     static func flagLines(classID: UInt16, properties: [AMQPArgumentSpec]) -> [(key: String, present: String, absent: String)] {
         classID == 60 ? basicFlagLines : makeFlagLines(properties)
     }
 
-    /// `flagLines` as the text format writes them, as bytes: indented a level below the root,
-    /// each ending in a newline (a content header writes one per property of its class, and
-    /// appending bytes costs less than appending a String).
-    static func flagLineBytes(classID: UInt16, properties: [AMQPArgumentSpec]) -> [(present: [UInt8], absent: [UInt8])] {
-        classID == 60 ? basicFlagLineBytes : lineBytes(makeFlagLines(properties))
+    /// `flagLines` of a class of the spec as the text format writes them: indented a level below
+    /// the root, each ending in a newline, the present line of property `i` at `2 * i` and the
+    /// absent one after it; nil for a class without properties. Made once for every class, as
+    /// immortal bytes: a content header writes one per property of its class.
+    static func flagLineBytes(classID: UInt16) -> ImmortalTable? {
+        Int(classID) < flagLineTables.count ? flagLineTables[Int(classID)] : nil
     }
 
-    private static func lineBytes(_ lines: [(key: String, present: String, absent: String)]) -> [(present: [UInt8], absent: [UInt8])] {
-        lines.map { (Array(("        " + $0.present + "\n").utf8), Array(("        " + $0.absent + "\n").utf8)) }
-    }
+    private static let flagLineTables: [ImmortalTable?] = {
+        var tables = [ImmortalTable?](repeating: nil, count: Int(AMQPSpec.classes.map(\.id).max() ?? 0) + 1)
+        for cls in AMQPSpec.classes where !cls.properties.isEmpty {
+            tables[Int(cls.id)] = ImmortalTable(flagLines(classID: cls.id, properties: cls.properties).flatMap {
+                ["        " + $0.present + "\n", "        " + $0.absent + "\n"]
+            })
+        }
+        return tables
+    }()
 
     private static func makeFlagLines(_ properties: [AMQPArgumentSpec]) -> [(key: String, present: String, absent: String)] {
         properties.enumerated().map { i, prop in

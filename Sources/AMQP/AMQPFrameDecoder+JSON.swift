@@ -30,7 +30,7 @@ extension AMQPFrameDecoder {
         case .body:
             let size = Int(frame.size)
             tree.literal(",\"body\":")
-            frame.payload.withUnsafeBufferPointer {
+            _ = frame.payload.withUnsafeBufferPointer {
                 writePreviewJSON($0, length: size, limit: options.bodyPreviewBytes, key: "body", into: &tree)
             }
             tree.literal(",\"length\":")

@@ -134,7 +134,7 @@ extension AMQPFrameDecoder {
             tree.append(Int(flags))
             if flags != 0 { tree.literal(",\"properties\":{") }
         } else {
-            writeHeaderLines(classID: classID, bodySize: bodySize, flags: flags, properties: properties, into: &tree)
+            writeHeaderLines(classID: classID, bodySize: bodySize, flags: flags, into: &tree)
         }
         var first = true
 
@@ -227,7 +227,7 @@ extension AMQPFrameDecoder {
 
     /// A content header's lines before its properties: class, weight, body size, the property
     /// flags bit by bit, and `Properties` when any is present.
-    private func writeHeaderLines(classID: UInt16, bodySize: UInt64, flags: UInt16, properties: [AMQPArgumentSpec],
+    private func writeHeaderLines(classID: UInt16, bodySize: UInt64, flags: UInt16,
                                   into tree: inout ByteSink) {
         line(AMQPTextLines.classID(classID), into: &tree)
         line("Weight", 0, into: &tree)
@@ -235,10 +235,10 @@ extension AMQPFrameDecoder {
         tree.literal("    Property flags: ")
         AMQPHex.append(UInt64(flags), digits: 4, into: &tree)
         tree.literal("\n")
-        let lines = AMQPContentHeaderDecoder.flagLineBytes(classID: classID, properties: properties)
-        for i in 0..<min(lines.count, 15) {
-            let line = flags >> UInt16(15 - i) & 1 == 1 ? lines[i].present : lines[i].absent
-            line.withUnsafeBufferPointer { tree.append(bytes: $0) }
+        if let lines = AMQPContentHeaderDecoder.flagLineBytes(classID: classID) {
+            for i in 0..<min(lines.count / 2, 15) {
+                tree.append(lines[2 * i + (flags >> UInt16(15 - i) & 1 == 1 ? 0 : 1)])
+            }
         }
         if flags != 0 { tree.literal("    Properties\n") }
     }

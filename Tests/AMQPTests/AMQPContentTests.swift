@@ -142,4 +142,26 @@ struct AMQPContentTests {
         let pdus = AMQPDecoder.decodeAll(Wire.publish(channel: 1, exchange: "", routingKey: "q") + Wire.contentHeader(channel: 1, bodySize: 10))
         #expect(pdus.contains { $0.has("message-incomplete") })
     }
+
+    @Test("the text format's property-flag lines of every class are the full decoder's flag lines, indented, present then absent")
+    func flagLineTables() {
+        var classesWithProperties = 0
+        for id in 0...300 {
+            let cls = AMQPSpec.class(id: UInt16(id))
+            let table = AMQPContentHeaderDecoder.flagLineBytes(classID: UInt16(id))
+            guard let cls, !cls.properties.isEmpty else {
+                #expect(table == nil, "class \(id) has no properties")
+                continue
+            }
+            classesWithProperties += 1
+            let lines = AMQPContentHeaderDecoder.flagLines(classID: cls.id, properties: cls.properties)
+            guard let table else { Issue.record("class \(id) has no flag lines"); continue }
+            #expect(table.count == 2 * lines.count)
+            for (i, line) in lines.enumerated() {
+                #expect(String(decoding: table[2 * i].buffer, as: UTF8.self) == "        " + line.present + "\n")
+                #expect(String(decoding: table[2 * i + 1].buffer, as: UTF8.self) == "        " + line.absent + "\n")
+            }
+        }
+        #expect(classesWithProperties >= 1)
+    }
 }
