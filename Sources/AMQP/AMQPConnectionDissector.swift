@@ -9,6 +9,57 @@ public struct AMQPConnectionDissector: StreamDissector {
     private struct ChannelKey: Hashable {
         var direction: Direction
         var channel: UInt16
+
+        /// The key as one word: the channel, and the direction above it.
+        var code: UInt32 { UInt32(channel) | (direction == .toServer ? 0x1_0000 : 0) }
+    }
+
+    /// Values by channel and direction in a short list, oldest first, searched from the front:
+    /// a connection uses a few channels, and a dictionary hashed the key (a few hundred
+    /// instructions) several times per frame. Values are changed in place (`slot`), not copied out
+    /// and back.
+    private struct ChannelTable<Value> {
+        private(set) var codes: [UInt32] = []
+        private(set) var keys: [ChannelKey] = []
+        var values: [Value] = []
+
+        var isEmpty: Bool { codes.isEmpty }
+
+        /// The index of `key`'s value, if it has one.
+        func slot(_ key: ChannelKey) -> Int? {
+            let code = key.code
+            return codes.withUnsafeBufferPointer { c in
+                for i in 0..<c.count where c[i] == code { return i }
+                return nil
+            }
+        }
+
+        subscript(key: ChannelKey) -> Value? {
+            get { slot(key).map { values[$0] } }
+            set {
+                if let i = slot(key) {
+                    if let newValue { values[i] = newValue } else { remove(at: i) }
+                } else if let newValue {
+                    codes.append(key.code)
+                    keys.append(key)
+                    values.append(newValue)
+                }
+            }
+        }
+
+        mutating func remove(at i: Int) {
+            codes.remove(at: i)
+            keys.remove(at: i)
+            values.remove(at: i)
+        }
+
+        /// Removes the values of one direction, keeping the others in order.
+        mutating func removeAll(in direction: Direction) {
+            var i = 0
+            while i < keys.count {
+                if keys[i].direction == direction { remove(at: i) } else { i += 1 }
+            }
+        }
     }
 
     private let options: AMQPOptions
@@ -26,16 +77,37 @@ public struct AMQPConnectionDissector: StreamDissector {
     private var proposedFrameMax: Int?
     private var frameMax: Int?
     private var channelMax = 0
-    private var messages: [ChannelKey: AMQPMessageAssembly] = [:]
+    /// A set of channel numbers as bits: asked for every frame, where a `Set` hashed the number.
+    private struct ChannelBits {
+        private var words: [UInt64] = []
+
+        subscript(channel: UInt16) -> Bool {
+            get {
+                let w = Int(channel) >> 6
+                return w < words.count && words[w] >> UInt64(channel & 63) & 1 == 1
+            }
+            set {
+                let w = Int(channel) >> 6
+                if w >= words.count {
+                    guard newValue else { return }
+                    words += [UInt64](repeating: 0, count: w + 1 - words.count)
+                }
+                if newValue { words[w] |= 1 << UInt64(channel & 63) } else { words[w] &= ~(1 << UInt64(channel & 63)) }
+            }
+        }
+    }
+
+    private var messages = ChannelTable<AMQPMessageAssembly>()
     /// The last request of each method per channel and direction, for close explanations.
-    private var requests: [ChannelKey: [AMQPMethodID: AMQPArgumentValues]] = [:]
+    private var requests = ChannelTable<[AMQPMethodID: AMQPArgumentValues]>()
     /// Directions that lost frame sync at some point: content out of context is expected there.
-    private var lostSync: Set<Direction> = []
+    private var lostSyncToServer = false
+    private var lostSyncToClient = false
     /// Channels opened (channel.open) and not yet closed (channel.close-ok), when the capture
     /// showed the connection's start.
-    private var openChannels: Set<UInt16> = []
+    private var openChannels = ChannelBits()
     /// Channels the client put in confirm mode (confirm.select), with the number of its last publish.
-    private var confirmSequence: [UInt16: Int] = [:]
+    private var confirmSequence = ChannelTable<Int>()
     /// Which queue each delivery and each client acknowledgement concerns.
     private var queues: AMQPQueueTracker
     /// The written fast paths' tree (`PDUDetail.text`, `.json`), frame after frame; copied out per frame.
@@ -86,7 +158,7 @@ public struct AMQPConnectionDissector: StreamDissector {
         for unit in units { output.append(process(unit, from: direction)) }
         if !inSync {
             // Whole frames may have been lost: messages in flight in this direction cannot be completed.
-            for key in messages.keys where key.direction == direction { messages[key] = nil }
+            messages.removeAll(in: direction)
         }
     }
 
@@ -94,8 +166,9 @@ public struct AMQPConnectionDissector: StreamDissector {
         var units: [AMQPFramedUnit] = []
         withFramer(direction) { framer in units = framer.finish() }
         for unit in units { output.append(process(unit, from: direction)) }
-        for (key, message) in messages where key.direction == direction {
-            messages[key] = nil
+        let ended = messages
+        messages.removeAll(in: direction)
+        for (key, message) in zip(ended.keys, ended.values) where key.direction == direction {
             let problem = Problem(.warning, "message-incomplete",
                                   "the stream ended before the \(message.method.fullName) on channel \(key.channel) was complete: \(message.progress)",
                                   reference: "AMQP 0-9-1 §4.2.6")
@@ -225,24 +298,26 @@ public struct AMQPConnectionDissector: StreamDissector {
     private mutating func track(_ frame: AMQPRawFrame, _ decoded: inout AMQPFrameDecoder.Decoded, from direction: Direction) {
         let key = ChannelKey(direction: direction, channel: frame.channel)
         if decoded.pdu.problems.contains(where: { $0.code == "resync-skipped" || $0.code == "capture-gap" }) {
-            lostSync.insert(direction)
+            if direction == .toServer { lostSyncToServer = true } else { lostSyncToClient = true }
         }
         // AMQP 0-9-1 channel.open: a channel is used only once opened; RabbitMQ answers
         // anything else with 504 CHANNEL_ERROR. Only judged when the capture saw the whole connection.
-        if expectsProtocolHeader, lostSync.isEmpty, frame.channel != 0, frame.type != .heartbeat,
-           !openChannels.contains(frame.channel), decoded.method?.id != AMQPMethodID(classID: 20, methodID: 10) {
+        if expectsProtocolHeader, !lostSyncToServer, !lostSyncToClient, frame.channel != 0, frame.type != .heartbeat,
+           !openChannels[frame.channel], decoded.method?.id != AMQPMethodID(classID: 20, methodID: 10) {
             decoded.pdu.problems.append(Problem(.warning, "channel-not-open",
                                                 "channel \(frame.channel) is used without a channel.open seen on this connection",
                                                 reference: "AMQP 0-9-1 channel.open", range: 1..<3))
         }
         // Content seen without its start is expected right after a capture starts mid-stream or loses bytes.
-        let severity: Problem.Severity = info.startedMidStream || lostSync.contains(direction) ? .note : .error
+        let lostSync = direction == .toServer ? lostSyncToServer : lostSyncToClient
+        let severity: Problem.Severity = info.startedMidStream || lostSync ? .note : .error
         switch frame.type {
         case .method:
             guard let method = decoded.method, let spec = method.spec else { return }
             let id = AMQPMethodID(classID: spec.classID, methodID: spec.methodID)
-            if let pending = messages[key] {
-                messages[key] = nil
+            if let i = messages.slot(key) {
+                let pending = messages.values[i]
+                messages.remove(at: i)
                 decoded.pdu.problems.append(Problem(.error, "message-interrupted",
                                                     "\(spec.fullName) arrived on channel \(frame.channel) before the \(pending.method.fullName) ahead of it was complete: \(pending.progress)",
                                                     reference: "AMQP 0-9-1 §4.2.6"))
@@ -252,13 +327,17 @@ public struct AMQPConnectionDissector: StreamDissector {
                                                     previewLimit: options.detail == .facts ? 0 : options.bodyPreviewBytes)
             }
             if AMQPConnectionDissector.isRemembered(id) {
-                requests[key, default: [:]][id] = method.values.withoutBulk
+                if let i = requests.slot(key) {
+                    requests.values[i][id] = method.values.withoutBulk
+                } else {
+                    requests[key] = [id: method.values.withoutBulk]
+                }
             }
             if spec.classID == 20, spec.methodName == "close-ok" || spec.methodName == "open" {
                 for d in [Direction.toServer, .toClient] {
                     requests[ChannelKey(direction: d, channel: frame.channel)] = nil
                 }
-                if spec.methodName == "open" { openChannels.insert(frame.channel) } else { openChannels.remove(frame.channel) }
+                openChannels[frame.channel] = spec.methodName == "open"
                 queues.reset(channel: frame.channel)
             }
             let derived = queues.track(id, method.values, channel: frame.channel, from: direction)
@@ -274,7 +353,7 @@ public struct AMQPConnectionDissector: StreamDissector {
             trackConfirms(id, method.values, channel: frame.channel, from: direction, &decoded.pdu)
         case .header:
             guard let header = decoded.header else { return }
-            guard var message = messages[key], message.stage == .awaitingHeader else {
+            guard let i = messages.slot(key), messages.values[i].stage == .awaitingHeader else {
                 let what = messages[key].map { "while the \($0.method.fullName) before it still expects body frames" }
                     ?? "with no content-bearing method (basic.publish, basic.deliver, basic.get-ok, basic.return) before it"
                 messages[key] = nil
@@ -282,39 +361,38 @@ public struct AMQPConnectionDissector: StreamDissector {
                                                     reference: "AMQP 0-9-1 §4.2.6"))
                 return
             }
-            if let classID = header.classID, classID != message.method.classID {
+            let method = messages.values[i].method
+            if let classID = header.classID, classID != method.classID {
                 decoded.pdu.problems.append(Problem(.error, "header-class-mismatch",
-                                                    "content header of class \(classID) follows \(message.method.fullName) of class \(message.method.classID)",
+                                                    "content header of class \(classID) follows \(method.fullName) of class \(method.classID)",
                                                     reference: "AMQP 0-9-1 §4.2.6.1", range: 7..<9))
             }
-            message.bodySize = header.bodySize ?? 0
-            message.propertySummary = header.propertySummary
-            message.stage = .awaitingBody
-            if message.isComplete {
-                complete(message, in: &decoded.pdu)
-                messages[key] = nil
-            } else {
-                messages[key] = message
+            // Changed where it is kept: a copy out and back retained each of its parts.
+            messages.values[i].bodySize = header.bodySize ?? 0
+            messages.values[i].propertySummary = header.propertySummary
+            messages.values[i].stage = .awaitingBody
+            if messages.values[i].isComplete {
+                complete(messages.values[i], in: &decoded.pdu)
+                messages.remove(at: i)
             }
         case .body:
-            guard var message = messages[key], message.stage == .awaitingBody else {
+            guard let i = messages.slot(key), messages.values[i].stage == .awaitingBody else {
                 let what = messages[key] != nil ? "before the content header" : "with no message in progress"
                 messages[key] = nil
                 decoded.pdu.problems.append(Problem(severity, "unexpected-body", "body frame on channel \(frame.channel) \(what)",
                                                     reference: "AMQP 0-9-1 §4.2.6.2"))
                 return
             }
-            message.add(body: frame)
-            if message.received > message.bodySize {
+            messages.values[i].add(body: frame)
+            let (received, bodySize) = (messages.values[i].received, messages.values[i].bodySize)
+            if received > bodySize {
                 decoded.pdu.problems.append(Problem(.error, "body-overrun",
-                                                    "body frames carry \(message.received) bytes, more than the body-size of \(message.bodySize) in the content header",
+                                                    "body frames carry \(received) bytes, more than the body-size of \(bodySize) in the content header",
                                                     reference: "AMQP 0-9-1 §4.2.6.2"))
             }
-            if message.isComplete {
-                complete(message, in: &decoded.pdu)
-                messages[key] = nil
-            } else {
-                messages[key] = message
+            if messages.values[i].isComplete {
+                complete(messages.values[i], in: &decoded.pdu)
+                messages.remove(at: i)
             }
         default:
             return
@@ -351,17 +429,18 @@ public struct AMQPConnectionDissector: StreamDissector {
                                         from direction: Direction, _ pdu: inout DissectedPDU) {
         switch (id.classID, id.methodID) {
         case (85, 10) where direction == .toServer:
-            confirmSequence[channel] = 0
+            confirmSequence[ChannelKey(direction: .toServer, channel: channel)] = 0
         case (20, 10), (20, 41):
-            confirmSequence[channel] = nil
+            confirmSequence[ChannelKey(direction: .toServer, channel: channel)] = nil
         case (60, 40) where direction == .toServer:
-            guard let last = confirmSequence[channel] else { return }
-            confirmSequence[channel] = last + 1
+            guard let i = confirmSequence.slot(ChannelKey(direction: .toServer, channel: channel)) else { return }
+            confirmSequence.values[i] += 1
+            let last = confirmSequence.values[i] - 1
             // Fields of the tree only: summaries do not count them.
             guard pdu.facts == nil else { return }
             add([Field("publish_seq", "Publish sequence number (confirm mode)", .int(last + 1))], to: &pdu)
         case (60, 80) where direction == .toClient, (60, 120) where direction == .toClient:
-            guard confirmSequence[channel] != nil, let tag = values.int("delivery-tag") else { return }
+            guard confirmSequence.slot(ChannelKey(direction: .toServer, channel: channel)) != nil, let tag = values.int("delivery-tag") else { return }
             let multiple = values.bool("multiple") ?? false
             guard pdu.facts == nil else { return }
             // Written as bytes, made a String once (one per confirm: interpolating cost several times as much).

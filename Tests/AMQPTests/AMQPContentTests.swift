@@ -164,4 +164,48 @@ struct AMQPContentTests {
         }
         #expect(classesWithProperties >= 1)
     }
+
+    @Test("messages are assembled per channel and per direction, their frames interleaved; those left open end per direction")
+    func interleavedChannelsAndDirections() {
+        var d = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: true, serverPort: 5672), options: AMQPOptions())
+        var out: [DissectedPDU] = []
+        func send(_ bytes: [UInt8], _ direction: Direction) { d.receive(bytes[...], from: direction, into: &out) }
+        func deliver(channel: UInt16, routingKey: String) -> [UInt8] {
+            Wire.method(60, 60, channel: channel, Wire.shortstr("ctag") + Wire.u64(1) + [0] + Wire.shortstr("x") + Wire.shortstr(routingKey))
+        }
+        // Channel 1 carries a publish (to the server) and a delivery (to the client) at once; channel 2 a publish.
+        send(Wire.publish(channel: 1, exchange: "x", routingKey: "up-1"), .toServer)
+        send(deliver(channel: 1, routingKey: "down-1"), .toClient)
+        send(Wire.publish(channel: 2, exchange: "x", routingKey: "up-2"), .toServer)
+        send(Wire.contentHeader(channel: 1, bodySize: 4), .toClient)
+        send(Wire.contentHeader(channel: 2, bodySize: 2), .toServer)
+        send(Wire.contentHeader(channel: 1, bodySize: 3), .toServer)
+        send(Wire.body(channel: 1, "dn"), .toClient)
+        send(Wire.body(channel: 2, "u2"), .toServer)
+        send(Wire.body(channel: 1, "u1!"), .toServer)
+        send(Wire.body(channel: 1, "-1"), .toClient)
+        #expect(out.count == 10)
+        #expect(out.allSatisfy { $0.problems.isEmpty }, "\(out.flatMap(\.problems).map(\.description))")
+        let completed = out.filter { $0.value("message") != nil }
+        #expect(completed.map { $0.value("message.routing_key") } == [.string("up-2"), .string("up-1"), .string("down-1")])
+        #expect(completed.map { $0.value("message.body_size") } == [.int(2), .int(3), .int(4)])
+        #expect(completed.map { $0.value("message.body") } == [.text(preview: "u2", length: 2), .text(preview: "u1!", length: 3),
+                                                                .text(preview: "dn-1", length: 4)])
+
+        // Left open: a publish on channels 3 and 4 and a delivery on channel 3. Only the client's end with its stream.
+        send(Wire.publish(channel: 3, exchange: "x", routingKey: "a"), .toServer)
+        send(deliver(channel: 3, routingKey: "b"), .toClient)
+        send(Wire.publish(channel: 4, exchange: "x", routingKey: "c") + Wire.contentHeader(channel: 4, bodySize: 9), .toServer)
+        out.removeAll()
+        d.finish(.toServer, into: &out)
+        let ended = out.flatMap(\.problems).filter { $0.code == "message-incomplete" }.map(\.message).sorted()
+        #expect(ended.count == 2)
+        #expect(ended.first?.contains("basic.publish on channel 3") == true && ended.first?.contains("content header never came") == true)
+        #expect(ended.last?.contains("basic.publish on channel 4") == true && ended.last?.contains("0 of 9 body bytes") == true)
+        out.removeAll()
+        d.finish(.toClient, into: &out)
+        let left = out.flatMap(\.problems).filter { $0.code == "message-incomplete" }.map(\.message)
+        #expect(left.count == 1)
+        #expect(left.first?.contains("basic.deliver on channel 3") == true)
+    }
 }
