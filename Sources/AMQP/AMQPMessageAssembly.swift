@@ -45,10 +45,18 @@ struct AMQPMessageAssembly {
         }
     }
 
-    /// The method arguments a message view repeats: spec name, JSON key, label.
-    static let routingArguments: [(String, String, String)] =
-        ["exchange", "routing-key", "consumer-tag", "delivery-tag", "redelivered", "reply-code", "reply-text", "message-count"]
-            .map { ($0, AMQPSpec.snakeCase($0), AMQPSpec.titleCase($0)) }
+    /// The method arguments a message view repeats, by spec name, in the order it shows them.
+    /// Each method keeps where its own are (`AMQPMethodSpec.messageArguments`).
+    static let routingArguments = ["exchange", "routing-key", "consumer-tag", "delivery-tag", "redelivered",
+                                   "reply-code", "reply-text", "message-count"]
+
+    /// The value of the method's argument at `index` (of `method.arguments`): read at that
+    /// index, where a whole method's values are, else looked up by name.
+    private func methodValue(at index: Int) -> AMQPArgumentValue? {
+        let entries = methodValues.entries
+        if index < entries.count, entries[index].spec === method.arguments[index] { return entries[index].value }
+        return methodValues[method.arguments[index].name]
+    }
 
     /// What summaries count of the message: the same values `field()` shows.
     var facts: PDUFacts.MessageFacts {
@@ -63,8 +71,9 @@ struct AMQPMessageAssembly {
         out.literal("    Message\n        Method: ")
         out.append(method.fullName)
         out.literal("\n")
-        for (name, _, label) in Self.routingArguments {
-            guard let value = methodValues[name] else { continue }
+        for index in method.messageArguments {
+            guard let value = methodValue(at: index) else { continue }
+            let label = method.arguments[index].label
             switch value {
             case .string(let s):
                 out.literal("        ")
@@ -105,10 +114,11 @@ struct AMQPMessageAssembly {
     /// The `message` field: the method's routing, the properties, and the body preview.
     func field() -> Field {
         var children: [Field] = []
-        children.reserveCapacity(Self.routingArguments.count + 6)
+        children.reserveCapacity(method.messageArguments.count + 6)
         children.append(Field("method", "Method", .string(method.fullName)))
-        for (name, key, label) in Self.routingArguments {
-            guard let value = methodValues[name] else { continue }
+        for index in method.messageArguments {
+            guard let value = methodValue(at: index) else { continue }
+            let (key, label) = (method.arguments[index].key, method.arguments[index].label)
             switch value {
             case .string(let s): children.append(Field(key, label, .string(s)))
             case .int(let v): children.append(Field(key, label, .int(v)))

@@ -95,6 +95,7 @@ public final class AMQPMethodSpec: Sendable, Equatable {
         self.isSynchronous = isSynchronous
         self.arguments = arguments
         self.fullName = className + "." + methodName
+        self.messageArguments = AMQPMessageAssembly.routingArguments.compactMap { name in arguments.firstIndex { $0.name == name } }
         // Consecutive bit arguments share octets, lowest bit first (§4.2.5.2); any other type ends
         // the run. So each bit argument's position is known here, and with it the only two lines
         // it can show: `.......1 = Mandatory: true`.
@@ -115,6 +116,10 @@ public final class AMQPMethodSpec: Sendable, Equatable {
     /// (nil for the others). Made once here: every bit of every frame shows one, and building
     /// each took a few string appends.
     let bitLines: [(clear: String, set: String)?]
+
+    /// Where the arguments a message view repeats (`AMQPMessageAssembly.routingArguments`) are in
+    /// `arguments`, in the order the view shows them: found once here, not by name per message.
+    let messageArguments: [Int]
 
     /// `basic.publish`. Made once here: summaries, fields and message assemblies name the method
     /// of nearly every frame, and concatenating it each time made a string per use.

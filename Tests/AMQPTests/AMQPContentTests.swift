@@ -208,4 +208,46 @@ struct AMQPContentTests {
         #expect(left.count == 1)
         #expect(left.first?.contains("basic.deliver on channel 3") == true)
     }
+
+    @Test("a message view repeats the method's routing arguments it has, in the view's order, found by position or else by name")
+    func messageArguments() {
+        let order = ["exchange", "routing-key", "consumer-tag", "delivery-tag", "redelivered", "reply-code", "reply-text", "message-count"]
+        var checked = 0
+        for spec in AMQPSpec.allMethods {
+            let names = spec.messageArguments.map { spec.arguments[$0].name }
+            #expect(names == order.filter { name in spec.arguments.contains { $0.name == name } }, "\(spec.fullName)")
+            guard spec.carriesContent else { continue }
+            // Values for every argument, in wire order: each routing argument shows its own.
+            var values = AMQPArgumentValues()
+            for (i, arg) in spec.arguments.enumerated() {
+                switch arg.type {
+                case .bit: values.append(arg, .bool(i % 2 == 0))
+                case .shortstr, .longstr: values.append(arg, .string("v-\(arg.name)"))
+                default: values.append(arg, .int(100 + i))
+                }
+            }
+            let field = AMQPMessageAssembly(method: spec, values: values, previewLimit: 8).field()
+            let shown = field.children.dropFirst().prefix(names.count)
+            #expect(shown.map(\.key) == names.map { AMQPSpec.snakeCase($0) }, "\(spec.fullName)")
+            #expect(shown.map(\.value) == names.map { name in
+                switch values[name] {
+                case .string(let s)?: return .string(s)
+                case .int(let v)?: return .int(v)
+                case .bool(let b)?: return .bool(b)
+                default: return .string("?")
+                }
+            }, "\(spec.fullName)")
+            checked += 1
+        }
+        #expect(checked == 4) // basic.publish, return, deliver, get-ok
+        // Values that are not the whole method in order (only the routing key): found by name.
+        let publish = AMQPSpec.method(classID: 60, methodID: 40)!
+        var partial = AMQPArgumentValues()
+        partial.append(publish.arguments.first { $0.name == "routing-key" }!, .string("only-key"))
+        let message = AMQPMessageAssembly(method: publish, values: partial, previewLimit: 8)
+        #expect(message.field().children.map(\.key).prefix(2) == ["method", "routing_key"])
+        var text = ByteSink()
+        message.writeText(into: &text, style: TextTree.Style())
+        #expect(String(decoding: text.bytes, as: UTF8.self).contains("\n        Routing-Key: only-key\n"))
+    }
 }
