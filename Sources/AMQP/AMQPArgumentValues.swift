@@ -1,14 +1,18 @@
 import Dissection
 
 /// A decoded argument or property value, kept for summaries and connection state.
+///
+/// The bulky cases are boxed (`indirect`): a field table inline made every value, and every
+/// argument holding one, as large as a field, copied through the runtime's value witnesses
+/// (about 100 instructions a copy) each time a method's arguments were read in a loop.
 enum AMQPArgumentValue: Equatable {
     case int(Int)
     case bool(Bool)
     case string(String)
     /// A long string: its bytes (held, possibly cut) and declared length.
-    case longString(ArraySlice<UInt8>, length: Int)
+    indirect case longString(ArraySlice<UInt8>, length: Int)
     /// A field table, as decoded.
-    case table(Field)
+    indirect case table(Field)
 }
 
 /// Decoded values by spec name, in wire order.
