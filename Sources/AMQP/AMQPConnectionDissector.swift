@@ -192,13 +192,22 @@ public struct AMQPConnectionDissector: StreamDissector {
     // MARK: - Connection state
 
     private mutating func process(_ unit: AMQPFramedUnit, from direction: Direction) -> DissectedPDU {
+        // The frame is taken out of the unit once: each `case .frame(let frame, _)` copies it.
+        let frame: AMQPRawFrame?
+        let framedCleanly: Bool
+        if case .frame(let f, let problems) = unit {
+            frame = f
+            framedCleanly = problems.isEmpty
+        } else {
+            frame = nil
+            framedCleanly = false
+        }
         var channelRequests: [AMQPMethodID: AMQPArgumentValues] = [:]
-        if case .frame(let frame, _) = unit, AMQPConnectionDissector.readsRequests(frame) {
+        if let frame, AMQPConnectionDissector.readsRequests(frame) {
             channelRequests = requests[ChannelKey(direction: direction.reversed, channel: frame.channel)] ?? [:]
         }
         var decoded: AMQPFrameDecoder.Decoded
-        // The detail first: taking the frame out of the unit costs a copy, worth it only for a fast path.
-        if writesTree, case .frame(let frame, let problems) = unit, problems.isEmpty, let fast = writtenDecode(frame) {
+        if writesTree, framedCleanly, let frame, let fast = writtenDecode(frame) {
             decoded = fast
         } else {
             decoded = decoder.decode(unit, requests: channelRequests)
@@ -212,8 +221,15 @@ public struct AMQPConnectionDissector: StreamDissector {
             sawFirstToClient = true
         }
 
-        switch unit {
-        case .protocolHeader(let bytes, _):
+        if let frame {
+            if first, direction == .toServer, expectsProtocolHeader, !toServer.sawProtocolHeader {
+                decoded.pdu.problems.append(Problem(.warning, "no-protocol-header",
+                                                    "the client's stream starts with a frame, not the protocol header",
+                                                    reference: "AMQP 0-9-1 §4.2.2"))
+            }
+            checkLimits(frame, &decoded.pdu)
+            track(frame, &decoded, from: direction)
+        } else if case .protocolHeader(let bytes, _) = unit {
             let header = AMQPProtocolHeader(bytes)
             if direction == .toServer {
                 clientHeader = header
@@ -227,16 +243,6 @@ public struct AMQPConnectionDissector: StreamDissector {
                                                     "the server answered with its own protocol header: it does not support the version the client asked for, and closes the connection",
                                                     reference: "AMQP 0-9-1 §4.2.2"))
             }
-        case .frame(let frame, _):
-            if first, direction == .toServer, expectsProtocolHeader, !toServer.sawProtocolHeader {
-                decoded.pdu.problems.append(Problem(.warning, "no-protocol-header",
-                                                    "the client's stream starts with a frame, not the protocol header",
-                                                    reference: "AMQP 0-9-1 §4.2.2"))
-            }
-            checkLimits(frame, &decoded.pdu)
-            track(frame, &decoded, from: direction)
-        case .unframed:
-            break
         }
         return decoded.pdu
     }

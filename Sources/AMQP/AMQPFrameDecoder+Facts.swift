@@ -20,8 +20,7 @@ extension AMQPFrameDecoder {
     /// the full decoder, which reports it.
     func decodeFacts(_ frame: AMQPRawFrame) -> Decoded? {
         guard frame.isWhole, frame.frameEnd == AMQPSpec.frameEnd else { return nil }
-        var decoded = Decoded(pdu: DissectedPDU(protocolName: "amqp", summary: "", fields: [], wireLength: frame.wireLength),
-                              frame: frame)
+        var decoded = Decoded(pdu: DissectedPDU(protocolName: "amqp", summary: "", fields: [], wireLength: frame.wireLength))
         var facts: PDUFacts
         switch frame.type {
         case .method:

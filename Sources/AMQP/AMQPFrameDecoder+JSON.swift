@@ -13,7 +13,7 @@ extension AMQPFrameDecoder {
               let typeName = frame.type.name else { return nil }
         tree.removeAll()
         summaryLine.removeAll()
-        var decoded = Decoded(pdu: Self.placeholder, frame: frame)
+        var decoded = Decoded(pdu: Self.placeholder)
         tree.literal("{\"frame_type\":\"")
         tree.append(typeName)
         tree.literal("\",\"channel\":")

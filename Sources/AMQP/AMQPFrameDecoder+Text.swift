@@ -22,7 +22,7 @@ extension AMQPFrameDecoder {
         guard textLines, frame.isWhole, let end = frame.frameEnd, end == AMQPSpec.frameEnd, frame.channel != 0 else { return nil }
         tree.removeAll()
         summaryLine.removeAll()
-        var decoded = Decoded(pdu: Self.placeholder, frame: frame)
+        var decoded = Decoded(pdu: Self.placeholder)
         line(AMQPTextLines.frameType(frame.type), into: &tree)
         line("Channel", Int(frame.channel), into: &tree)
         line("Length", Int(frame.size), into: &tree)

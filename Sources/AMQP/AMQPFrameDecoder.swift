@@ -6,7 +6,6 @@ struct AMQPFrameDecoder {
     /// A decoded frame with what the connection state needs from it.
     struct Decoded {
         var pdu: DissectedPDU
-        var frame: AMQPRawFrame?
         var method: AMQPMethodDecoder.Result?
         var header: AMQPContentHeaderDecoder.Result?
     }
@@ -72,7 +71,7 @@ struct AMQPFrameDecoder {
         fields.append(Field("channel", "Channel", .int(Int(frame.channel)), range: 1..<3))
         fields.append(Field("size", "Length", .int(size), range: 3..<7))
         var summary: String
-        var decoded = Decoded(pdu: DissectedPDU(protocolName: "amqp", summary: "", fields: [], wireLength: frame.wireLength), frame: frame)
+        var decoded = Decoded(pdu: DissectedPDU(protocolName: "amqp", summary: "", fields: [], wireLength: frame.wireLength))
 
         switch frame.type {
         case .method:
