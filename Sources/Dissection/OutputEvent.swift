@@ -5,16 +5,46 @@ public struct StreamContext: Sendable {
     public var time: Timestamp
     /// Connection number, in order of first appearance, from 0.
     public var stream: Int
+    /// The sender and the receiver, in one reference.
+    public var endpoints: StreamEndpoints
+
     /// `ip:port` of the sender (IPv6 as `[addr]:port`).
-    public var source: String
-    public var destination: String
+    public var source: String {
+        get { endpoints.source }
+        set { endpoints = StreamEndpoints(source: newValue, destination: endpoints.destination) }
+    }
+    public var destination: String {
+        get { endpoints.destination }
+        set { endpoints = StreamEndpoints(source: endpoints.source, destination: newValue) }
+    }
 
     public init(frame: Int, time: Timestamp, stream: Int, source: String, destination: String) {
+        self.init(frame: frame, time: time, stream: stream, endpoints: StreamEndpoints(source: source, destination: destination))
+    }
+
+    public init(frame: Int, time: Timestamp, stream: Int, endpoints: StreamEndpoints) {
         self.frame = frame
         self.time = time
         self.stream = stream
+        self.endpoints = endpoints
+    }
+}
+
+/// A context's sender and receiver. One reference: a context (copied into every event, and out
+/// of it) is copied with one retain where two strings took two, through the runtime's generic
+/// copy; and the pipeline makes each direction's pair once per connection.
+public final class StreamEndpoints: Sendable {
+    public let source: String
+    public let destination: String
+
+    public init(source: String, destination: String) {
         self.source = source
         self.destination = destination
+    }
+
+    /// The same endpoints (the same pair, or equal strings).
+    public func same(as other: StreamEndpoints) -> Bool {
+        self === other || (source == other.source && destination == other.destination)
     }
 }
 

@@ -62,6 +62,9 @@ public final class Pipeline {
         let protocolName: String
         let client: String
         let server: String
+        /// The endpoints of each direction's contexts, made once.
+        let toServer: StreamEndpoints
+        let toClient: StreamEndpoints
         let firstSeen: Timestamp
         @exclusivity(unchecked) var lastSeen: Timestamp
         @exclusivity(unchecked) var bytesToServer = 0
@@ -72,6 +75,8 @@ public final class Pipeline {
             self.protocolName = protocolName
             self.client = client
             self.server = server
+            toServer = StreamEndpoints(source: client, destination: server)
+            toClient = StreamEndpoints(source: server, destination: client)
             self.firstSeen = firstSeen
             self.lastSeen = lastSeen
         }
@@ -203,8 +208,7 @@ public final class Pipeline {
     }
 
     private func context(_ state: StreamState, _ direction: Direction, frame: Int, time: Timestamp, stream: Int) -> StreamContext {
-        let (src, dst) = direction == .toServer ? (state.client, state.server) : (state.server, state.client)
-        return StreamContext(frame: frame, time: time, stream: stream, source: src, destination: dst)
+        StreamContext(frame: frame, time: time, stream: stream, endpoints: direction == .toServer ? state.toServer : state.toClient)
     }
 
     private func emitPDUs(_ state: StreamState, stream: Int, direction: Direction, frame: Int, time: Timestamp, emit: (OutputEvent) -> Bool) {

@@ -31,7 +31,7 @@ struct ContextCache {
     /// Writes the bytes kept, if they were written for `ctx`; false otherwise.
     func write(_ ctx: StreamContext, into out: inout ByteSink) -> Bool {
         guard let key, key.frame == ctx.frame, key.stream == ctx.stream, key.time == ctx.time,
-              key.source == ctx.source, key.destination == ctx.destination else { return false }
+              key.endpoints.same(as: ctx.endpoints) else { return false }
         bytes.withUnsafeBufferPointer { out.append(bytes: $0) }
         return true
     }

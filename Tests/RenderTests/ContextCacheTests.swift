@@ -28,7 +28,11 @@ struct ContextLineTests {
         otherFrame.frame = 8
         var otherTime = a
         otherTime.time = t2
-        return [a, a, otherWay, otherStream, otherFrame, otherTime, a].enumerated().map { i, ctx in
+        // Only the receiver differs; then the same endpoints as `a` in a pair of their own.
+        var otherPeer = a
+        otherPeer.destination = "127.0.0.1:1884"
+        let samePair = StreamContext(frame: 7, time: t1, stream: 0, source: "127.0.0.1:5000", destination: "127.0.0.1:1883")
+        return [a, a, otherWay, otherStream, otherFrame, otherTime, a, otherPeer, samePair, otherPeer].enumerated().map { i, ctx in
             .pdu(ctx, ctx.source == a.source ? .toServer : .toClient, pdu("P\(i)"))
         }
     }()
