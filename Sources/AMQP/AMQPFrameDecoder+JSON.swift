@@ -125,8 +125,7 @@ extension AMQPFrameDecoder {
     func writePreviewJSON(_ bytes: UnsafeBufferPointer<UInt8>, length: Int, limit: Int, key: StaticString?,
                           into tree: inout ByteSink) -> Bool {
         let shown = UnsafeBufferPointer(rebasing: bytes.prefix(max(0, limit)))
-        if let (count, _) = Preview.textPrefix(shown, allowCutTail: shown.count < bytes.count || shown.count < length) {
-            JSONString.escape(bytes: UnsafeBufferPointer(rebasing: shown[..<count]), into: &tree)
+        if JSONString.writeText(shown, allowCutTail: shown.count < bytes.count || shown.count < length, into: &tree) != nil {
             return false
         }
         tree.literal("\"")

@@ -32,3 +32,38 @@ public enum ByteWords {
     @inlinable @inline(__always)
     public static func has(_ byte: UInt8, in x: UInt64) -> Bool { flags(of: byte, in: x) != 0 }
 }
+
+extension ByteWords {
+    /// Whether every byte is printable ASCII other than a quote and a backslash (0x20...0x7E
+    /// without 0x22 and 0x5C): text that is its own UTF-8 and its own JSON and text-tree string,
+    /// as most payloads are. One pass, eight bytes at a time, the last eight overlapping the ones
+    /// before (the general path took a pass for the text check and another for escapes).
+    @inlinable
+    public static func isPlainASCII(_ p: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = p.baseAddress else { return true }
+        let n = p.count
+        let raw = UnsafeRawPointer(base)
+        if n >= 8 {
+            var i = 0
+            var flags: UInt64 = 0
+            while i + 8 <= n {
+                flags |= notPlainFlags(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                if flags != 0 { return false }
+                i += 8
+            }
+            return i == n || notPlainFlags(raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)) == 0
+        }
+        for b in p where b &- 0x20 >= 0x5F || b == 0x22 || b == 0x5C { return false }
+        return true
+    }
+
+    /// Non-zero when a byte of `x` is below 0x20, above 0x7E, a quote or a backslash.
+    @inlinable @inline(__always)
+    static func notPlainFlags(_ x: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        // A byte below 0x20 borrows into its high bit; one above 0x7E has or gets it when 1 is added.
+        let below = (x &- ones &* 0x20) & ~x
+        let above = (x &+ ones) | x
+        return (below | above | zeroByteFlags(x ^ (ones &* 0x22)) | zeroByteFlags(x ^ (ones &* 0x5C))) & highs
+    }
+}

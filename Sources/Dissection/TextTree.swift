@@ -76,8 +76,7 @@ public enum TextTree {
                                     into out: inout ByteSink) {
         let shown = UnsafeBufferPointer(rebasing: bytes.prefix(max(0, limit)))
         out.literal(": ")
-        if let (count, _) = Preview.textPrefix(shown, allowCutTail: shown.count < bytes.count || shown.count < length) {
-            JSONString.escape(bytes: UnsafeBufferPointer(rebasing: shown[..<count]), into: &out)
+        if let count = JSONString.writeText(shown, allowCutTail: shown.count < bytes.count || shown.count < length, into: &out) {
             writeCut(count < length, length: length, into: &out)
         } else {
             writeHex(shown, length: length, style: style, into: &out)

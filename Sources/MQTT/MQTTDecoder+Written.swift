@@ -136,9 +136,7 @@ extension MQTTDecoder {
         tree.literal(",\"payload\":")
         // As `Preview.value` makes the field: text when the shown bytes are, else hex.
         let shown = UnsafeBufferPointer(rebasing: payload.prefix(previewLimit))
-        if let (count, _) = Preview.textPrefix(shown, allowCutTail: shown.count < payload.count) {
-            JSONString.escape(bytes: UnsafeBufferPointer(rebasing: shown[..<count]), into: &tree)
-        } else {
+        if JSONString.writeText(shown, allowCutTail: shown.count < payload.count, into: &tree) == nil {
             tree.literal("\"")
             tree.appendHex(shown)
             tree.literal("\",\"payload_encoding\":\"hex\"")

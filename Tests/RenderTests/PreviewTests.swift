@@ -68,4 +68,38 @@ struct PreviewTests {
             }
         }
     }
+
+    @Test("plain ASCII: every byte value at every position of buffers of 0 to 40 bytes, and random buffers, as a byte-by-byte test says")
+    func plainASCII() {
+        func naive(_ bytes: [UInt8]) -> Bool { bytes.allSatisfy { $0 >= 0x20 && $0 <= 0x7E && $0 != 0x22 && $0 != 0x5C } }
+        var checked = 0
+        for count in 0...40 {
+            var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: count)
+            #expect(bytes.withUnsafeBufferPointer(ByteWords.isPlainASCII))
+            for position in 0..<count {
+                for value in 0...255 {
+                    bytes[position] = UInt8(value)
+                    let got = bytes.withUnsafeBufferPointer(ByteWords.isPlainASCII)
+                    if got != naive(bytes) { Issue.record("\(value) at \(position) of \(count)"); return }
+                    checked += 1
+                }
+                bytes[position] = UInt8(ascii: "a")
+            }
+        }
+        #expect(checked == 256 * (0...40).reduce(0, +))
+        // Several odd bytes at once (a borrow or carry from one must not hide or fake another).
+        var rng = SplitMix64(seed: 0xA5C1_1234)
+        var plain = 0
+        for _ in 0..<50_000 {
+            let count = Int(rng.next() % 70)
+            let bytes: [UInt8] = (0..<count).map { _ in
+                let r = rng.next()
+                return r % 23 == 0 ? UInt8(truncatingIfNeeded: r >> 8) : UInt8(0x20 + (r >> 8) % 0x5F)
+            }
+            let expected = naive(bytes)
+            #expect(bytes.withUnsafeBufferPointer(ByteWords.isPlainASCII) == expected, "\(bytes)")
+            if expected { plain += 1 }
+        }
+        #expect(plain > 5_000 && plain < 45_000)
+    }
 }
