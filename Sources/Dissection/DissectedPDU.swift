@@ -37,6 +37,8 @@ public struct DissectedPDU: Sendable {
         @usableFromInline @exclusivity(unchecked) var tailTree = WrittenTree.none
         @usableFromInline @exclusivity(unchecked) var treeStart = 0
         @usableFromInline @exclusivity(unchecked) var treeCount = 0
+        /// Bytes allocated at `tail` (a box reused from the pool keeps its buffer).
+        @usableFromInline @exclusivity(unchecked) var tailCapacity = 0
 
         @usableFromInline init(protocolName: String, summary: String, fields: [Field], problems: [Problem],
                                wireLength: Int, facts: PDUFacts?, textTree: [UInt8], jsonTree: [UInt8]) {
@@ -52,16 +54,48 @@ public struct DissectedPDU: Sendable {
 
         deinit { tail?.deallocate() }
 
+        /// Makes a box from the pool hold what a new one would: no fields, problems, facts or
+        /// trees, nothing in the tail (whose buffer is kept).
+        @usableFromInline func reuse(protocolName: String, summary: String, wireLength: Int) {
+            // Compared first: the same name (a literal, most often) is not stored again, which
+            // would release the old and retain the new.
+            if self.protocolName != protocolName { self.protocolName = protocolName }
+            if !(summary.isEmpty && self.summary.isEmpty) { self.summary = summary }
+            if !fields.isEmpty { fields = [] }
+            if !problems.isEmpty { problems = [] }
+            self.wireLength = wireLength
+            if facts != nil { facts = nil }
+            if !textTree.isEmpty { textTree = [] }
+            if !jsonTree.isEmpty { jsonTree = [] }
+            summaryCount = 0
+            tailTree = .none
+            treeStart = 0
+            treeCount = 0
+        }
+
+        /// Makes room for `count` bytes in the tail (its content is not kept).
+        @usableFromInline func reserveTail(_ count: Int) {
+            guard tailCapacity < count else { return }
+            tail?.deallocate()
+            tail = .allocate(capacity: count)
+            tailCapacity = count
+        }
+
         /// The tail tree with its last `droppingLast` bytes replaced by `adding`, then `then`.
         @usableFromInline func growTail(droppingLast: Int, adding: UnsafeBufferPointer<UInt8>, then: UInt8?) {
             let kept = tailCount - droppingLast
             let count = kept + adding.count + (then == nil ? 0 : 1)
-            let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: count)
-            if let tail { grown.update(from: tail, count: kept) }
-            if let from = adding.baseAddress { (grown + kept).update(from: from, count: adding.count) }
-            if let then { grown[count - 1] = then }
-            tail?.deallocate()
-            tail = grown
+            if count > tailCapacity || tail == nil {
+                // Rounded up: a box goes back to the pool with its buffer, and the next PDUs grow too.
+                let capacity = max(count, 2 * tailCapacity)
+                let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+                if let tail { grown.update(from: tail, count: kept) }
+                tail?.deallocate()
+                tail = grown
+                tailCapacity = capacity
+            }
+            if let from = adding.baseAddress { (tail! + kept).update(from: from, count: adding.count) }
+            if let then { tail![count - 1] = then }
             treeCount += count - tailCount
         }
 
@@ -74,6 +108,7 @@ public struct DissectedPDU: Sendable {
             let count = tailCount
             if let tail, count > 0 {
                 copy.tail = .allocate(capacity: count)
+                copy.tailCapacity = count
                 copy.tail!.update(from: tail, count: count)
                 copy.summaryCount = summaryCount
                 copy.tailTree = tailTree
@@ -259,14 +294,19 @@ public struct DissectedPDU: Sendable {
     public init(protocolName: String, summary: String = "", summaryBytes: UnsafeBufferPointer<UInt8>? = nil,
                 writtenTree tree: UnsafeBufferPointer<UInt8>, format: WrittenTree, wireLength: Int) {
         let summaryCount = summaryBytes?.count ?? 0
-        storage = Storage(protocolName: protocolName, summary: summaryCount > 0 ? "" : summary, fields: [], problems: [],
-                          wireLength: wireLength, facts: nil, textTree: [], jsonTree: [])
+        if let spare = PDUPool.take() {
+            spare.reuse(protocolName: protocolName, summary: summaryCount > 0 ? "" : summary, wireLength: wireLength)
+            storage = spare
+        } else {
+            storage = Storage(protocolName: protocolName, summary: summaryCount > 0 ? "" : summary, fields: [], problems: [],
+                              wireLength: wireLength, facts: nil, textTree: [], jsonTree: [])
+        }
         let treeCount = format == .none ? 0 : tree.count
         guard summaryCount + treeCount > 0 else { return }
-        let tail = UnsafeMutablePointer<UInt8>.allocate(capacity: summaryCount + treeCount)
+        storage.reserveTail(summaryCount + treeCount)
+        let tail = storage.tail!
         if summaryCount > 0, let from = summaryBytes?.baseAddress { tail.update(from: from, count: summaryCount) }
         if treeCount > 0, let from = tree.baseAddress { (tail + summaryCount).update(from: from, count: treeCount) }
-        storage.tail = tail
         storage.summaryCount = summaryCount
         storage.tailTree = format
         storage.treeStart = summaryCount

@@ -169,7 +169,7 @@ public final class Pipeline {
                 let direction: Direction = side == .clientToServer ? .toServer : .toClient
                 if direction == .toServer { state.bytesToServer += bytes.count } else { state.bytesToClient += bytes.count }
                 state.lastSeen = time
-                pdus.removeAll(keepingCapacity: true)
+                DissectedPDU.recycle(&pdus)
                 state.dissector.receive(bytes, from: direction, into: &pdus)
                 emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
             case .gap(let stream, let side, let count, let reason):
@@ -178,7 +178,7 @@ public final class Pipeline {
                 statistics.gapBytes += count
                 let context = self.context(state, direction, frame: frame, time: time, stream: stream)
                 send(.streamNote(context, Problem(.warning, "gap", "\(count) bytes missing from the capture (\(reason.rawValue))")), emit)
-                pdus.removeAll(keepingCapacity: true)
+                DissectedPDU.recycle(&pdus)
                 state.dissector.gap(count, in: direction, into: &pdus)
                 emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
             case .overlapConflict(let stream, let side, let count):
@@ -190,7 +190,7 @@ public final class Pipeline {
             case .ended(let stream, let side):
                 guard let state = streams[stream] else { continue }
                 let direction: Direction = side == .clientToServer ? .toServer : .toClient
-                pdus.removeAll(keepingCapacity: true)
+                DissectedPDU.recycle(&pdus)
                 state.dissector.finish(direction, into: &pdus)
                 emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
             case .closed(let stream, let reason):

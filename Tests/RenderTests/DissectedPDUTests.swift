@@ -1,4 +1,4 @@
-import Dissection
+@testable import Dissection
 import Testing
 
 @Suite("Dissected PDU values")
@@ -162,4 +162,57 @@ struct DissectedPDUTests {
         #expect(facts == PDUFacts(kind: "basic.deliver"))
         #expect(copy != facts)
     }
+
+    /// A written PDU with `tag` in its summary and tree.
+    private static func written(_ tag: String, format: DissectedPDU.WrittenTree = .text) -> DissectedPDU {
+        let summary = Array("PUBACK id=\(tag)".utf8), tree = Array("    Message Identifier: \(tag)\n".utf8)
+        return summary.withUnsafeBufferPointer { s in
+            tree.withUnsafeBufferPointer { t in
+                DissectedPDU(protocolName: "mqtt", summaryBytes: s, writtenTree: t, format: format, wireLength: 4)
+            }
+        }
+    }
+
+    @Test("boxes of PDUs let go are reused for new ones, which start empty; a PDU still held keeps its own")
+    func recycledBoxes() {
+        // Whatever an earlier test on this thread left in the pool is taken first.
+        while PDUPool.take() != nil {}
+        var batch = (0..<5).map { DissectedPDUTests.written("old-\($0)") }
+        batch[0].problems.append(Problem(.error, "e", "a problem"))
+        batch[1].facts = PDUFacts(kind: "PUBACK")
+        batch[2].fields.append(Field("x", "X", .int(1)))
+        batch[3].appendTextLines(UnsafeBufferPointer(start: nil, count: 0))
+        batch[3].appendFields([Field("queue", "Queue", .string("q"))], style: TextTree.Style(), scratch: &Self.scratch)
+        let held = batch[4]
+        DissectedPDU.recycle(&batch)
+        #expect(batch.isEmpty)
+        #expect(PDUPool.current.boxes.count == 4, "the held PDU's box stays with it")
+
+        let fresh = (0..<6).map { DissectedPDUTests.written("new-\($0)", format: $0 % 2 == 0 ? .text : .json) }
+        #expect(PDUPool.current.boxes.isEmpty)
+        for (i, pdu) in fresh.enumerated() {
+            #expect(pdu.summary == "PUBACK id=new-\(i)")
+            #expect(pdu.problems.isEmpty && pdu.facts == nil && pdu.fields.isEmpty)
+            if i % 2 == 0 {
+                #expect(String(decoding: pdu.textTree, as: UTF8.self) == "    Message Identifier: new-\(i)\n")
+                #expect(!pdu.hasJSONTree)
+            } else {
+                #expect(String(decoding: pdu.jsonTree, as: UTF8.self) == "    Message Identifier: new-\(i)\n")
+                #expect(!pdu.hasTextTree)
+            }
+        }
+        #expect(held.summary == "PUBACK id=old-4")
+        #expect(String(decoding: held.textTree, as: UTF8.self) == "    Message Identifier: old-4\n")
+
+        // Lines added to a reused box (whose buffer may be larger than its bytes) follow its own tree.
+        var again = fresh
+        DissectedPDU.recycle(&again)
+        var grown = DissectedPDUTests.written("g")
+        let lines = Array("    Confirms: confirms publish #1\n".utf8)
+        lines.withUnsafeBufferPointer { grown.appendTextLines($0) }
+        #expect(String(decoding: grown.textTree, as: UTF8.self) == "    Message Identifier: g\n    Confirms: confirms publish #1\n")
+        #expect(grown.summary == "PUBACK id=g")
+    }
+
+    nonisolated(unsafe) private static var scratch = ByteSink()
 }
