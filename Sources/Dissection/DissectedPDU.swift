@@ -167,6 +167,10 @@ public struct DissectedPDU: Sendable {
         get { storage.problems }
         _modify { makeUnique(); yield &storage.problems }
     }
+    /// How many problems (read in the box: no array is handed out).
+    @inlinable public var problemCount: Int { storage.problems.count }
+    /// Whether the protocol's short name is `name`.
+    @inlinable public func isProtocol(_ name: String) -> Bool { storage.protocolName == name }
     /// Bytes the PDU occupies on the wire (header included), whether or not all were captured.
     @inlinable public var wireLength: Int {
         get { storage.wireLength }

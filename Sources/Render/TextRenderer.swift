@@ -7,8 +7,9 @@ public struct TextRenderer: Renderer {
     private let scratch = ByteSink()
     /// The start of the last PDU's header line (frame to stream): a segment's PDUs share it.
     private var cachedContext = ContextCache()
-    /// The last protocol name and its upper-case form (`MQTT`), made once per change of protocol.
-    private var shownProtocol = (name: "", upper: "")
+    /// The last protocol name and its upper-case form (`MQTT`) as written, with its colour and
+    /// the space after it, made once per change of protocol.
+    private var shownProtocol = (name: "", written: [UInt8]())
 
     /// How values read in the tree, from `options`.
     private let style: TextTree.Style
@@ -59,13 +60,14 @@ public struct TextRenderer: Renderer {
                 out.literal("] ")
                 cachedContext.keep(ctx, out.bytes[start...])
             }
-            if pdu.protocolName != shownProtocol.name {
-                shownProtocol = (pdu.protocolName, pdu.protocolName.uppercased())
+            if !pdu.isProtocol(shownProtocol.name) {
+                let name = pdu.protocolName
+                shownProtocol = (name, Array((paint(name.uppercased(), "36") + " ").utf8))
             }
-            out.append(paint(shownProtocol.upper, "36"))
-            out.literal(" ")
+            shownProtocol.written.withUnsafeBufferPointer { out.append(bytes: $0) }
             if options.color { out.append(paint(pdu.summary, "1")) } else { pdu.withSummaryBytes { out.append(bytes: $0) } }
-            if !pdu.problems.isEmpty { out.append(paint(" [\(pdu.problems.count) problem\(pdu.problems.count == 1 ? "" : "s")]", "31")) }
+            let problemCount = pdu.problemCount
+            if problemCount > 0 { out.append(paint(" [\(problemCount) problem\(problemCount == 1 ? "" : "s")]", "31")) }
             out.literal("\n")
             if options.showTree {
                 if pdu.hasTextTree {
@@ -74,11 +76,13 @@ public struct TextRenderer: Renderer {
                     TextTree.write(pdu.fields, depth: 1, style: style, into: &out)
                 }
             }
-            for p in pdu.problems {
-                out.literal("    ")
-                out.append(paint("! \(p.severity.rawValue): \(p.description)", p.severity == .error ? "31" : "33"))
-                if let r = p.range { out.append(" (bytes \(r.lowerBound)..<\(r.upperBound))") }
-                out.literal("\n")
+            if problemCount > 0 {
+                for p in pdu.problems {
+                    out.literal("    ")
+                    out.append(paint("! \(p.severity.rawValue): \(p.description)", p.severity == .error ? "31" : "33"))
+                    if let r = p.range { out.append(" (bytes \(r.lowerBound)..<\(r.upperBound))") }
+                    out.literal("\n")
+                }
             }
         case .streamNote(let ctx, let p):
             out.append(paint("#\(ctx.frame) \(ctx.time.timeOfDay) \(ctx.source) → \(ctx.destination) [stream \(ctx.stream)] ! \(p.description)", "33"))
