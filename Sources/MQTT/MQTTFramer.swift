@@ -67,6 +67,9 @@ public struct MQTTFramer {
 
     private var queue: [Input] = []
     private var queueHead = 0
+    /// Bytes already taken from the front input when it is bytes: the front advances here, not by
+    /// writing a shorter slice into the queue (an array write per PDU, with a release and a retain).
+    private var frontTaken = 0
     private var mode: Mode
     private var header: [UInt8] = []
     private var partial = Partial()
@@ -124,9 +127,19 @@ public struct MQTTFramer {
 
     // MARK: - Input queue
 
-    private var queueFront: Input? { queueHead < queue.count ? queue[queueHead] : nil }
+    private var queueFront: Input? {
+        guard queueHead < queue.count else { return nil }
+        if frontTaken > 0, case .bytes(let slice, let endsSegment) = queue[queueHead] {
+            return .bytes(slice[(slice.startIndex + frontTaken)...], endsSegment: endsSegment)
+        }
+        return queue[queueHead]
+    }
+
+    /// Drops the first `count` bytes of the front input, which is bytes and longer than that.
+    private mutating func advanceFront(_ count: Int) { frontTaken += count }
 
     private mutating func popFront() {
+        frontTaken = 0
         queueHead += 1
         if queueHead == queue.count {
             queue.removeAll(keepingCapacity: true)
@@ -137,9 +150,18 @@ public struct MQTTFramer {
         }
     }
 
-    private mutating func replaceFront(_ input: Input) { queue[queueHead] = input }
+    private mutating func replaceFront(_ input: Input) {
+        frontTaken = 0
+        queue[queueHead] = input
+    }
+
+    /// Writes what is left of the front input into the queue, before inputs are put ahead of it.
+    private mutating func settleFront() {
+        if frontTaken > 0, let front = queueFront { replaceFront(front) }
+    }
 
     private mutating func pushFront(_ input: Input) {
+        settleFront()
         if queueHead > 0 {
             queueHead -= 1
             queue[queueHead] = input
@@ -157,7 +179,7 @@ public struct MQTTFramer {
             return (slice, endsSegment)
         }
         let cut = slice.startIndex + limit
-        replaceFront(.bytes(slice[cut...], endsSegment: endsSegment))
+        advanceFront(limit)
         return (slice[..<cut], false)
     }
 
@@ -203,12 +225,12 @@ public struct MQTTFramer {
                 return .skipped(n, .incompleteAtEnd)
             }
             return .needMore
-        case .bytes(let slice, let endsSegment)?:
+        case .bytes(let slice, _)?:
             // The usual case: a whole PDU at the front of one segment's bytes, taken in one copy.
             if header.isEmpty, case .value(let length, let n, _) = VariableByteInteger.decode(slice, at: 1),
                1 + n + length <= slice.count, 1 + n + length <= maxHeldPDUBytes {
                 let cut = slice.startIndex + 1 + n + length
-                if cut == slice.endIndex { popFront() } else { replaceFront(.bytes(slice[cut...], endsSegment: endsSegment)) }
+                if cut == slice.endIndex { popFront() } else { advanceFront(1 + n + length) }
                 return .frame(MQTTFrame(held: slice[..<cut], wireLength: 1 + n + length))
             }
             guard let one = takeBytes(upTo: 1), let b = one.bytes.first else { return .needMore }
@@ -357,6 +379,7 @@ extension MQTTFramer {
             start = end
         }
         if start < huntBuffer.count { pieces.append(.bytes(huntBuffer[start...], endsSegment: false)) }
+        settleFront()
         queue.insert(contentsOf: pieces, at: queueHead)
     }
 

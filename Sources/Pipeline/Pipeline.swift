@@ -221,7 +221,7 @@ public final class Pipeline {
                 return
             }
             statistics.pdus += 1
-            statistics.problems += pdu.problems.count
+            statistics.problems += pdu.problemCount
             send(.pdu(context, direction, pdu), emit)
             if let max = options.maxPDUs, statistics.pdus >= max { stopped = true }
         }
