@@ -140,12 +140,16 @@ public struct AMQPConnectionDissector: StreamDissector {
 
     public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout [DissectedPDU]) {
         guard !bytes.isEmpty else { return }
-        var units: [AMQPFramedUnit] = []
-        withFramer(direction) { framer in
-            framer.append(bytes)
-            while case .unit(let unit) = framer.next() { units.append(unit) }
-        }
-        for unit in units { output.append(process(unit, from: direction)) }
+        withFramer(direction) { $0.append(bytes) }
+        // Each unit is processed as it is framed (no array of them per segment), so the framer
+        // resynchronises with the limits negotiated by the frames before.
+        while let unit = nextUnit(direction) { output.append(process(unit, from: direction)) }
+    }
+
+    private mutating func nextUnit(_ direction: Direction) -> AMQPFramedUnit? {
+        let step = direction == .toServer ? toServer.next() : toClient.next()
+        if case .unit(let unit) = step { return unit }
+        return nil
     }
 
     public mutating func gap(_ count: Int, in direction: Direction, into output: inout [DissectedPDU]) {

@@ -165,6 +165,26 @@ struct AMQPConnectionTests {
         #expect(out[5].has("channel-max-exceeded"))
     }
 
+    @Test("limits a tune-ok sets in a segment apply to the frames after it in the same segment, when the framer resynchronises")
+    func limitsWithinOneSegment() {
+        var d = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: false, serverPort: 5672), options: AMQPOptions())
+        var out: [DissectedPDU] = []
+        d.receive(Wire.protocolHeader[...], from: .toServer, into: &out)
+        d.receive(Wire.tune(30, channelMax: 5, frameMax: 131_072, heartbeat: 60)[...], from: .toClient, into: &out)
+        // One segment: tune-ok (channel-max 5), a stray byte that costs frame sync, a frame on
+        // channel 7 (above the limit just agreed: not a plausible frame to resynchronise on),
+        // then one on channel 1.
+        let ack = Wire.method(60, 80, channel: 7, Wire.u64(1) + [0])
+        let segment = Wire.tune(31, channelMax: 5, frameMax: 131_072, heartbeat: 60) + [0x99] + ack
+            + Wire.method(20, 10, channel: 1, Wire.shortstr(""))
+        d.receive(segment[...], from: .toServer, into: &out)
+        let after = Array(out.dropFirst(3))
+        #expect(after.count == 1)
+        #expect(after.first?.summary.hasPrefix("channel.open") == true)
+        #expect(after.first?.problems.first { $0.code == "resync-skipped" }?.message.contains("\(1 + ack.count) bytes") == true,
+                "\(after.flatMap(\.problems).map(\.description))")
+    }
+
     @Test("publisher confirms: publishes are numbered and the broker's acks say which they confirm")
     func publisherConfirms() {
         var d = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: true, serverPort: 5672), options: AMQPOptions())
