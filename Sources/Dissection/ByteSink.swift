@@ -191,15 +191,17 @@ public struct ByteSink {
         let secOfDay = Int(((t.seconds % 86_400) + 86_400) % 86_400)
         storage.reserve(8)
         let at = storage.base + storage.count
-        func two(_ v: Int, at i: Int) {
-            at[i] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v / 10)
-            at[i + 1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10)
-        }
-        two(secOfDay / 3600, at: 0)
+        // Two digits each from the pairs table (the hour is below 24, minutes and seconds below 60).
+        let pairs = ByteSink.digitPairs.utf8Start
+        let h = secOfDay / 3600 &* 2, m = secOfDay / 60 % 60 &* 2, s = secOfDay % 60 &* 2
+        at[0] = pairs[h]
+        at[1] = pairs[h &+ 1]
         at[2] = UInt8(ascii: ":")
-        two(secOfDay / 60 % 60, at: 3)
+        at[3] = pairs[m]
+        at[4] = pairs[m &+ 1]
         at[5] = UInt8(ascii: ":")
-        two(secOfDay % 60, at: 6)
+        at[6] = pairs[s]
+        at[7] = pairs[s &+ 1]
         storage.count += 8
         appendFraction(t)
     }
@@ -207,14 +209,23 @@ public struct ByteSink {
     public mutating func appendFraction(_ t: Timestamp) {
         let digits = t.fractionalDigits
         guard digits > 0 else { return }
-        var v = t.nanoseconds
-        for _ in digits..<9 { v /= 10 }
+        var scale = 1
+        for _ in digits..<9 { scale &*= 10 }
+        var v = Int(t.nanoseconds) / scale
         storage.reserve(digits + 1)
-        storage.base[storage.count] = UInt8(ascii: ".")
-        for i in stride(from: digits, through: 1, by: -1) {
-            storage.base[storage.count + i] = UInt8(ascii: "0") + UInt8(v % 10)
-            v /= 10
+        let at = storage.base + storage.count
+        at[0] = UInt8(ascii: ".")
+        // The last `digits` digits, from the right, two at a time.
+        let pairs = ByteSink.digitPairs.utf8Start
+        var i = digits
+        while i >= 2 {
+            let pair = v % 100 &* 2
+            v /= 100
+            at[i - 1] = pairs[pair]
+            at[i] = pairs[pair &+ 1]
+            i -= 2
         }
+        if i == 1 { at[1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10) }
         storage.count += digits + 1
     }
 
