@@ -25,7 +25,7 @@ extension AMQPFrameDecoder {
             guard let method = writeMethodJSON(frame.payload, into: &tree) else { return nil }
             decoded.method = method
         case .header:
-            guard let header = writeHeader(frame.payload, style: TextTree.Style(), json: true, into: &tree) else { return nil }
+            guard let header = writeHeader(frame.payload, style: TextTree.Style(), json: true, into: &tree, parts: &summaryLine) else { return nil }
             decoded.header = header
         case .body:
             let size = Int(frame.size)

@@ -31,7 +31,7 @@ extension AMQPFrameDecoder {
             guard let method = writeMethod(frame.payload, into: &tree) else { return nil }
             decoded.method = method
         case .header:
-            guard let header = writeHeader(frame.payload, style: style, json: false, into: &tree) else { return nil }
+            guard let header = writeHeader(frame.payload, style: style, json: false, into: &tree, parts: &summaryLine) else { return nil }
             decoded.header = header
         case .body:
             let size = Int(frame.size)
@@ -117,13 +117,17 @@ extension AMQPFrameDecoder {
     /// as it is read; the result's `properties` stay empty (only the full decoder and the facts
     /// path collect them). With `json`, the JSON members after the frame's (`,"class_id":…`)
     /// instead of the text lines.
+    ///
+    /// The summary parts are written into `parts`, which is emptied (the frame's summary line,
+    /// written after this).
     func writeHeader(_ payload: ArraySlice<UInt8>, style: TextTree.Style, json: Bool,
-                     into tree: inout ByteSink) -> AMQPContentHeaderDecoder.Result? {
+                     into tree: inout ByteSink, parts: inout ByteSink) -> AMQPContentHeaderDecoder.Result? {
         var r = ByteReader(payload)
         guard let classID = r.readUInt16(), let weight = r.readUInt16(), weight == 0, let bodySize = r.readUInt64(),
               bodySize <= UInt64(Int.max), let flags = r.readUInt16(), flags & 1 == 0,
               let cls = AMQPSpec.class(id: classID) else { return nil }
         let properties = cls.properties
+        let pieces = AMQPPropertyPieces.of(classID: classID)
 
         if json {
             tree.literal(",\"class_id\":")
@@ -142,26 +146,26 @@ extension AMQPFrameDecoder {
         let base = 7 + r.offset
         var reader = AMQPArgumentReader(r.readRest(), base: base, options: options)
         // `name=value` pairs as `AMQPContentHeaderDecoder.summary` words them.
-        var parts = ByteSink(capacity: 160)
+        parts.removeAll()
         for bit in 0..<15 where flags >> UInt16(15 - bit) & 1 == 1 {
-            guard bit < properties.count else { return nil }
-            let prop = properties[bit]
+            guard bit < pieces.count else { return nil }
+            // The property's pieces, made once per class: no string of its spec is read here.
+            let piece = pieces[bit]
             if parts.bytes.count > 0 { parts.literal(" ") }
-            parts.append(prop.name)
-            parts.literal("=")
-            switch prop.type {
+            parts.append(piece.summary)
+            switch piece.type {
             case .shortstr:
                 guard let length = reader.reader.readUInt8(), let bytes = reader.reader.readBytes(Int(length)) else { return nil }
                 let written = bytes.withUnsafeBufferPointer { p -> Bool in
                     // Printable ASCII is its own text (`AMQPText.shortString`), one byte per character.
                     for b in p where b < 0x20 || b > 0x7E { return false }
                     if json {
-                        member(prop.key, first: &first, into: &tree)
+                        if !first { tree.literal(",") }
+                        first = false
+                        tree.append(piece.jsonKey)
                         JSONString.escape(bytes: p, into: &tree)
                     } else {
-                        tree.literal("        ")
-                        tree.append(prop.label)
-                        tree.literal(": ")
+                        tree.append(piece.line)
                         if p.isEmpty { tree.literal("\"\"") } else { tree.append(bytes: p) }
                         tree.literal("\n")
                     }
@@ -177,30 +181,30 @@ extension AMQPFrameDecoder {
                 guard written else { return nil }
             case .octet, .short, .long, .timestamp:
                 let value: UInt64
-                switch prop.type {
+                switch piece.type {
                 case .octet: guard let v = reader.reader.readUInt8() else { return nil }; value = UInt64(v)
                 case .short: guard let v = reader.reader.readUInt16() else { return nil }; value = UInt64(v)
                 case .long: guard let v = reader.reader.readUInt32() else { return nil }; value = UInt64(v)
                 default: guard let v = reader.reader.readUInt64(), v <= UInt64(Int.max) else { return nil }; value = v
                 }
                 if json {
-                    member(prop.key, first: &first, into: &tree)
+                    if !first { tree.literal(",") }
+                    first = false
+                    tree.append(piece.jsonKey)
                     tree.append(Int(value))
-                    if prop.type == .timestamp { parts.append(AMQPText.utcTime(value)) } else { parts.append(Int(value)) }
+                    if piece.type == .timestamp { parts.append(AMQPText.utcTime(value)) } else { parts.append(Int(value)) }
                     continue
                 }
-                tree.literal("        ")
-                tree.append(prop.label)
-                tree.literal(": ")
+                tree.append(piece.line)
                 tree.append(Int(value))
-                if prop.type == .timestamp {
+                if piece.type == .timestamp {
                     let time = AMQPText.utcTime(value)
                     tree.literal(" (")
                     tree.append(time)
                     tree.literal(")")
                     parts.append(time)
                 } else {
-                    if prop.name == "delivery-mode" {
+                    if piece.isDeliveryMode {
                         // As the full decoder words it.
                         if value == 1 { tree.literal(" (non-persistent)") } else if value == 2 { tree.literal(" (persistent)") }
                     }
@@ -209,6 +213,7 @@ extension AMQPFrameDecoder {
                 tree.literal("\n")
             case .table:
                 let count: Int?
+                let prop = properties[bit]
                 if json {
                     count = writeTableJSON(&reader.reader, key: prop.key, first: &first, into: &tree)
                 } else {
