@@ -68,39 +68,29 @@ extension AMQPFrameDecoder {
     /// A frequent method's lines (`frequentMethod`): class, method, and its arguments, which are
     /// numbers, short strings and bits; nil for any other value (the full decoder's).
     private func writeMethod(_ payload: ArraySlice<UInt8>, into tree: inout ByteSink) -> AMQPMethodDecoder.Result? {
-        guard let method = frequentMethod(payload), let id = method.id, let spec = method.spec else { return nil }
-        line(AMQPTextLines.classID(id.classID), into: &tree)
-        line(AMQPTextLines.methodID(id), into: &tree)
-        tree.literal("    Method: ")
-        tree.append(id.description)
-        tree.literal("\n")
-        if !spec.arguments.isEmpty { tree.literal("    Arguments\n") }
-        for (i, entry) in method.values.entries.enumerated() {
-            let arg = entry.spec
-            switch entry.value {
+        guard let method = frequentMethod(payload), let spec = method.spec,
+              let pieces = AMQPMethodPieces.of(spec) else { return nil }
+        tree.append(pieces.head)
+        let entries = method.values.entries
+        guard entries.count <= pieces.argumentLines.count else { return nil }
+        for i in entries.indices {
+            switch entries[i].value {
             case .bool(let set):
-                if let lines = spec.bitLines[i] {
-                    tree.literal("        ")
+                if let lines = pieces.bitLines[i] {
                     tree.append(set ? lines.set : lines.clear)
-                    tree.literal("\n")
                 } else {
-                    tree.literal("        ")
-                    tree.append(arg.label)
-                    tree.literal(set ? ": True\n" : ": False\n")
+                    tree.append(pieces.argumentLines[i])
+                    tree.literal(set ? "True\n" : "False\n")
                 }
             case .int(let v):
                 // A long-long above Int.max is clamped to it in the values, where the full decoder
                 // prints the wire's digits: Int.max itself (clamped or not) goes to the full decoder.
-                if arg.type == .longlong, v == Int.max { return nil }
-                tree.literal("        ")
-                tree.append(arg.label)
-                tree.literal(": ")
+                if v == Int.max, entries[i].spec.type == .longlong { return nil }
+                tree.append(pieces.argumentLines[i])
                 tree.append(v)
                 tree.literal("\n")
             case .string(let s):
-                tree.literal("        ")
-                tree.append(arg.label)
-                tree.literal(": ")
+                tree.append(pieces.argumentLines[i])
                 tree.append(s.isEmpty ? "\"\"" : s)
                 tree.literal("\n")
             default:
