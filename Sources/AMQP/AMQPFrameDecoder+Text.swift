@@ -23,7 +23,7 @@ extension AMQPFrameDecoder {
         tree.removeAll()
         summaryLine.removeAll()
         var decoded = Decoded(pdu: Self.placeholder)
-        line(AMQPTextLines.frameType(frame.type), into: &tree)
+        tree.append(AMQPTextLines.frameTypeLine(frame.type))
         line("Channel", Int(frame.channel), into: &tree)
         line("Length", Int(frame.size), into: &tree)
         switch frame.type {
@@ -44,7 +44,8 @@ extension AMQPFrameDecoder {
         default:
             return nil
         }
-        line(AMQPTextLines.frameEnd(end), into: &tree)
+        // The guard above took only a good frame-end.
+        tree.append(AMQPTextLines.goodFrameEndLine)
         Self.writeSummary(of: frame, decoded, into: &summaryLine)
         decoded.pdu = DissectedPDU(protocolName: "amqp", summaryBytes: summaryLine.bytes, writtenTree: tree.bytes, format: .text,
                                    wireLength: frame.wireLength)
