@@ -16,6 +16,15 @@ public struct FlowKey: Hashable, Sendable {
         hasher.combine(Self.fold(low) &* 0x9E37_79B9_7F4A_7C15 ^ Self.fold(high))
     }
 
+    /// How many slots `slot` picks among (a power of two).
+    static let slots = 64
+
+    /// A slot for the key among `slots`, from its folded endpoints: no hasher is run.
+    var slot: Int {
+        let h = (Self.fold(low) &* 0x9E37_79B9_7F4A_7C15 ^ Self.fold(high)) &* 0xD6E8_FEB8_6659_FD93
+        return Int(truncatingIfNeeded: h >> 58)
+    }
+
     private static func fold(_ e: Endpoint) -> UInt64 {
         let port = UInt64(e.port)
         switch e.address {

@@ -24,6 +24,15 @@ public struct TCPReassembler {
     private let isServerPort: (UInt16) -> Bool
 
     private var connections: [FlowKey: Connection] = [:]
+    /// Connections recently found, in slots picked by a cheap hash of the key (`FlowKey.slot`):
+    /// most packets find theirs here and skip hashing the key for the dictionary (about 300
+    /// instructions a packet). Kept in step with `connections`: an entry leaves with its connection.
+    private var recent = [RecentConnection?](repeating: nil, count: FlowKey.slots)
+
+    private struct RecentConnection {
+        let key: FlowKey
+        let conn: Connection
+    }
     /// Recently closed pairs: stray ACKs and retransmitted FINs after a close must not open a connection.
     private var closedAt: [FlowKey: Double] = [:]
     private var nextStream = 0
@@ -62,8 +71,15 @@ public struct TCPReassembler {
         }
         let key = FlowKey(segment.source, segment.destination)
         let flags = segment.flags
-        // One lookup for a packet of a known connection (nearly all of them).
-        var found = connections[key]
+        // One lookup for a packet of a known connection (nearly all of them), often in `recent`.
+        let slot = key.slot
+        var found: Connection?
+        if let entry = recent[slot], entry.key == key {
+            found = entry.conn
+        } else {
+            found = connections[key]
+            if let conn = found { recent[slot] = RecentConnection(key: key, conn: conn) }
+        }
         if found == nil {
             let hasData = !segment.payload.isEmpty || segment.missingPayload > 0
             if let closed = closedAt[key], !flags.contains(.syn) {
@@ -132,12 +148,14 @@ public struct TCPReassembler {
         let conn = Connection(stream: nextStream, client: client, server: server, lastSeen: time)
         nextStream += 1
         connections[key] = conn
+        recent[key.slot] = RecentConnection(key: key, conn: conn)
         events.append(.opened(stream: conn.stream, client: client, server: server, midStream: midStream))
         return conn
     }
 
     private mutating func close(_ key: FlowKey, reason: CloseReason, into events: inout [ReassemblyEvent]) {
         guard let conn = connections.removeValue(forKey: key) else { return }
+        if let entry = recent[key.slot], entry.key == key { recent[key.slot] = nil }
         for side in [FlowSide.clientToServer, .serverToClient] {
             flushPending(side: side, conn: conn, reason: .lostSegment, into: &events)
             if !conn[side].finished {

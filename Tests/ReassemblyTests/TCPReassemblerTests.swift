@@ -137,6 +137,59 @@ struct TCPReassemblerTests {
         #expect(out.filter { $0.hasPrefix("open") }.count == 2)
     }
 
+    @Test("hundreds of interleaved connections, some reset and opened again on the same pair, each get their own bytes")
+    func interleavedConnections() {
+        var r = TCPReassembler(isServerPort: { $0 == 1883 })
+        var events: [ReassemblyEvent] = []
+        let n = 300
+        func endpoint(_ i: Int) -> Endpoint { Endpoint(address: .v4(0x0A00_0000 + UInt32(i)), port: UInt16(40_000 + i)) }
+        var next = [UInt32](repeating: 1000, count: n)
+        var current = [Int](repeating: -1, count: n)   // client → its live stream
+        var owner: [Int: Int] = [:]                     // stream → client
+        var expected: [Int: String] = [:]              // stream → the bytes its client sent it
+        func take() {
+            for event in events {
+                if case .opened(let stream, let c, _, _) = event {
+                    let i = Int(c.port) - 40_000
+                    owner[stream] = i
+                    current[i] = stream
+                }
+            }
+        }
+        func open(_ i: Int, time: Double) {
+            r.process(TCPSegment(source: endpoint(i), destination: server, sequence: next[i], acknowledgement: 0, flags: [.syn], payload: []),
+                      time: time, into: &events)
+            next[i] &+= 1
+            take()
+        }
+        for i in 0..<n { open(i, time: 0) }
+        var got: [Int: String] = [:]
+        for round in 0..<4 {
+            for i in (0..<n).reversed() {
+                let text = "\(i).\(round);"
+                events.removeAll()
+                r.process(TCPSegment(source: endpoint(i), destination: server, sequence: next[i], acknowledgement: 0, flags: [.ack],
+                                     payload: Array(text.utf8)[...]), time: Double(round + 1), into: &events)
+                next[i] &+= UInt32(text.utf8.count)
+                expected[current[i], default: ""] += text
+                for case .data(let stream, _, let bytes) in events { got[stream, default: ""] += String(decoding: bytes, as: UTF8.self) }
+            }
+            // Every seventh client's connection is reset by the server and opened again on the same pair.
+            for i in stride(from: round % 7, to: n, by: 7) {
+                events.removeAll()
+                r.process(TCPSegment(source: server, destination: endpoint(i), sequence: 0, acknowledgement: 0, flags: [.rst], payload: []),
+                          time: Double(round + 1), into: &events)
+                #expect(events.contains { if case .closed(current[i], .reset) = $0 { return true } else { return false } }, "client \(i)")
+                next[i] = 77_000 * UInt32(round + 1)
+                events.removeAll()
+                open(i, time: Double(round + 1))
+            }
+        }
+        #expect(owner.count > n + 4 * (n / 7))
+        #expect(got == expected)
+        #expect(got.allSatisfy { stream, text in text.split(separator: ";").allSatisfy { $0.hasPrefix("\(owner[stream]!).") } })
+    }
+
     @Test("RST closes at once")
     func reset() {
         let out = run([seg(true, 100, "", [.syn]), seg(true, 101, "x"), seg(false, 0, "", [.rst])], flush: false)
