@@ -295,7 +295,7 @@ public struct DissectedPDU: Sendable {
     /// A PDU a written fast path made: its tree `tree` written as `format` (`.text` or `.json`),
     /// and its summary line as UTF-8 bytes (`summaryBytes`) or as `summary`. Both are copied
     /// into the box.
-    public init(protocolName: String, summary: String = "", summaryBytes: UnsafeBufferPointer<UInt8>? = nil,
+    public init(protocolName: __shared String, summary: __shared String = "", summaryBytes: UnsafeBufferPointer<UInt8>? = nil,
                 writtenTree tree: UnsafeBufferPointer<UInt8>, format: WrittenTree, wireLength: Int) {
         let summaryCount = summaryBytes?.count ?? 0
         if let spare = PDUPool.take() {
