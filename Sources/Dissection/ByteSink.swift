@@ -144,24 +144,32 @@ public struct ByteSink {
             storage.count = at + 1 - storage.base
             return
         }
-        var digits = 2
-        var bound: UInt = 100
+        // The pairs are read through the literal's pointer (a closure over its buffer was not
+        // always inlined).
+        let pairs = ByteSink.digitPairs.utf8Start
+        if v < 100 {
+            let pair = Int(truncatingIfNeeded: v) &* 2
+            at[0] = pairs[pair]
+            at[1] = pairs[pair &+ 1]
+            storage.count = at + 2 - storage.base
+            return
+        }
+        var digits = 3
+        var bound: UInt = 1000
         while digits < 20, v >= bound {
             digits += 1
             bound = bound &* 10
         }
         var i = digits
-        ByteSink.digitPairs.withUTF8Buffer { pairs in
-            while v >= 10 {
-                let pair = Int(truncatingIfNeeded: v % 100) &* 2
-                v /= 100
-                i -= 2
-                at[i] = pairs[pair]
-                at[i + 1] = pairs[pair + 1]
-            }
-            // An odd number of digits leaves the first one.
-            if v > 0 { at[0] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v) }
+        while v >= 10 {
+            let pair = Int(truncatingIfNeeded: v % 100) &* 2
+            v /= 100
+            i -= 2
+            at[i] = pairs[pair]
+            at[i + 1] = pairs[pair &+ 1]
         }
+        // An odd number of digits leaves the first one.
+        if v > 0 { at[0] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v) }
         storage.count = at + digits - storage.base
     }
 
