@@ -1,3 +1,7 @@
+#if arch(x86_64) && canImport(_Builtin_intrinsics.intel)
+import _Builtin_intrinsics.intel
+#endif
+
 /// Eight bytes at a time: tests on a `UInt64` of eight bytes that would otherwise take a loop.
 ///
 /// The `…Flags` forms give a word with a high bit set when the test holds for some byte and none
@@ -43,6 +47,16 @@ extension ByteWords {
         guard let base = p.baseAddress else { return true }
         let n = p.count
         let raw = UnsafeRawPointer(base)
+        #if arch(x86_64) && canImport(_Builtin_intrinsics.intel)
+        if n >= 16 {
+            var i = 0
+            while i + 16 <= n {
+                if !plain16(raw + i) { return false }
+                i += 16
+            }
+            return i == n || plain16(raw + (n - 16))
+        }
+        #endif
         if n >= 8 {
             var i = 0
             var flags: UInt64 = 0
@@ -56,6 +70,19 @@ extension ByteWords {
         for b in p where b &- 0x20 >= 0x5F || b == 0x22 || b == 0x5C { return false }
         return true
     }
+
+    #if arch(x86_64) && canImport(_Builtin_intrinsics.intel)
+    /// Sixteen bytes at `p` are plain (see `isPlainASCII`): four SSE2 comparisons, where the
+    /// word-at-a-time test takes about 40 operations. Compared as signed bytes, those from 0x80 up
+    /// are below 0x20.
+    @inlinable @inline(__always)
+    static func plain16(_ p: UnsafeRawPointer) -> Bool {
+        let v = _mm_loadu_si128(p.assumingMemoryBound(to: __m128i.self))
+        let outside = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)), _mm_cmpgt_epi8(v, _mm_set1_epi8(0x7E)))
+        let special = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x22)), _mm_cmpeq_epi8(v, _mm_set1_epi8(0x5C)))
+        return _mm_movemask_epi8(_mm_or_si128(outside, special)) == 0
+    }
+    #endif
 
     /// Non-zero when a byte of `x` is below 0x20, above 0x7E, a quote or a backslash.
     @inlinable @inline(__always)
