@@ -49,8 +49,18 @@ func waitForPort(_ port: UInt16, seconds: Double) -> Bool {
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = port.bigEndian
         addr.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let ok = withUnsafePointer(to: &addr) { p in
+        var ok = withUnsafePointer(to: &addr) { p in
             p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        if ok {
+            // A connect from an ephemeral port equal to `port` connects the socket to itself (TCP
+            // simultaneous open) while nothing listens: that is not the broker.
+            var local = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let named = withUnsafeMutablePointer(to: &local) { p in
+                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) == 0 }
+            }
+            if named, UInt16(bigEndian: local.sin_port) == port { ok = false }
         }
         close(fd)
         if ok { return true }
@@ -229,7 +239,9 @@ final class RabbitMQ {
     let input = Pipe()
 
     init() throws {
-        port = UInt16.random(in: 30_000...40_000)
+        // Below the kernel's ephemeral ports (32768 up), apart from mosquitto's: a probe's own
+        // source port can never be the broker's.
+        port = UInt16.random(in: 29_001...32_000)
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = [Repo.root.appendingPathComponent("scripts/with-rabbitmq.sh").path, String(port), "bash", "-c", "read -r _ || true"]
         process.standardInput = input
