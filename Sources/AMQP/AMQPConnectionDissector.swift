@@ -12,6 +12,16 @@ public struct AMQPConnectionDissector: StreamDissector {
 
         /// The key as one word: the channel, and the direction above it.
         var code: UInt32 { UInt32(channel) | (direction == .toServer ? 0x1_0000 : 0) }
+
+        init(direction: Direction, channel: UInt16) {
+            self.direction = direction
+            self.channel = channel
+        }
+
+        /// The key of a `code`.
+        init(code: UInt32) {
+            self.init(direction: code & 0x1_0000 != 0 ? .toServer : .toClient, channel: UInt16(truncatingIfNeeded: code))
+        }
     }
 
     /// Values by channel and direction in a short list, oldest first, searched from the front:
@@ -20,10 +30,7 @@ public struct AMQPConnectionDissector: StreamDissector {
     /// and back.
     private struct ChannelTable<Value> {
         private(set) var codes: [UInt32] = []
-        private(set) var keys: [ChannelKey] = []
         var values: [Value] = []
-
-        var isEmpty: Bool { codes.isEmpty }
 
         /// The index of `key`'s value, if it has one.
         func slot(_ key: ChannelKey) -> Int? {
@@ -41,7 +48,6 @@ public struct AMQPConnectionDissector: StreamDissector {
                     if let newValue { values[i] = newValue } else { remove(at: i) }
                 } else if let newValue {
                     codes.append(key.code)
-                    keys.append(key)
                     values.append(newValue)
                 }
             }
@@ -49,15 +55,14 @@ public struct AMQPConnectionDissector: StreamDissector {
 
         mutating func remove(at i: Int) {
             codes.remove(at: i)
-            keys.remove(at: i)
             values.remove(at: i)
         }
 
         /// Removes the values of one direction, keeping the others in order.
         mutating func removeAll(in direction: Direction) {
             var i = 0
-            while i < keys.count {
-                if keys[i].direction == direction { remove(at: i) } else { i += 1 }
+            while i < codes.count {
+                if ChannelKey(code: codes[i]).direction == direction { remove(at: i) } else { i += 1 }
             }
         }
     }
@@ -172,7 +177,7 @@ public struct AMQPConnectionDissector: StreamDissector {
         for unit in units { output.append(process(unit, from: direction)) }
         let ended = messages
         messages.removeAll(in: direction)
-        for (key, message) in zip(ended.keys, ended.values) where key.direction == direction {
+        for (key, message) in zip(ended.codes.map(ChannelKey.init(code:)), ended.values) where key.direction == direction {
             let problem = Problem(.warning, "message-incomplete",
                                   "the stream ended before the \(message.method.fullName) on channel \(key.channel) was complete: \(message.progress)",
                                   reference: "AMQP 0-9-1 §4.2.6")

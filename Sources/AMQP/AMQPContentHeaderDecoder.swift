@@ -137,24 +137,6 @@ struct AMQPContentHeaderDecoder {
         classID == 60 ? basicFlagLines : makeFlagLines(properties)
     }
 
-    /// `flagLines` of a class of the spec as the text format writes them: indented a level below
-    /// the root, each ending in a newline, the present line of property `i` at `2 * i` and the
-    /// absent one after it; nil for a class without properties. Made once for every class, as
-    /// immortal bytes: a content header writes one per property of its class.
-    static func flagLineBytes(classID: UInt16) -> ImmortalTable? {
-        Int(classID) < flagLineTables.count ? flagLineTables[Int(classID)] : nil
-    }
-
-    private static let flagLineTables: [ImmortalTable?] = {
-        var tables = [ImmortalTable?](repeating: nil, count: Int(AMQPSpec.classes.map(\.id).max() ?? 0) + 1)
-        for cls in AMQPSpec.classes where !cls.properties.isEmpty {
-            tables[Int(cls.id)] = ImmortalTable(flagLines(classID: cls.id, properties: cls.properties).flatMap {
-                ["        " + $0.present + "\n", "        " + $0.absent + "\n"]
-            })
-        }
-        return tables
-    }()
-
     private static func makeFlagLines(_ properties: [AMQPArgumentSpec]) -> [(key: String, present: String, absent: String)] {
         properties.enumerated().map { i, prop in
             func line(_ set: Bool) -> String {

@@ -129,7 +129,7 @@ extension AMQPFrameDecoder {
             tree.append(Int(flags))
             if flags != 0 { tree.literal(",\"properties\":{") }
         } else {
-            writeHeaderLines(classID: classID, bodySize: bodySize, flags: flags, into: &tree)
+            writeHeaderLines(classID: classID, bodySize: bodySize, flags: flags, pieces: pieces, into: &tree)
         }
         var first = true
 
@@ -223,7 +223,7 @@ extension AMQPFrameDecoder {
 
     /// A content header's lines before its properties: class, weight, body size, the property
     /// flags bit by bit, and `Properties` when any is present.
-    private func writeHeaderLines(classID: UInt16, bodySize: UInt64, flags: UInt16,
+    private func writeHeaderLines(classID: UInt16, bodySize: UInt64, flags: UInt16, pieces: [AMQPPropertyPieces],
                                   into tree: inout ByteSink) {
         line(AMQPTextLines.classID(classID), into: &tree)
         line("Weight", 0, into: &tree)
@@ -231,10 +231,8 @@ extension AMQPFrameDecoder {
         tree.literal("    Property flags: ")
         AMQPHex.append(UInt64(flags), digits: 4, into: &tree)
         tree.literal("\n")
-        if let lines = AMQPContentHeaderDecoder.flagLineBytes(classID: classID) {
-            for i in 0..<min(lines.count / 2, 15) {
-                tree.append(lines[2 * i + (flags >> UInt16(15 - i) & 1 == 1 ? 0 : 1)])
-            }
+        for i in 0..<min(pieces.count, 15) {
+            tree.append(flags >> UInt16(15 - i) & 1 == 1 ? pieces[i].flagPresent : pieces[i].flagAbsent)
         }
         if flags != 0 { tree.literal("    Properties\n") }
     }

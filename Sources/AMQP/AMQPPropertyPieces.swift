@@ -13,8 +13,12 @@ struct AMQPPropertyPieces {
     let jsonKey: ImmortalBytes
     /// Whether the text line names the mode after the value (`1 (non-persistent)`).
     let isDeliveryMode: Bool
+    /// The property's line under `Property flags`, indented, with its newline
+    /// (`AMQPContentHeaderDecoder.flagLines`), for its flag set and clear.
+    let flagPresent: ImmortalBytes
+    let flagAbsent: ImmortalBytes
 
-    init(_ prop: AMQPArgumentSpec) {
+    init(_ prop: AMQPArgumentSpec, flagLine: (key: String, present: String, absent: String)) {
         type = prop.type
         line = ImmortalBytes("        " + prop.label + ": ")
         summary = ImmortalBytes(prop.name + "=")
@@ -22,6 +26,8 @@ struct AMQPPropertyPieces {
         JSONString.key(prop.key, into: &key)
         jsonKey = ImmortalBytes(key.take())
         isDeliveryMode = prop.name == "delivery-mode"
+        flagPresent = ImmortalBytes("        " + flagLine.present + "\n")
+        flagAbsent = ImmortalBytes("        " + flagLine.absent + "\n")
     }
 
     /// The pieces of each property of a class, in flag order; empty for a class the spec lacks.
@@ -31,7 +37,10 @@ struct AMQPPropertyPieces {
 
     private static let byClass: [[AMQPPropertyPieces]] = {
         var table = [[AMQPPropertyPieces]](repeating: [], count: Int(AMQPSpec.classes.map(\.id).max() ?? 0) + 1)
-        for cls in AMQPSpec.classes { table[Int(cls.id)] = cls.properties.map(AMQPPropertyPieces.init) }
+        for cls in AMQPSpec.classes {
+            let flagLines = AMQPContentHeaderDecoder.flagLines(classID: cls.id, properties: cls.properties)
+            table[Int(cls.id)] = zip(cls.properties, flagLines).map(AMQPPropertyPieces.init)
+        }
         return table
     }()
 }

@@ -143,23 +143,21 @@ struct AMQPContentTests {
         #expect(pdus.contains { $0.has("message-incomplete") })
     }
 
-    @Test("the text format's property-flag lines of every class are the full decoder's flag lines, indented, present then absent")
-    func flagLineTables() {
+    @Test("the text format's property-flag lines of every class are the full decoder's flag lines, indented, set and clear")
+    func flagLinePieces() {
         var classesWithProperties = 0
         for id in 0...300 {
-            let cls = AMQPSpec.class(id: UInt16(id))
-            let table = AMQPContentHeaderDecoder.flagLineBytes(classID: UInt16(id))
-            guard let cls, !cls.properties.isEmpty else {
-                #expect(table == nil, "class \(id) has no properties")
+            let pieces = AMQPPropertyPieces.of(classID: UInt16(id))
+            guard let cls = AMQPSpec.class(id: UInt16(id)), !cls.properties.isEmpty else {
+                #expect(pieces.isEmpty, "class \(id) has no properties")
                 continue
             }
             classesWithProperties += 1
             let lines = AMQPContentHeaderDecoder.flagLines(classID: cls.id, properties: cls.properties)
-            guard let table else { Issue.record("class \(id) has no flag lines"); continue }
-            #expect(table.count == 2 * lines.count)
-            for (i, line) in lines.enumerated() {
-                #expect(String(decoding: table[2 * i].buffer, as: UTF8.self) == "        " + line.present + "\n")
-                #expect(String(decoding: table[2 * i + 1].buffer, as: UTF8.self) == "        " + line.absent + "\n")
+            #expect(pieces.count == lines.count)
+            for (piece, line) in zip(pieces, lines) {
+                #expect(String(decoding: piece.flagPresent.buffer, as: UTF8.self) == "        " + line.present + "\n")
+                #expect(String(decoding: piece.flagAbsent.buffer, as: UTF8.self) == "        " + line.absent + "\n")
             }
         }
         #expect(classesWithProperties >= 1)
