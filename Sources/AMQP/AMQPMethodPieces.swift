@@ -36,15 +36,5 @@ struct AMQPMethodPieces {
         return pieces
     }
 
-    private static let byID: [[AMQPMethodPieces?]] = {
-        var table = [[AMQPMethodPieces?]](repeating: [], count: Int(AMQPSpec.classes.map(\.id).max() ?? 0) + 1)
-        for cls in AMQPSpec.classes {
-            for method in cls.methods {
-                let c = Int(method.classID), m = Int(method.methodID)
-                if table[c].count <= m { table[c] += [AMQPMethodPieces?](repeating: nil, count: m + 1 - table[c].count) }
-                table[c][m] = AMQPMethodPieces(method)
-            }
-        }
-        return table
-    }()
+    private static let byID = AMQPSpec.byMethodID(AMQPMethodPieces.init)
 }

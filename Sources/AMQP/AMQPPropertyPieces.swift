@@ -32,15 +32,11 @@ struct AMQPPropertyPieces {
 
     /// The pieces of each property of a class, in flag order; empty for a class the spec lacks.
     static func of(classID: UInt16) -> [AMQPPropertyPieces] {
-        Int(classID) < byClass.count ? byClass[Int(classID)] : []
+        Int(classID) < byClass.count ? byClass[Int(classID)] ?? [] : []
     }
 
-    private static let byClass: [[AMQPPropertyPieces]] = {
-        var table = [[AMQPPropertyPieces]](repeating: [], count: Int(AMQPSpec.classes.map(\.id).max() ?? 0) + 1)
-        for cls in AMQPSpec.classes {
-            let flagLines = AMQPContentHeaderDecoder.flagLines(classID: cls.id, properties: cls.properties)
-            table[Int(cls.id)] = zip(cls.properties, flagLines).map(AMQPPropertyPieces.init)
-        }
-        return table
-    }()
+    private static let byClass = AMQPSpec.byClassID { cls in
+        zip(cls.properties, AMQPContentHeaderDecoder.flagLines(classID: cls.id, properties: cls.properties))
+            .map(AMQPPropertyPieces.init)
+    }
 }

@@ -22,23 +22,30 @@ public enum AMQPSpec {
     public static var allMethods: [AMQPMethodSpec] { classes.flatMap(\.methods) }
 
     /// Methods by class id, then method id (the spec's ids are below 256).
-    private static let methodsByID: [[AMQPMethodSpec?]] = {
-        var table = [[AMQPMethodSpec?]](repeating: [], count: Int(classes.map(\.id).max() ?? 0) + 1)
+    private static let methodsByID = byMethodID { $0 }
+
+    private static let classesByID = byClassID { $0 }
+
+    /// Something made for each method of the spec, indexed by class id, then method id: the
+    /// lookup tables of frame decoding, indexed rather than hashed (they are read per frame).
+    static func byMethodID<T>(_ make: (AMQPMethodSpec) -> T) -> [[T?]] {
+        var table = [[T?]](repeating: [], count: Int(classes.map(\.id).max() ?? 0) + 1)
         for cls in classes {
             for m in cls.methods {
                 let c = Int(m.classID), i = Int(m.methodID)
-                if table[c].count <= i { table[c] += [AMQPMethodSpec?](repeating: nil, count: i + 1 - table[c].count) }
-                table[c][i] = m
+                if table[c].count <= i { table[c] += [T?](repeating: nil, count: i + 1 - table[c].count) }
+                table[c][i] = make(m)
             }
         }
         return table
-    }()
+    }
 
-    private static let classesByID: [AMQPClassSpec?] = {
-        var table = [AMQPClassSpec?](repeating: nil, count: Int(classes.map(\.id).max() ?? 0) + 1)
-        for cls in classes { table[Int(cls.id)] = cls }
+    /// Something made for each class of the spec, indexed by class id.
+    static func byClassID<T>(_ make: (AMQPClassSpec) -> T) -> [T?] {
+        var table = [T?](repeating: nil, count: Int(classes.map(\.id).max() ?? 0) + 1)
+        for cls in classes { table[Int(cls.id)] = make(cls) }
         return table
-    }()
+    }
 }
 
 /// How an argument or property is encoded on the wire (AMQP 0-9-1 §4.2.5).
