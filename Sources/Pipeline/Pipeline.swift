@@ -38,48 +38,38 @@ public struct PipelineStatistics: Sendable {
 
 /// Wires the stages together: packets → TCP segments → reassembled streams → protocol
 /// dissectors → output events, in capture order. One pipeline reads one capture.
+///
+/// It has two halves: reading (packets, the filter, TCP reassembly) here, and dissecting
+/// (`StreamStage`: each connection's dissector, PDUs, notes). `run` and `process` do both on the
+/// caller's thread; `runConcurrently` dissects on a second thread.
 public final class Pipeline {
-    private let registry: ProtocolRegistry
-    private let options: PipelineOptions
+    let registry: ProtocolRegistry
+    let options: PipelineOptions
     // A pipeline is used from one thread, one call at a time (it is not Sendable), and nothing it
     // calls out to reaches back into these while they are being written: no runtime exclusivity
     // checks (a check per access per packet: callgrind, 6.8 MB MQTT capture, table 196M → 193M).
-    @exclusivity(unchecked) private var reassembler: TCPReassembler
-    @exclusivity(unchecked) private var streams: [Int: StreamState] = [:]
+    @exclusivity(unchecked) var reassembler: TCPReassembler
     @exclusivity(unchecked) private var events: [ReassemblyEvent] = []
-    @exclusivity(unchecked) private var pdus: [DissectedPDU] = []
     @exclusivity(unchecked) private var reportedLinkTypes: Set<Int32> = []
-    @exclusivity(unchecked) private var stopped = false
-    @exclusivity(unchecked) private var lastFrame = 0
-    @exclusivity(unchecked) private var lastTime = Timestamp(seconds: 0, nanoseconds: 0)
-    @exclusivity(unchecked) public private(set) var statistics = PipelineStatistics()
+    @exclusivity(unchecked) var lastFrame = 0
+    @exclusivity(unchecked) var lastTime = Timestamp(seconds: 0, nanoseconds: 0)
+    @exclusivity(unchecked) var packets = 0
+    @exclusivity(unchecked) var tcpSegments = 0
+    /// The dissecting half.
+    let stage: StreamStage
 
-    /// A class, so the dissector is mutated where it is stored: a struct copied out of
-    /// `streams` and back would share the existential's box and copy the whole dissector per call.
-    private final class StreamState {
-        // One thread, one access at a time: no runtime exclusivity checks.
-        @exclusivity(unchecked) var dissector: any StreamDissector
-        let protocolName: String
-        let client: String
-        let server: String
-        /// The endpoints of each direction's contexts, made once.
-        let toServer: StreamEndpoints
-        let toClient: StreamEndpoints
-        let firstSeen: Timestamp
-        @exclusivity(unchecked) var lastSeen: Timestamp
-        @exclusivity(unchecked) var bytesToServer = 0
-        @exclusivity(unchecked) var bytesToClient = 0
-
-        init(dissector: any StreamDissector, protocolName: String, client: String, server: String, firstSeen: Timestamp, lastSeen: Timestamp) {
-            self.dissector = dissector
-            self.protocolName = protocolName
-            self.client = client
-            self.server = server
-            toServer = StreamEndpoints(source: client, destination: server)
-            toClient = StreamEndpoints(source: server, destination: client)
-            self.firstSeen = firstSeen
-            self.lastSeen = lastSeen
-        }
+    /// Counters of the run so far (of a concurrent run: once it has returned).
+    public var statistics: PipelineStatistics {
+        var s = PipelineStatistics()
+        s.packets = packets
+        s.tcpSegments = tcpSegments
+        s.pdus = stage.pduCount
+        s.problems = stage.problemCount
+        s.gapBytes = stage.gapBytes
+        s.connections = stage.connections
+        s.droppedByLimits = reassembler.droppedByLimits
+        s.flushedConnections = reassembler.flushedConnections
+        return s
     }
 
     public init(registry: ProtocolRegistry, options: PipelineOptions = PipelineOptions()) {
@@ -87,17 +77,18 @@ public final class Pipeline {
         self.options = options
         let reg = registry
         self.reassembler = TCPReassembler(limits: options.limits, firstStream: options.firstStream, isServerPort: { reg.isAssigned(port: $0) })
+        self.stage = StreamStage(registry: registry, maxPDUs: options.maxPDUs)
     }
 
     /// True once `-c` is reached (or the consumer asked to stop).
-    public var isStopped: Bool { stopped }
+    public var isStopped: Bool { stage.stopped }
 
     /// Reads `source` to its end (or until stopped), handing each event to `emit`.
     /// Returning false from `emit` stops the run. A `CaptureError` thrown by the source is
     /// rethrown after what was decoded before it has been emitted and flushed.
     public func run<S: PacketSource>(_ source: inout S, emit: (OutputEvent) -> Bool) throws {
         var failure: Error?
-        while !stopped {
+        while !stage.stopped {
             let packet: CapturedPacket?
             do { packet = try source.next() } catch {
                 failure = error
@@ -112,8 +103,31 @@ public final class Pipeline {
 
     /// Feeds one captured packet.
     public func process(_ packet: CapturedPacket, emit: (OutputEvent) -> Bool) {
-        statistics.packets += 1
-        if let filter = options.filter, !filter.matches(packet) { return }
+        events.removeAll(keepingCapacity: true)
+        switch read(packet, into: &events) {
+        case .none:
+            return
+        case .note(let note):
+            if !emit(note) { stage.stopped = true }
+        case .events:
+            stage.handle(events[...], frame: packet.number, time: lastTime, emit: emit)
+        }
+    }
+
+    /// What the reading half made of one packet.
+    enum ReadResult {
+        /// Nothing for the dissectors (not TCP, not a protocol's port, filtered out).
+        case none
+        /// A note about the capture (a malformed or unsupported packet).
+        case note(OutputEvent)
+        /// Reassembly events, appended to the array given.
+        case events
+    }
+
+    /// The reading half: one packet through the filter, the packet decoder and reassembly.
+    func read(_ packet: CapturedPacket, into events: inout [ReassemblyEvent]) -> ReadResult {
+        packets += 1
+        if let filter = options.filter, !filter.matches(packet) { return .none }
         let time = Timestamp(seconds: packet.seconds, nanoseconds: packet.nanoseconds,
                              fractionalDigits: packet.precision.fractionalDigits)
         lastFrame = packet.number
@@ -121,21 +135,19 @@ public final class Pipeline {
         let linkType = LinkType(rawValue: packet.linkType)
         switch PacketDecoder.decode(linkType: linkType, bytes: packet.bytes[...]) {
         case .other:
-            return
+            return .none
         case .problem(let issue):
             if issue.kind == .unsupportedLinkType {
-                guard reportedLinkTypes.insert(packet.linkType).inserted else { return }
-                send(.captureNote(Problem(.warning, issue.kind.rawValue,
-                    "frame \(packet.number): \(linkType) is not supported; packets of this link type are skipped")), emit)
-            } else {
-                send(.captureNote(Problem(.warning, issue.kind.rawValue, "frame \(packet.number): \(issue.message)")), emit)
+                guard reportedLinkTypes.insert(packet.linkType).inserted else { return .none }
+                return .note(.captureNote(Problem(.warning, issue.kind.rawValue,
+                    "frame \(packet.number): \(linkType) is not supported; packets of this link type are skipped")))
             }
+            return .note(.captureNote(Problem(.warning, issue.kind.rawValue, "frame \(packet.number): \(issue.message)")))
         case .tcp(let segment):
-            guard registry.isAssigned(port: segment.destination.port) || registry.isAssigned(port: segment.source.port) else { return }
-            statistics.tcpSegments += 1
-            events.removeAll(keepingCapacity: true)
+            guard registry.isAssigned(port: segment.destination.port) || registry.isAssigned(port: segment.source.port) else { return .none }
+            tcpSegments += 1
             reassembler.process(segment, time: time.timeInterval, into: &events)
-            handleEvents(frame: packet.number, time: time, emit: emit)
+            return .events
         }
     }
 
@@ -143,87 +155,6 @@ public final class Pipeline {
     public func finish(emit: (OutputEvent) -> Bool) {
         events.removeAll(keepingCapacity: true)
         reassembler.flushAll(into: &events)
-        let wasStopped = stopped
-        stopped = false // let the flush emit what completes
-        handleEvents(frame: lastFrame, time: lastTime, emit: emit)
-        stopped = wasStopped || stopped
-        statistics.droppedByLimits = reassembler.droppedByLimits
-        statistics.flushedConnections = reassembler.flushedConnections
-    }
-
-    private func send(_ event: OutputEvent, _ emit: (OutputEvent) -> Bool) {
-        if !emit(event) { stopped = true }
-    }
-
-    private func handleEvents(frame: Int, time: Timestamp, emit: (OutputEvent) -> Bool) {
-        for event in events {
-            switch event {
-            case .opened(let stream, let client, let server, let midStream):
-                let name = registry.protocolName(forPort: server.port) ?? registry.protocolName(forPort: client.port) ?? ""
-                guard let dissector = registry.makeDissector(named: name, info: ConnectionInfo(startedMidStream: midStream, serverPort: server.port)) else { continue }
-                statistics.connections += 1
-                streams[stream] = StreamState(dissector: dissector, protocolName: name, client: client.description,
-                                              server: server.description, firstSeen: time, lastSeen: time)
-            case .data(let stream, let side, let bytes):
-                guard let state = streams[stream] else { continue }
-                let direction: Direction = side == .clientToServer ? .toServer : .toClient
-                if direction == .toServer { state.bytesToServer += bytes.count } else { state.bytesToClient += bytes.count }
-                state.lastSeen = time
-                DissectedPDU.recycle(&pdus)
-                state.dissector.receive(bytes, from: direction, into: &pdus)
-                emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
-            case .gap(let stream, let side, let count, let reason):
-                guard let state = streams[stream] else { continue }
-                let direction: Direction = side == .clientToServer ? .toServer : .toClient
-                statistics.gapBytes += count
-                let context = self.context(state, direction, frame: frame, time: time, stream: stream)
-                send(.streamNote(context, Problem(.warning, "gap", "\(count) bytes missing from the capture (\(reason.rawValue))")), emit)
-                DissectedPDU.recycle(&pdus)
-                state.dissector.gap(count, in: direction, into: &pdus)
-                emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
-            case .overlapConflict(let stream, let side, let count):
-                guard let state = streams[stream] else { continue }
-                let direction: Direction = side == .clientToServer ? .toServer : .toClient
-                let context = self.context(state, direction, frame: frame, time: time, stream: stream)
-                send(.streamNote(context, Problem(.warning, "overlap-conflict",
-                    "a retransmission carries \(count) bytes that differ from those first seen; the first copy was kept")), emit)
-            case .ended(let stream, let side):
-                guard let state = streams[stream] else { continue }
-                let direction: Direction = side == .clientToServer ? .toServer : .toClient
-                DissectedPDU.recycle(&pdus)
-                state.dissector.finish(direction, into: &pdus)
-                emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
-            case .closed(let stream, let reason):
-                guard let state = streams.removeValue(forKey: stream) else { continue }
-                if reason == .connectionLimit || reason == .idle {
-                    let context = self.context(state, .toServer, frame: frame, time: time, stream: stream)
-                    send(.streamNote(context, Problem(.note, "flushed", "connection flushed: \(reason.rawValue)")), emit)
-                }
-                send(.connectionClosed(ConnectionSummary(
-                    stream: stream, client: state.client, server: state.server, protocolName: state.protocolName,
-                    firstSeen: state.firstSeen, lastSeen: state.lastSeen, bytesToServer: state.bytesToServer,
-                    bytesToClient: state.bytesToClient, closeReason: reason.rawValue)), emit)
-            }
-        }
-    }
-
-    private func context(_ state: StreamState, _ direction: Direction, frame: Int, time: Timestamp, stream: Int) -> StreamContext {
-        StreamContext(frame: frame, time: time, stream: stream, endpoints: direction == .toServer ? state.toServer : state.toClient)
-    }
-
-    private func emitPDUs(_ state: StreamState, stream: Int, direction: Direction, frame: Int, time: Timestamp, emit: (OutputEvent) -> Bool) {
-        guard !pdus.isEmpty else { return }
-        let context = self.context(state, direction, frame: frame, time: time, stream: stream)
-        for pdu in pdus {
-            if stopped { return }
-            if let max = options.maxPDUs, statistics.pdus >= max {
-                stopped = true
-                return
-            }
-            statistics.pdus += 1
-            statistics.problems += pdu.problemCount
-            send(.pdu(context, direction, pdu), emit)
-            if let max = options.maxPDUs, statistics.pdus >= max { stopped = true }
-        }
+        stage.finish(events[...], frame: lastFrame, time: lastTime, emit: emit)
     }
 }

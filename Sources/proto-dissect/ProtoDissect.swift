@@ -276,7 +276,7 @@ struct ProtoDissect: ParsableCommand {
                     var reader = try CaptureFileReader(path: path)
                     defer { reader.close() }
                     do {
-                        try pipeline.run(&reader) { event in
+                        try pipeline.runConcurrently(&reader) { event in
                             renderer.render(event, into: &writer.sink)
                             writer.eventDone()
                             return true

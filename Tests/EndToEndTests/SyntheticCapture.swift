@@ -60,6 +60,16 @@ struct SyntheticCapture {
         return b
     }
 
+    /// Replaces the records (to write several conversations interleaved as one capture); each
+    /// record's time is made one millisecond after the one before.
+    mutating func replaceRecords(_ new: [Record]) {
+        records = new
+        for i in records.indices {
+            records[i].seconds = time + UInt32(i / 1000)
+            records[i].micros = UInt32(i % 1000) * 1000
+        }
+    }
+
     /// One TCP packet; `capture` limits the bytes recorded (snapshot length).
     mutating func packet(toServer: Bool, flags: UInt8, payload: [UInt8], sequence: UInt32? = nil, capture: Int? = nil, advance: Bool = true) {
         let s = sequence ?? seq[toServer]!

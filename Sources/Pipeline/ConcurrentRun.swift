@@ -1,0 +1,242 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Capture
+import Dissection
+import Reassembly
+
+extension Pipeline {
+    /// Packets read into one batch before it is handed over, and packet bytes: a batch is a few
+    /// hundred PDUs, so handing it over (a lock, at times a wake-up) costs little per PDU, and the
+    /// batches in flight hold little memory.
+    public static let batchPackets = 128
+    static let batchBytes = 128 << 10
+    /// Batches in flight: one being read into, one being dissected, the others waiting.
+    static let batchesInFlight = 4
+
+    /// Like `run`, with the reading half (the capture, the filter, the packet decoder, TCP
+    /// reassembly) on a second thread, while this thread dissects and hands `emit` the events:
+    /// the same events in the same order as `run` gives. Only packets and reassembly events go
+    /// from one thread to the other; dissectors, PDUs and `emit` stay on the caller's thread.
+    ///
+    /// Returning false from `emit` stops the run at once: nothing more is emitted, not even what
+    /// the end of input would flush (unlike `run`, which still flushes). With `maxPDUs` set,
+    /// which needs the reading to stop exactly where the last PDU was made, this is `run`.
+    public func runConcurrently<S: PacketSource>(_ source: inout S, emit: (OutputEvent) -> Bool) throws {
+        guard options.maxPDUs == nil else { return try run(&source, emit: emit) }
+        let queues = BatchQueues(count: Self.batchesInFlight)
+        var failure: Error?
+        try withUnsafeMutablePointer(to: &source) { pointer in
+            let reading = SourcePointer(pointer)
+            guard let reader = WorkerThread({ failure = self.readAll(reading.pointer, into: queues) }) else {
+                return try run(&pointer.pointee, emit: emit)
+            }
+            var stopped = false
+            while true {
+                let batch = queues.nextFilled()
+                if !stopped {
+                    batch.dissect(with: stage, emit: emit)
+                    if stage.stopped {
+                        stopped = true
+                        queues.stop()
+                    }
+                }
+                let last = batch.isLast
+                batch.clear()
+                queues.giveBack(batch)
+                if last { break }
+            }
+            reader.join()
+        }
+        if let failure { throw failure }
+    }
+
+    /// The reading thread's work: the whole source, in batches; the last batch flushes every
+    /// connection (unless the run was stopped). Returns the source's error, if it threw one.
+    private func readAll<S: PacketSource>(_ source: UnsafeMutablePointer<S>, into queues: BatchQueues) -> Error? {
+        var failure: Error?
+        var (batch, stopped) = queues.nextFree()
+        while !stopped {
+            let packet: CapturedPacket?
+            do { packet = try source.pointee.next() } catch {
+                failure = error
+                break
+            }
+            guard let packet else { break }
+            let start = batch.events.count
+            switch read(packet, into: &batch.events) {
+            case .none:
+                continue
+            case .note(let note):
+                batch.items.append(.note(note))
+            case .events:
+                guard batch.events.count > start else { continue }
+                batch.items.append(.events(frame: packet.number, time: lastTime, end: batch.events.count))
+                batch.bytes += packet.bytes.count
+            }
+            if batch.items.count >= Self.batchPackets || batch.bytes >= Self.batchBytes {
+                queues.dissect(batch)
+                (batch, stopped) = queues.nextFree()
+            }
+        }
+        if !stopped {
+            reassembler.flushAll(into: &batch.events)
+            batch.items.append(.finish(frame: lastFrame, time: lastTime, end: batch.events.count))
+        }
+        batch.isLast = true
+        queues.dissect(batch)
+        return failure
+    }
+}
+
+/// The source of a concurrent run, read by the reading thread alone while the caller waits.
+private struct SourcePointer<S>: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<S>
+    init(_ pointer: UnsafeMutablePointer<S>) { self.pointer = pointer }
+}
+
+/// Packets read and reassembled, on their way to be dissected. A batch goes round: read into,
+/// dissected, emptied, read into again.
+final class Batch: @unchecked Sendable {
+    enum Item {
+        /// One packet's reassembly events: `events` up to `end`, from where the item before ended.
+        case events(frame: Int, time: Timestamp, end: Int)
+        /// A note about the capture, emitted in its place.
+        case note(OutputEvent)
+        /// The end of input: every connection flushed.
+        case finish(frame: Int, time: Timestamp, end: Int)
+    }
+
+    // Used by one thread at a time, handed over under the queues' lock.
+    @exclusivity(unchecked) var events: [ReassemblyEvent] = []
+    @exclusivity(unchecked) var items: [Item] = []
+    @exclusivity(unchecked) var bytes = 0
+    @exclusivity(unchecked) var isLast = false
+
+    func clear() {
+        events.removeAll(keepingCapacity: true)
+        items.removeAll(keepingCapacity: true)
+        bytes = 0
+    }
+
+    /// Dissects the batch's items in order, emitting as `Pipeline.process` and `finish` do.
+    func dissect(with stage: StreamStage, emit: (OutputEvent) -> Bool) {
+        var start = 0
+        for item in items {
+            switch item {
+            case .events(let frame, let time, let end):
+                stage.handle(events[start..<end], frame: frame, time: time, emit: emit)
+                start = end
+            case .note(let note):
+                if !emit(note) { stage.stopped = true }
+            case .finish(let frame, let time, let end):
+                stage.finish(events[start..<end], frame: frame, time: time, emit: emit)
+                start = end
+            }
+            if stage.stopped { return }
+        }
+    }
+}
+
+/// The batches between the reading thread and the dissecting one, under one lock.
+final class BatchQueues: @unchecked Sendable {
+    private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let toReader = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let toDissector = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    // Under `lock`.
+    private var free: [Batch]
+    private var filled: [Batch] = []
+    private var stopped = false
+
+    init(count: Int) {
+        free = (0..<count).map { _ in Batch() }
+        pthread_mutex_init(lock, nil)
+        pthread_cond_init(toReader, nil)
+        pthread_cond_init(toDissector, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(toDissector)
+        pthread_cond_destroy(toReader)
+        pthread_mutex_destroy(lock)
+        lock.deallocate()
+        toReader.deallocate()
+        toDissector.deallocate()
+    }
+
+    /// Reading thread: an empty batch (waiting for one), and whether the run was stopped.
+    func nextFree() -> (Batch, stopped: Bool) {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        while free.isEmpty { pthread_cond_wait(toReader, lock) }
+        return (free.removeLast(), stopped)
+    }
+
+    /// Reading thread: hands a batch over to be dissected.
+    func dissect(_ batch: Batch) {
+        pthread_mutex_lock(lock)
+        filled.append(batch)
+        pthread_cond_signal(toDissector)
+        pthread_mutex_unlock(lock)
+    }
+
+    /// Dissecting thread: the next batch read, in order, waiting for it.
+    func nextFilled() -> Batch {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        while filled.isEmpty { pthread_cond_wait(toDissector, lock) }
+        return filled.removeFirst()
+    }
+
+    /// Dissecting thread: gives an emptied batch back to be read into.
+    func giveBack(_ batch: Batch) {
+        pthread_mutex_lock(lock)
+        free.append(batch)
+        pthread_cond_signal(toReader)
+        pthread_mutex_unlock(lock)
+    }
+
+    /// Dissecting thread: asks the reading thread to stop at its next batch.
+    func stop() {
+        pthread_mutex_lock(lock)
+        stopped = true
+        pthread_mutex_unlock(lock)
+    }
+}
+
+/// A thread running one closure, joined once.
+final class WorkerThread {
+    private final class ThreadBody {
+        let run: () -> Void
+        init(running: @escaping () -> Void) { run = running }
+    }
+
+    private var thread = pthread_t()
+
+    /// Nil when the system cannot start a thread.
+    init?(_ run: @escaping () -> Void) {
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        // As much stack as the main thread has by default: decoders recurse into nested tables.
+        pthread_attr_setstacksize(&attributes, 8 << 20)
+        let body = Unmanaged<ThreadBody>.passRetained(ThreadBody(running: run))
+        let made = pthread_create(&thread, &attributes, { pointer in
+            let body = Unmanaged<ThreadBody>.fromOpaque(pointer!).takeRetainedValue()
+            body.run()
+            return nil
+        }, body.toOpaque())
+        pthread_attr_destroy(&attributes)
+        if made != 0 {
+            body.release()
+            return nil
+        }
+    }
+
+    func join() {
+        pthread_join(thread, nil)
+    }
+}

@@ -1,0 +1,140 @@
+import Dissection
+import Reassembly
+
+/// The second half of the pipeline: reassembly events → each connection's dissector → output
+/// events. It holds the connections' dissectors and nothing of the reading half, so it can run
+/// on a thread of its own (`Pipeline.runConcurrently`).
+final class StreamStage {
+    private let registry: ProtocolRegistry
+    private let maxPDUs: Int?
+    // Used from one thread, one call at a time; nothing it calls out to reaches back into these
+    // while they are being written: no runtime exclusivity checks.
+    @exclusivity(unchecked) private var streams: [Int: StreamState] = [:]
+    @exclusivity(unchecked) private var pdus: [DissectedPDU] = []
+    /// True once `maxPDUs` is reached or `emit` returned false: no more PDUs are emitted.
+    @exclusivity(unchecked) var stopped = false
+    @exclusivity(unchecked) private(set) var pduCount = 0
+    @exclusivity(unchecked) private(set) var problemCount = 0
+    @exclusivity(unchecked) private(set) var gapBytes = 0
+    @exclusivity(unchecked) private(set) var connections = 0
+
+    /// A class, so the dissector is mutated where it is stored: a struct copied out of
+    /// `streams` and back would share the existential's box and copy the whole dissector per call.
+    private final class StreamState {
+        // One thread, one access at a time: no runtime exclusivity checks.
+        @exclusivity(unchecked) var dissector: any StreamDissector
+        let protocolName: String
+        let client: String
+        let server: String
+        /// The endpoints of each direction's contexts, made once.
+        let toServer: StreamEndpoints
+        let toClient: StreamEndpoints
+        let firstSeen: Timestamp
+        @exclusivity(unchecked) var lastSeen: Timestamp
+        @exclusivity(unchecked) var bytesToServer = 0
+        @exclusivity(unchecked) var bytesToClient = 0
+
+        init(dissector: any StreamDissector, protocolName: String, client: String, server: String, firstSeen: Timestamp, lastSeen: Timestamp) {
+            self.dissector = dissector
+            self.protocolName = protocolName
+            self.client = client
+            self.server = server
+            toServer = StreamEndpoints(source: client, destination: server)
+            toClient = StreamEndpoints(source: server, destination: client)
+            self.firstSeen = firstSeen
+            self.lastSeen = lastSeen
+        }
+    }
+
+    init(registry: ProtocolRegistry, maxPDUs: Int?) {
+        self.registry = registry
+        self.maxPDUs = maxPDUs
+    }
+
+    private func send(_ event: OutputEvent, _ emit: (OutputEvent) -> Bool) {
+        if !emit(event) { stopped = true }
+    }
+
+    /// Dissects what one packet (or the end of input) produced: `events`, attributed to `frame`
+    /// at `time`.
+    func handle(_ events: ArraySlice<ReassemblyEvent>, frame: Int, time: Timestamp, emit: (OutputEvent) -> Bool) {
+        for event in events {
+            switch event {
+            case .opened(let stream, let client, let server, let midStream):
+                let name = registry.protocolName(forPort: server.port) ?? registry.protocolName(forPort: client.port) ?? ""
+                guard let dissector = registry.makeDissector(named: name, info: ConnectionInfo(startedMidStream: midStream, serverPort: server.port)) else { continue }
+                connections += 1
+                streams[stream] = StreamState(dissector: dissector, protocolName: name, client: client.description,
+                                              server: server.description, firstSeen: time, lastSeen: time)
+            case .data(let stream, let side, let bytes):
+                guard let state = streams[stream] else { continue }
+                let direction: Direction = side == .clientToServer ? .toServer : .toClient
+                if direction == .toServer { state.bytesToServer += bytes.count } else { state.bytesToClient += bytes.count }
+                state.lastSeen = time
+                DissectedPDU.recycle(&pdus)
+                state.dissector.receive(bytes, from: direction, into: &pdus)
+                emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
+            case .gap(let stream, let side, let count, let reason):
+                guard let state = streams[stream] else { continue }
+                let direction: Direction = side == .clientToServer ? .toServer : .toClient
+                gapBytes += count
+                let context = self.context(state, direction, frame: frame, time: time, stream: stream)
+                send(.streamNote(context, Problem(.warning, "gap", "\(count) bytes missing from the capture (\(reason.rawValue))")), emit)
+                DissectedPDU.recycle(&pdus)
+                state.dissector.gap(count, in: direction, into: &pdus)
+                emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
+            case .overlapConflict(let stream, let side, let count):
+                guard let state = streams[stream] else { continue }
+                let direction: Direction = side == .clientToServer ? .toServer : .toClient
+                let context = self.context(state, direction, frame: frame, time: time, stream: stream)
+                send(.streamNote(context, Problem(.warning, "overlap-conflict",
+                    "a retransmission carries \(count) bytes that differ from those first seen; the first copy was kept")), emit)
+            case .ended(let stream, let side):
+                guard let state = streams[stream] else { continue }
+                let direction: Direction = side == .clientToServer ? .toServer : .toClient
+                DissectedPDU.recycle(&pdus)
+                state.dissector.finish(direction, into: &pdus)
+                emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
+            case .closed(let stream, let reason):
+                guard let state = streams.removeValue(forKey: stream) else { continue }
+                if reason == .connectionLimit || reason == .idle {
+                    let context = self.context(state, .toServer, frame: frame, time: time, stream: stream)
+                    send(.streamNote(context, Problem(.note, "flushed", "connection flushed: \(reason.rawValue)")), emit)
+                }
+                send(.connectionClosed(ConnectionSummary(
+                    stream: stream, client: state.client, server: state.server, protocolName: state.protocolName,
+                    firstSeen: state.firstSeen, lastSeen: state.lastSeen, bytesToServer: state.bytesToServer,
+                    bytesToClient: state.bytesToClient, closeReason: reason.rawValue)), emit)
+            }
+        }
+    }
+
+    /// Dissects the events of the end of input (every connection flushed): PDUs they complete
+    /// are emitted even after a stop asked by `emit`, but not past `maxPDUs`.
+    func finish(_ events: ArraySlice<ReassemblyEvent>, frame: Int, time: Timestamp, emit: (OutputEvent) -> Bool) {
+        let wasStopped = stopped
+        stopped = false // let the flush emit what completes
+        handle(events, frame: frame, time: time, emit: emit)
+        stopped = wasStopped || stopped
+    }
+
+    private func context(_ state: StreamState, _ direction: Direction, frame: Int, time: Timestamp, stream: Int) -> StreamContext {
+        StreamContext(frame: frame, time: time, stream: stream, endpoints: direction == .toServer ? state.toServer : state.toClient)
+    }
+
+    private func emitPDUs(_ state: StreamState, stream: Int, direction: Direction, frame: Int, time: Timestamp, emit: (OutputEvent) -> Bool) {
+        guard !pdus.isEmpty else { return }
+        let context = self.context(state, direction, frame: frame, time: time, stream: stream)
+        for pdu in pdus {
+            if stopped { return }
+            if let max = maxPDUs, pduCount >= max {
+                stopped = true
+                return
+            }
+            pduCount += 1
+            problemCount += pdu.problemCount
+            send(.pdu(context, direction, pdu), emit)
+            if let max = maxPDUs, pduCount >= max { stopped = true }
+        }
+    }
+}
