@@ -46,7 +46,6 @@ extension Pipeline {
                     }
                 }
                 let last = batch.isLast
-                batch.clear()
                 queues.giveBack(batch)
                 if last { break }
             }
@@ -171,9 +170,13 @@ final class BatchQueues: @unchecked Sendable {
     /// Reading thread: an empty batch (waiting for one), and whether the run was stopped.
     func nextFree() -> (Batch, stopped: Bool) {
         pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
         while free.isEmpty { pthread_cond_wait(toReader, lock) }
-        return (free.removeLast(), stopped)
+        let batch = free.removeLast()
+        let stopped = self.stopped
+        pthread_mutex_unlock(lock)
+        // Emptied here, so the packets are let go (freed, mostly) on the thread that made them.
+        batch.clear()
+        return (batch, stopped)
     }
 
     /// Reading thread: hands a batch over to be dissected.
