@@ -20,31 +20,32 @@ extension AMQPFrameDecoder {
     /// the full decoder, which reports it.
     func decodeFacts(_ frame: AMQPRawFrame) -> Decoded? {
         guard frame.isWhole, frame.frameEnd == AMQPSpec.frameEnd else { return nil }
-        var decoded = Decoded(pdu: DissectedPDU(protocolName: "amqp", summary: "", fields: [], wireLength: frame.wireLength))
-        var facts: PDUFacts
+        var method: AMQPMethodDecoder.Result?
+        var header: AMQPContentHeaderDecoder.Result?
+        let kind: String
         switch frame.type {
         case .method:
             // AMQP 0-9-1 §4.2.3: content methods are never on channel 0.
-            guard frame.channel != 0, let method = frequentMethod(frame.payload), let spec = method.spec else { return nil }
-            decoded.method = method
-            facts = PDUFacts(kind: spec.fullName)
+            guard frame.channel != 0, let frequent = frequentMethod(frame.payload), let spec = frequent.spec else { return nil }
+            method = frequent
+            kind = spec.fullName
         case .header:
-            guard frame.channel != 0, let header = headerFacts(frame.payload) else { return nil }
-            decoded.header = header
-            facts = PDUFacts(kind: "header")
+            guard frame.channel != 0, let facts = headerFacts(frame.payload) else { return nil }
+            header = facts
+            kind = "header"
         case .body:
             guard frame.channel != 0 else { return nil }
-            facts = PDUFacts(kind: "body")
+            kind = "body"
         case .heartbeat:
             // AMQP 0-9-1 §4.2.7: channel 0, no payload.
             guard frame.channel == 0, frame.size == 0 else { return nil }
-            facts = PDUFacts(kind: "heartbeat")
+            kind = "heartbeat"
         default:
             return nil
         }
-        facts.channel = Int(frame.channel)
-        decoded.pdu.summary = facts.kind
-        decoded.pdu.facts = facts
+        var decoded = Decoded(pdu: DissectedPDU(protocolName: "amqp", summary: kind, wireLength: frame.wireLength, kind: kind),
+                              method: method, header: header)
+        decoded.pdu.facts!.channel = Int(frame.channel)
         return decoded
     }
 

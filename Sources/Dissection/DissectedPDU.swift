@@ -55,8 +55,9 @@ public struct DissectedPDU: Sendable {
         deinit { tail?.deallocate() }
 
         /// Makes a box from the pool hold what a new one would: no fields, problems, facts or
-        /// trees, nothing in the tail (whose buffer is kept).
-        @usableFromInline func reuse(protocolName: String, summary: String, wireLength: Int) {
+        /// trees, nothing in the tail (whose buffer is kept). With `keepingFacts`, the facts are
+        /// left for the caller to reset (their box is reused too).
+        @usableFromInline func reuse(protocolName: String, summary: String, wireLength: Int, keepingFacts: Bool = false) {
             // Compared first: the same name (a literal, most often) is not stored again, which
             // would release the old and retain the new.
             if self.protocolName != protocolName { self.protocolName = protocolName }
@@ -64,7 +65,7 @@ public struct DissectedPDU: Sendable {
             if !fields.isEmpty { fields = [] }
             if !problems.isEmpty { problems = [] }
             self.wireLength = wireLength
-            if facts != nil { facts = nil }
+            if !keepingFacts, facts != nil { facts = nil }
             if !textTree.isEmpty { textTree = [] }
             if !jsonTree.isEmpty { jsonTree = [] }
             summaryCount = 0
@@ -315,6 +316,21 @@ public struct DissectedPDU: Sendable {
         storage.tailTree = format
         storage.treeStart = summaryCount
         storage.treeCount = treeCount
+    }
+
+    /// A PDU a facts fast path made (`PDUDetail.facts`): no tree, the summary `summary`, and
+    /// facts of kind `kind` (`PDUFacts(kind:)`), which the caller then adds to through `facts`.
+    /// The box, and the facts' box, come from the pool when it has one: a box and its facts
+    /// cost four allocations and frees a PDU otherwise.
+    public init(protocolName: __shared String, summary: __shared String, wireLength: Int, kind: __shared String) {
+        if let spare = PDUPool.take() {
+            spare.reuse(protocolName: protocolName, summary: summary, wireLength: wireLength, keepingFacts: true)
+            if spare.facts == nil { spare.facts = PDUFacts(kind: kind) } else { spare.facts!.reset(kind: kind) }
+            storage = spare
+        } else {
+            storage = Storage(protocolName: protocolName, summary: summary, fields: [], problems: [],
+                              wireLength: wireLength, facts: PDUFacts(kind: kind), textTree: [], jsonTree: [])
+        }
     }
 
     /// The facts summaries count: those the decoder set, else those of the field tree.

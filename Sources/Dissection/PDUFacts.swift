@@ -146,6 +146,45 @@ public struct PDUFacts: Sendable, Equatable {
         storage = Storage(Values(kind: kind))
     }
 
+    /// Makes these facts those of `PDUFacts(kind: kind)`, in their own box when nothing else
+    /// holds it (a box from the PDU pool keeps its facts' box: no allocation per PDU).
+    public mutating func reset(kind: String) {
+        if isKnownUniquelyReferenced(&storage) {
+            // Member by member, only those set: assigning a whole new `Values` copies and
+            // destroys every member through the runtime.
+            let s = storage
+            s.values.kind = kind
+            if s.values.topic != nil { s.values.topic = nil }
+            if s.values.payloadLength != nil { s.values.payloadLength = nil }
+            if s.values.qos != nil { s.values.qos = nil }
+            if s.values.retained { s.values.retained = false }
+            if s.values.clientID != nil { s.values.clientID = nil }
+            if s.values.connectVersion != nil { s.values.connectVersion = nil }
+            if s.values.version != nil { s.values.version = nil }
+            if s.values.channel != nil { s.values.channel = nil }
+            if s.values.queue != nil { s.values.queue = nil }
+            if s.values.ackedCount != nil { s.values.ackedCount = nil }
+            if s.values.extras != 0 {
+                s.values.identity = nil
+                s.values.message = nil
+                s.values.close = nil
+                s.values.extras = 0
+            }
+        } else {
+            storage = Storage(Values(kind: kind))
+        }
+    }
+
+    /// Sets a PUBLISH's facts in one write: its topic, payload length, QoS and retain flag.
+    public mutating func setPublish(topic: String, payloadLength: Int, qos: Int, retained: Bool) {
+        update {
+            $0.topic = topic
+            $0.payloadLength = payloadLength
+            $0.qos = qos
+            $0.retained = retained
+        }
+    }
+
     public struct ClientIdentity: Sendable, Equatable {
         public var saslUser, vhost, product, productVersion, platform: String?
         public init() {}

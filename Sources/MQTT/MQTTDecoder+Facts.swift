@@ -31,22 +31,15 @@ extension MQTTDecoder {
         default:
             return nil
         }
-        return DissectedPDU(protocolName: "mqtt", summary: type.name, fields: [], wireLength: bytes.count,
-                            facts: kindFacts[Int(type.rawValue & 0x0F)])
+        return DissectedPDU(protocolName: "mqtt", summary: type.name, wireLength: bytes.count, kind: type.name)
     }
-
-    /// The facts of a packet that has nothing but its kind, by packet type: one shared value each
-    /// (facts are copy on write), not a box made per acknowledgement.
-    private static let kindFacts: [PDUFacts] = (0...15).map { PDUFacts(kind: MQTTPacketType(rawValue: UInt8($0)).name) }
 
     private static func publishFacts(_ bytes: UnsafeBufferPointer<UInt8>, body: Int, flags: UInt8, version: MQTTVersion) -> DissectedPDU? {
         guard let publish = PlainPublish(bytes, body: body, flags: flags, version: version) else { return nil }
-        var facts = PDUFacts(kind: "PUBLISH")
-        facts.topic = String(decoding: UnsafeBufferPointer(rebasing: bytes[publish.topic]), as: UTF8.self)
-        facts.payloadLength = bytes.count - publish.payloadStart
-        facts.qos = publish.qos
-        facts.retained = flags & 0x01 != 0
-        return DissectedPDU(protocolName: "mqtt", summary: "PUBLISH", fields: [], wireLength: bytes.count, facts: facts)
+        var pdu = DissectedPDU(protocolName: "mqtt", summary: "PUBLISH", wireLength: bytes.count, kind: "PUBLISH")
+        pdu.facts!.setPublish(topic: String(decoding: UnsafeBufferPointer(rebasing: bytes[publish.topic]), as: UTF8.self),
+                              payloadLength: bytes.count - publish.payloadStart, qos: publish.qos, retained: flags & 0x01 != 0)
+        return pdu
     }
 
     /// The packet identifier of a bare PUBACK, PUBREC, PUBREL or PUBCOMP, the one form the fast

@@ -214,5 +214,40 @@ struct DissectedPDUTests {
         #expect(grown.summary == "PUBACK id=g")
     }
 
+    @Test("a facts PDU made in a reused box has its kind and nothing else, whatever the box held; facts held elsewhere are left alone")
+    func reusedFactsBox() {
+        while PDUPool.take() != nil {}
+        func everything(_ kind: String) -> DissectedPDU {
+            var pdu = DissectedPDU(protocolName: "amqp", summary: "s", wireLength: 9, kind: kind)
+            pdu.facts!.setPublish(topic: "a/b", payloadLength: 3, qos: 2, retained: true)
+            pdu.facts!.clientID = "c"
+            pdu.facts!.connectVersion = "5.0"
+            pdu.facts!.version = "0-9-1"
+            pdu.facts!.channel = 7
+            pdu.facts!.queue = "q"
+            pdu.facts!.ackedCount = 4
+            var identity = PDUFacts.ClientIdentity()
+            identity.vhost = "/"
+            pdu.facts!.identity = identity
+            pdu.facts!.message = PDUFacts.MessageFacts(method: "basic.publish", exchange: "x", routingKey: "k", bodySize: 1)
+            pdu.facts!.close = PDUFacts.CloseFacts(replyCode: 406, replyCodeName: nil, replyText: "t", failedMethod: nil)
+            pdu.problems.append(Problem(.error, "e", "a problem"))
+            return pdu
+        }
+        var old = [everything("connection.close"), everything("channel.close")]
+        let heldFacts = old[1].facts!
+        DissectedPDU.recycle(&old)
+        #expect(PDUPool.current.boxes.count == 2)
+        let fresh = (0..<2).map { _ in DissectedPDU(protocolName: "mqtt", summary: "PUBACK", wireLength: 4, kind: "PUBACK") }
+        #expect(PDUPool.current.boxes.isEmpty, "both boxes were reused")
+        for pdu in fresh {
+            #expect(pdu.facts == PDUFacts(kind: "PUBACK"))
+            #expect(pdu.protocolName == "mqtt" && pdu.summary == "PUBACK" && pdu.wireLength == 4)
+            #expect(pdu.problems.isEmpty && pdu.fields.isEmpty && !pdu.hasTextTree && !pdu.hasJSONTree)
+        }
+        #expect(heldFacts.kind == "channel.close" && heldFacts.queue == "q" && heldFacts.close?.replyCode == 406)
+        #expect(heldFacts.topic == "a/b" && heldFacts.identity?.vhost == "/")
+    }
+
     nonisolated(unsafe) private static var scratch = ByteSink()
 }
