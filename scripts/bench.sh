@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Times proto-dissect in each format against tshark and tcpdump on the same capture, in one run,
-# and prints the times, the ratios and the peak memory (best of RUNS runs each; machines are noisy).
+# and prints the times, the ratios and the peak memory (best of RUNS runs each; machines are noisy,
+# so each comparison is taken in turn: ours, theirs, ours, theirs...).
 #
 #   scripts/bench.sh [CAPTURE]     default: .build-bench/bench.pcap (made by make-bench-capture.sh)
 #
@@ -19,14 +20,17 @@ bin=$(swift build -c release --show-bin-path)/proto-dissect
 timing=$(mktemp)
 failed=$(mktemp)
 trap 'rm -f "$timing" "$failed"' EXIT
-# best SECONDS and PEAK_KB of RUNS runs of a command (its output goes to /dev/null)
+# one run of a command: SECONDS PEAK_KB (its output goes to /dev/null). A run that fails is still
+# timed (so the table prints), but the script then fails: a fast crash must not pass for a fast run.
+once() {
+    /usr/bin/time -o "$timing" -f "%e %M" "$@" >/dev/null 2>/dev/null || echo "$*" >>"$failed"
+    tail -1 "$timing"
+}
+# best SECONDS and least PEAK_KB of RUNS runs of a command
 best() {
     local t m bt="" bm="" i
     for ((i = 0; i < RUNS; i++)); do
-        # A run that fails is still timed (so the table prints), but the script then fails: a fast
-        # crash must not pass for a fast run.
-        /usr/bin/time -o "$timing" -f "%e %M" "$@" >/dev/null 2>/dev/null || echo "$*" >>"$failed"
-        read -r t m < <(tail -1 "$timing")
+        read -r t m < <(once "$@")
         if [ -z "$bt" ] || awk "BEGIN{exit !($t < $bt)}"; then bt=$t; fi
         if [ -z "$bm" ] || [ "$m" -lt "$bm" ]; then bm=$m; fi
     done
@@ -34,24 +38,58 @@ best() {
 }
 row() { printf '%-44s %9s s %9s MB\n' "$1" "$2" "$(awk "BEGIN{printf \"%.1f\", $3/1024}")"; }
 ratio() { awk "BEGIN{ if ($2 > 0) printf \"%.1f\", $1/$2; else print \"inf\" }"; }
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{ if (NR == 0) print "-"; else if (NR % 2) printf "%.1f", a[(NR+1)/2]; else printf "%.1f", (a[NR/2]+a[NR/2+1])/2 }'; }
+
+# The machine's speed drifts from minute to minute, for every program alike, so each comparison is
+# taken in turn: ROUNDS rounds of the first command (PER runs, its best kept) then the second (one
+# run). Prints FIRST_BEST FIRST_PEAK SECOND_BEST SECOND_PEAK and the round-by-round ratios (second / first).
+in_turn() {
+    local rounds=$1 per=$2; shift 2
+    local ours=() theirs=() seen=0 a
+    for a in "$@"; do
+        if [ "$a" = "--" ]; then seen=1; elif [ $seen = 0 ]; then ours+=("$a"); else theirs+=("$a"); fi
+    done
+    local ob="" om="" tb="" tm="" ratios="" r i t m rb
+    for ((r = 0; r < rounds; r++)); do
+        rb=""
+        for ((i = 0; i < per; i++)); do
+            read -r t m < <(once "${ours[@]}")
+            if [ -z "$rb" ] || awk "BEGIN{exit !($t < $rb)}"; then rb=$t; fi
+            if [ -z "$om" ] || [ "$m" -lt "$om" ]; then om=$m; fi
+        done
+        if [ -z "$ob" ] || awk "BEGIN{exit !($rb < $ob)}"; then ob=$rb; fi
+        read -r t m < <(once "${theirs[@]}")
+        if [ -z "$tb" ] || awk "BEGIN{exit !($t < $tb)}"; then tb=$t; fi
+        if [ -z "$tm" ] || [ "$m" -lt "$tm" ]; then tm=$m; fi
+        ratios="$ratios $(awk "BEGIN{ if ($rb > 0) printf \"%.3f\", $t/$rb; else print 0 }")"
+    done
+    echo "$ob $om $tb $tm$ratios"
+}
 
 size=$(stat -c %s "$CAPTURE")
 echo "capture: $CAPTURE ($(awk "BEGIN{printf \"%.1f\", $size/1e6}") MB, $(tcpdump -r "$CAPTURE" 2>/dev/null | wc -l) packets)"
-echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -m); best of $RUNS runs"
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -m); best of $RUNS runs, each comparison taken in turn"
 echo
-read -r t_read m_read < <(best tcpdump -r "$CAPTURE" -w /dev/null); row "tcpdump -r FILE -w /dev/null" "$t_read" "$m_read"
-read -r t_table m_table < <(best "$bin" --format table "$CAPTURE"); row "proto-dissect --format table" "$t_table" "$m_table"
-read -r t_json m_json < <(best "$bin" --format json "$CAPTURE"); row "proto-dissect --format json" "$t_json" "$m_json"
-read -r t_text m_text < <(best "$bin" --format text "$CAPTURE"); row "proto-dissect --format text" "$t_text" "$m_text"
+read -r t_read m_read t_table m_table table_ratios < <(in_turn "$RUNS" 1 tcpdump -r "$CAPTURE" -w /dev/null -- "$bin" --format table "$CAPTURE")
+row "tcpdump -r FILE -w /dev/null" "$t_read" "$m_read"
+row "proto-dissect --format table" "$t_table" "$m_table"
 if [ -z "${SKIP_TSHARK:-}" ]; then
     tshark_runs=${TSHARK_RUNS:-1}
-    read -r t_tj m_tj < <(RUNS=$tshark_runs best tshark -r "$CAPTURE" -T json -Y 'mqtt||amqp'); row "tshark -T json -Y 'mqtt||amqp' ($tshark_runs run(s))" "$t_tj" "$m_tj"
-    read -r t_tv m_tv < <(RUNS=$tshark_runs best tshark -r "$CAPTURE" -V -Y 'mqtt||amqp'); row "tshark -V -Y 'mqtt||amqp' ($tshark_runs run(s))" "$t_tv" "$m_tv"
+    per=$(( (RUNS + tshark_runs - 1) / tshark_runs ))
+    read -r t_json m_json t_tj m_tj json_ratios < <(in_turn "$tshark_runs" "$per" "$bin" --format json "$CAPTURE" -- tshark -r "$CAPTURE" -T json -Y 'mqtt||amqp')
+    row "proto-dissect --format json" "$t_json" "$m_json"
+    read -r t_text m_text t_tv m_tv text_ratios < <(in_turn "$tshark_runs" "$per" "$bin" --format text "$CAPTURE" -- tshark -r "$CAPTURE" -V -Y 'mqtt||amqp')
+    row "proto-dissect --format text" "$t_text" "$m_text"
+    row "tshark -T json -Y 'mqtt||amqp' ($tshark_runs run(s))" "$t_tj" "$m_tj"
+    row "tshark -V -Y 'mqtt||amqp' ($tshark_runs run(s))" "$t_tv" "$m_tv"
     echo
-    echo "json: $(ratio "$t_tj" "$t_json")x faster than tshark -T json (target >= 30x)"
-    echo "text: $(ratio "$t_tv" "$t_text")x faster than tshark -V (target >= 20x)"
+    echo "json: $(ratio "$t_tj" "$t_json")x faster than tshark -T json, best against best; round by round (median): $(echo "$json_ratios" | median)x (target >= 30x)"
+    echo "text: $(ratio "$t_tv" "$t_text")x faster than tshark -V, best against best; round by round (median): $(echo "$text_ratios" | median)x (target >= 20x)"
+else
+    read -r t_json m_json < <(best "$bin" --format json "$CAPTURE"); row "proto-dissect --format json" "$t_json" "$m_json"
+    read -r t_text m_text < <(best "$bin" --format text "$CAPTURE"); row "proto-dissect --format text" "$t_text" "$m_text"
 fi
-echo "table: $(ratio "$t_table" "$t_read")x the bare libpcap read (target <= 3x)"
+echo "table: $(ratio "$t_table" "$t_read")x the bare libpcap read, best against best; round by round (median): $(echo "$table_ratios" | median)x (target <= 3x)"
 echo "peak memory: $(awk "BEGIN{printf \"%.1f\", ($m_json > $m_text ? ($m_json > $m_table ? $m_json : $m_table) : ($m_text > $m_table ? $m_text : $m_table))/1024}") MB (target <= 32 MB)"
 if [ "$REPEAT" -gt 1 ]; then
     big=.build-bench/repeat-$REPEAT.pcap

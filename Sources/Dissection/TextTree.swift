@@ -96,7 +96,7 @@ public enum TextTree {
     /// `length`, then ` (N bytes, hex)`.
     public static func writeHex(_ preview: UnsafeBufferPointer<UInt8>, length: Int, style: Style, into out: inout ByteSink) {
         let shown = UnsafeBufferPointer(rebasing: preview.prefix(max(0, style.hexPreviewBytes)))
-        out.append(Preview.hex(shown))
+        out.appendHex(shown)
         if shown.count < length { out.literal("…") }
         out.literal(" (")
         out.append(length)
