@@ -333,6 +333,21 @@ public struct DissectedPDU: Sendable {
         }
     }
 
+    /// A PDU a facts fast path made with facts it shares (one value per packet type: facts are
+    /// copy on write, and a box of facts is several hundred bytes, too many to make per
+    /// acknowledgement when a segment carries thousands). The box comes from the pool when it
+    /// has one.
+    public init(protocolName: __shared String, summary: __shared String, wireLength: Int, sharedFacts facts: PDUFacts) {
+        if let spare = PDUPool.take() {
+            spare.reuse(protocolName: protocolName, summary: summary, wireLength: wireLength, keepingFacts: true)
+            spare.facts = facts
+            storage = spare
+        } else {
+            storage = Storage(protocolName: protocolName, summary: summary, fields: [], problems: [],
+                              wireLength: wireLength, facts: facts, textTree: [], jsonTree: [])
+        }
+    }
+
     /// The facts summaries count: those the decoder set, else those of the field tree.
     public var summaryFacts: PDUFacts { facts ?? PDUFacts(deriving: self) }
 

@@ -31,8 +31,13 @@ extension MQTTDecoder {
         default:
             return nil
         }
-        return DissectedPDU(protocolName: "mqtt", summary: type.name, wireLength: bytes.count, kind: type.name)
+        return DissectedPDU(protocolName: "mqtt", summary: type.name, wireLength: bytes.count,
+                            sharedFacts: kindFacts[Int(type.rawValue & 0x0F)])
     }
+
+    /// The facts of a packet that has nothing but its kind, by packet type: one shared value each,
+    /// not a box made per acknowledgement (a segment can carry thousands, all alive at once).
+    private static let kindFacts: [PDUFacts] = (0...15).map { PDUFacts(kind: MQTTPacketType(rawValue: UInt8($0)).name) }
 
     private static func publishFacts(_ bytes: UnsafeBufferPointer<UInt8>, body: Int, flags: UInt8, version: MQTTVersion) -> DissectedPDU? {
         guard let publish = PlainPublish(bytes, body: body, flags: flags, version: version) else { return nil }
