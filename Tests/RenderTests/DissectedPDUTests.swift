@@ -249,5 +249,21 @@ struct DissectedPDUTests {
         #expect(heldFacts.topic == "a/b" && heldFacts.identity?.vhost == "/")
     }
 
+    @Test("a facts PDU with shared facts, in a reused box: the facts read back, and a change to them stays in its own copy")
+    func sharedFactsBox() {
+        while PDUPool.take() != nil {}
+        var old = [DissectedPDU(protocolName: "amqp", summary: "s", wireLength: 9, kind: "basic.ack")]
+        old[0].facts!.queue = "q"
+        old[0].problems.append(Problem(.error, "e", "a problem"))
+        DissectedPDU.recycle(&old)
+        let shared = PDUFacts(kind: "PUBACK")
+        var pdu = DissectedPDU(protocolName: "mqtt", summary: "PUBACK", wireLength: 4, sharedFacts: shared)
+        #expect(PDUPool.current.boxes.isEmpty, "the box was reused")
+        #expect(pdu.facts == shared && pdu.facts?.queue == nil && pdu.problems.isEmpty)
+        #expect(pdu.protocolName == "mqtt" && pdu.summary == "PUBACK" && pdu.wireLength == 4)
+        pdu.facts!.channel = 3
+        #expect(shared.channel == nil && pdu.facts?.channel == 3)
+    }
+
     nonisolated(unsafe) private static var scratch = ByteSink()
 }
