@@ -276,10 +276,18 @@ struct ProtoDissect: ParsableCommand {
                     var reader = try CaptureFileReader(path: path)
                     defer { reader.close() }
                     do {
-                        try pipeline.runConcurrently(&reader) { event in
+                        func emit(_ event: OutputEvent) -> Bool {
                             renderer.render(event, into: &writer.sink)
                             writer.eventDone()
                             return true
+                        }
+                        // A regular file is read on a thread of its own, in batches; a pipe (a
+                        // capture still being written, `tcpdump -w - | proto-dissect -`) is read
+                        // packet by packet, so nothing waits for a batch to fill.
+                        if isRegularFile(path) {
+                            try pipeline.runConcurrently(&reader, emit: emit)
+                        } else {
+                            try pipeline.run(&reader, emit: emit)
                         }
                     } catch let error as CaptureError {
                         writer.flush()
