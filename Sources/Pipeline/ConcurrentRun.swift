@@ -218,21 +218,25 @@ final class WorkerThread {
         init(running: @escaping () -> Void) { run = running }
     }
 
+    #if canImport(Darwin)
+    private var thread: pthread_t?
+    #else
     private var thread = pthread_t()
+    #endif
 
-    /// Nil when the system cannot start a thread.
+    /// Nil when the system cannot start a thread. (The thread gets the system's default stack:
+    /// the reading half does not recurse.)
     init?(_ run: @escaping () -> Void) {
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        // As much stack as the main thread has by default: decoders recurse into nested tables.
-        pthread_attr_setstacksize(&attributes, 8 << 20)
         let body = Unmanaged<ThreadBody>.passRetained(ThreadBody(running: run))
-        let made = pthread_create(&thread, &attributes, { pointer in
+        let made = pthread_create(&thread, nil, { pointer in
+            #if canImport(Darwin)
+            let body = Unmanaged<ThreadBody>.fromOpaque(pointer).takeRetainedValue()
+            #else
             let body = Unmanaged<ThreadBody>.fromOpaque(pointer!).takeRetainedValue()
+            #endif
             body.run()
             return nil
         }, body.toOpaque())
-        pthread_attr_destroy(&attributes)
         if made != 0 {
             body.release()
             return nil
@@ -240,6 +244,10 @@ final class WorkerThread {
     }
 
     func join() {
+        #if canImport(Darwin)
+        if let thread { pthread_join(thread, nil) }
+        #else
         pthread_join(thread, nil)
+        #endif
     }
 }
