@@ -13,6 +13,10 @@ import Musl
 /// is cut off. libpcap is still used for BPF filters and live capture.
 public struct CaptureFileReader: PacketSource {
     public let name: String
+    /// Whether the whole input is already there (a regular file, bytes in memory), so reading
+    /// ahead never waits on a writer; false for a pipe, a terminal or a device (standard input
+    /// from `tcpdump -w -`), whose packets should be handled as they come.
+    public let inputIsComplete: Bool
     private var stream: ByteStream
     private var format: Format = .unknown
     private var recordNumber = 0
@@ -39,28 +43,32 @@ public struct CaptureFileReader: PacketSource {
     /// `chunk`: the size of the reads from the file (tests make it small, so that records
     /// straddle reads).
     init(path: String, chunk: Int) throws {
+        let fd: Int32
         if path == "-" {
             name = "standard input"
-            stream = ByteStream(fd: 0, ownsDescriptor: false, chunk: chunk)
+            fd = 0
         } else {
             name = path
-            let fd = open(path, O_RDONLY)
+            fd = open(path, O_RDONLY)
             if fd < 0 {
                 throw CaptureError(.unreadable, source: path, "cannot open: \(String(cString: strerror(errno)))")
             }
-            var st = stat()
-            if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
-                _ = Glibc.close(fd)
-                throw CaptureError(.unreadable, source: path, "is a directory, not a capture file")
-            }
-            stream = ByteStream(fd: fd, ownsDescriptor: true, chunk: chunk)
         }
+        var st = stat()
+        let type = fstat(fd, &st) == 0 ? st.st_mode & S_IFMT : 0
+        if type == S_IFDIR {
+            if path != "-" { _ = Glibc.close(fd) }
+            throw CaptureError(.unreadable, source: name, "is a directory, not a capture file")
+        }
+        inputIsComplete = type == S_IFREG
+        stream = ByteStream(fd: fd, ownsDescriptor: path != "-", chunk: chunk)
         try readFileHeader()
     }
 
     /// Reads a capture held in memory; `name` is used in messages.
     public init(bytes: [UInt8], name: String) throws {
         self.name = name
+        inputIsComplete = true
         stream = ByteStream(bytes: bytes)
         try readFileHeader()
     }

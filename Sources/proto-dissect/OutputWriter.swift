@@ -47,10 +47,3 @@ func warn(_ message: String) {
     var line = "proto-dissect: " + message + "\n"
     line.withUTF8 { p in _ = Glibc.write(2, p.baseAddress, p.count) }
 }
-
-/// Whether `path` names a regular file (not standard input, a pipe or a device).
-func isRegularFile(_ path: String) -> Bool {
-    guard path != "-" else { return false }
-    var info = stat()
-    return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
-}

@@ -281,10 +281,10 @@ struct ProtoDissect: ParsableCommand {
                             writer.eventDone()
                             return true
                         }
-                        // A regular file is read on a thread of its own, in batches; a pipe (a
+                        // A complete input is read on a thread of its own, in batches; a pipe (a
                         // capture still being written, `tcpdump -w - | proto-dissect -`) is read
                         // packet by packet, so nothing waits for a batch to fill.
-                        if isRegularFile(path) {
+                        if reader.inputIsComplete {
                             try pipeline.runConcurrently(&reader, emit: emit)
                         } else {
                             try pipeline.run(&reader, emit: emit)

@@ -77,6 +77,34 @@ struct CaptureFileReaderTests {
         #expect(packets[0].linkType == 1)
     }
 
+    @Test("a regular file and bytes in memory are complete inputs; a pipe is not, and reads the same packets")
+    func completeInputs() throws {
+        let bytes = pcap(bigEndian: false, nanos: false)
+        let file = try CaptureFileReader(path: temporaryFile(bytes))
+        defer { file.close() }
+        #expect(file.inputIsComplete)
+        #expect(try CaptureFileReader(bytes: bytes, name: "memory").inputIsComplete)
+
+        let fifo = "\(scratchDirectory)/fifo-\(UInt32.random(in: 0...UInt32.max))"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        // The writer opens the pipe on its own thread (opening one end waits for the other).
+        var writer = pthread_t()
+        let path = strdup(fifo)!
+        pthread_create(&writer, nil, { p in
+            let fd = open(UnsafeMutablePointer<CChar>(OpaquePointer(p!)), O_WRONLY)
+            var b: [UInt8] = [0xD4, 0xC3, 0xB2, 0xA1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0, 0, 1, 0, 0, 0]
+            b += [0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 1, 2, 3, 4]
+            _ = b.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            close(fd)
+            return nil
+        }, path)
+        defer { pthread_join(writer, nil); free(path) }
+        var pipe = try CaptureFileReader(path: fifo)
+        defer { pipe.close() }
+        #expect(!pipe.inputIsComplete)
+        #expect(try pipe.next()?.bytes == packetA)
+    }
+
     @Test("a file cut inside a record keeps the records before it and names the record")
     func cutOff() {
         let full = pcap(bigEndian: false, nanos: false)
