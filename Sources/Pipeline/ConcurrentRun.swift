@@ -35,15 +35,12 @@ extension Pipeline {
             guard let reader = WorkerThread({ failure = self.readAll(reading.pointer, into: queues) }) else {
                 return try run(&pointer.pointee, emit: emit)
             }
-            var stopped = false
             while true {
                 let batch = queues.nextFilled()
-                if !stopped {
+                // Once stopped, the batches still on their way are given back undissected.
+                if !stage.stopped {
                     batch.dissect(with: stage, emit: emit)
-                    if stage.stopped {
-                        stopped = true
-                        queues.stop()
-                    }
+                    if stage.stopped { queues.stop() }
                 }
                 let last = batch.isLast
                 queues.giveBack(batch)
@@ -131,7 +128,7 @@ final class Batch: @unchecked Sendable {
                 stage.handle(events[start..<end], frame: frame, time: time, emit: emit)
                 start = end
             case .note(let note):
-                if !emit(note) { stage.stopped = true }
+                stage.send(note, emit)
             case .finish(let frame, let time, let end):
                 stage.finish(events[start..<end], frame: frame, time: time, emit: emit)
                 start = end

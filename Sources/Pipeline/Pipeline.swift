@@ -41,7 +41,7 @@ public struct PipelineStatistics: Sendable {
 ///
 /// It has two halves: reading (packets, the filter, TCP reassembly) here, and dissecting
 /// (`StreamStage`: each connection's dissector, PDUs, notes). `run` and `process` do both on the
-/// caller's thread; `runConcurrently` dissects on a second thread.
+/// caller's thread; `runConcurrently` reads on a second thread.
 public final class Pipeline {
     let registry: ProtocolRegistry
     let options: PipelineOptions
@@ -108,7 +108,7 @@ public final class Pipeline {
         case .none:
             return
         case .note(let note):
-            if !emit(note) { stage.stopped = true }
+            stage.send(note, emit)
         case .events:
             stage.handle(events[...], frame: packet.number, time: lastTime, emit: emit)
         }

@@ -51,7 +51,8 @@ final class StreamStage {
         self.maxPDUs = maxPDUs
     }
 
-    private func send(_ event: OutputEvent, _ emit: (OutputEvent) -> Bool) {
+    /// Emits an event, noting a stop asked by `emit`.
+    func send(_ event: OutputEvent, _ emit: (OutputEvent) -> Bool) {
         if !emit(event) { stopped = true }
     }
 
