@@ -299,13 +299,7 @@ public struct DissectedPDU: Sendable {
     public init(protocolName: __shared String, summary: __shared String = "", summaryBytes: UnsafeBufferPointer<UInt8>? = nil,
                 writtenTree tree: UnsafeBufferPointer<UInt8>, format: WrittenTree, wireLength: Int) {
         let summaryCount = summaryBytes?.count ?? 0
-        if let spare = PDUPool.take() {
-            spare.reuse(protocolName: protocolName, summary: summaryCount > 0 ? "" : summary, wireLength: wireLength)
-            storage = spare
-        } else {
-            storage = Storage(protocolName: protocolName, summary: summaryCount > 0 ? "" : summary, fields: [], problems: [],
-                              wireLength: wireLength, facts: nil, textTree: [], jsonTree: [])
-        }
+        storage = Self.emptyBox(protocolName: protocolName, summary: summaryCount > 0 ? "" : summary, wireLength: wireLength)
         let treeCount = format == .none ? 0 : tree.count
         guard summaryCount + treeCount > 0 else { return }
         storage.reserveTail(summaryCount + treeCount)
@@ -323,14 +317,8 @@ public struct DissectedPDU: Sendable {
     /// The box, and the facts' box, come from the pool when it has one: a box and its facts
     /// cost four allocations and frees a PDU otherwise.
     public init(protocolName: __shared String, summary: __shared String, wireLength: Int, kind: __shared String) {
-        if let spare = PDUPool.take() {
-            spare.reuse(protocolName: protocolName, summary: summary, wireLength: wireLength, keepingFacts: true)
-            if spare.facts == nil { spare.facts = PDUFacts(kind: kind) } else { spare.facts!.reset(kind: kind) }
-            storage = spare
-        } else {
-            storage = Storage(protocolName: protocolName, summary: summary, fields: [], problems: [],
-                              wireLength: wireLength, facts: PDUFacts(kind: kind), textTree: [], jsonTree: [])
-        }
+        storage = Self.emptyBox(protocolName: protocolName, summary: summary, wireLength: wireLength, keepingFacts: true)
+        if storage.facts == nil { storage.facts = PDUFacts(kind: kind) } else { storage.facts!.reset(kind: kind) }
     }
 
     /// A PDU a facts fast path made with facts it shares (one value per packet type: facts are
@@ -338,14 +326,21 @@ public struct DissectedPDU: Sendable {
     /// acknowledgement when a segment carries thousands). The box comes from the pool when it
     /// has one.
     public init(protocolName: __shared String, summary: __shared String, wireLength: Int, sharedFacts facts: PDUFacts) {
+        storage = Self.emptyBox(protocolName: protocolName, summary: summary, wireLength: wireLength, keepingFacts: true)
+        storage.facts = facts
+    }
+
+    /// A box from this thread's pool, made to hold what a new one would (`Storage.reuse`), or a new
+    /// one: no fields, problems, trees or tail bytes, and no facts (unless `keepingFacts`, which
+    /// leaves a pooled box's facts for the caller to reset or replace).
+    private static func emptyBox(protocolName: __shared String, summary: __shared String, wireLength: Int,
+                                 keepingFacts: Bool = false) -> Storage {
         if let spare = PDUPool.take() {
-            spare.reuse(protocolName: protocolName, summary: summary, wireLength: wireLength, keepingFacts: true)
-            spare.facts = facts
-            storage = spare
-        } else {
-            storage = Storage(protocolName: protocolName, summary: summary, fields: [], problems: [],
-                              wireLength: wireLength, facts: facts, textTree: [], jsonTree: [])
+            spare.reuse(protocolName: protocolName, summary: summary, wireLength: wireLength, keepingFacts: keepingFacts)
+            return spare
         }
+        return Storage(protocolName: protocolName, summary: summary, fields: [], problems: [],
+                       wireLength: wireLength, facts: nil, textTree: [], jsonTree: [])
     }
 
     /// The facts summaries count: those the decoder set, else those of the field tree.

@@ -33,6 +33,7 @@ public struct PDUFacts: Sendable, Equatable {
         init(_ values: Values) { self.values = values }
     }
 
+    /// A member added here is cleared in `reset(kind:)` too.
     private struct Values: Equatable {
         var kind: String
         var topic: String?

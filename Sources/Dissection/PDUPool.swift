@@ -6,9 +6,9 @@ import Musl
 import Darwin
 #endif
 
-/// Boxes of PDUs that were used and let go, kept per thread for the next PDUs a written fast path
-/// makes: a box and its buffer cost two allocations to make and two frees to let go (about 700
-/// instructions a PDU), a box from here a few stores.
+/// Boxes of PDUs that were used and let go, kept per thread for the next PDUs a written or facts
+/// fast path makes: a box and its buffer cost two allocations to make and two frees to let go
+/// (about 700 instructions a PDU), a box from here a few stores.
 ///
 /// A box comes here only from `DissectedPDU.recycle`, and only when nothing else holds it; it is
 /// taken again by one PDU, which then holds it alone. Each thread has its own pool.
