@@ -151,6 +151,22 @@ public struct AMQPConnectionDissector: StreamDissector {
         while let unit = nextUnit(direction) { output.append(process(unit, from: direction)) }
     }
 
+    public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout [DissectedPDU], limit: Int) -> Bool {
+        if !bytes.isEmpty { withFramer(direction) { $0.append(bytes) } }
+        return receiveMore(from: direction, into: &output, limit: limit)
+    }
+
+    /// The units framed so far, up to `limit`: the framer keeps the rest.
+    public mutating func receiveMore(from direction: Direction, into output: inout [DissectedPDU], limit: Int) -> Bool {
+        var made = 0
+        while made < limit {
+            guard let unit = nextUnit(direction) else { return false }
+            output.append(process(unit, from: direction))
+            made += 1
+        }
+        return true
+    }
+
     private mutating func nextUnit(_ direction: Direction) -> AMQPFramedUnit? {
         let step = direction == .toServer ? toServer.next() : toClient.next()
         if case .unit(let unit) = step { return unit }

@@ -48,6 +48,10 @@ enum PDUPool {
 }
 
 extension DissectedPDU {
+    /// How many boxes a thread's pool keeps: a caller that makes PDUs a part at a time, parts no
+    /// larger than this, has every box of one part reused by the next.
+    public static var pooledBoxes: Int { PDUPool.maxSpares }
+
     /// Empties `pdus` (keeping its capacity), handing the boxes that nothing else holds (a
     /// renderer that kept a PDU still holds its box) to this thread's pool, for the PDUs made
     /// next. What a caller does with the PDUs it still holds is not affected.

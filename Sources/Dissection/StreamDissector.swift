@@ -11,6 +11,23 @@ public protocol StreamDissector {
     mutating func gap(_ count: Int, in direction: Direction, into output: inout [DissectedPDU])
     /// The direction ended (FIN, RST, idle flush, end of capture): a PDU left incomplete is reported.
     mutating func finish(_ direction: Direction, into output: inout [DissectedPDU])
+    /// `receive`, making at most `limit` PDUs now; true when the bytes hold more, which
+    /// `receiveMore` makes. A segment of thousands of small PDUs (a burst of acknowledgements)
+    /// is then dissected and handed on a part at a time: its PDUs are never all alive at once.
+    mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout [DissectedPDU], limit: Int) -> Bool
+    /// More PDUs from the bytes a limited `receive` was given, at most `limit`; true when there
+    /// are more still. Called until false, before anything else is given to the dissector.
+    mutating func receiveMore(from direction: Direction, into output: inout [DissectedPDU], limit: Int) -> Bool
+}
+
+extension StreamDissector {
+    /// Without a limit of its own: every PDU at once.
+    public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout [DissectedPDU], limit: Int) -> Bool {
+        receive(bytes, from: direction, into: &output)
+        return false
+    }
+
+    public mutating func receiveMore(from direction: Direction, into output: inout [DissectedPDU], limit: Int) -> Bool { false }
 }
 
 /// What a dissector is told about the connection when it is created.

@@ -55,6 +55,19 @@ public struct MQTTConnectionDissector: StreamDissector {
         drain(direction, into: &output)
     }
 
+    public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout [DissectedPDU], limit: Int) -> Bool {
+        if direction == .toServer {
+            toServerFramer.append(bytes, endsSegment: true)
+        } else {
+            toClientFramer.append(bytes, endsSegment: true)
+        }
+        return drain(direction, into: &output, limit: limit)
+    }
+
+    public mutating func receiveMore(from direction: Direction, into output: inout [DissectedPDU], limit: Int) -> Bool {
+        drain(direction, into: &output, limit: limit)
+    }
+
     public mutating func gap(_ count: Int, in direction: Direction, into output: inout [DissectedPDU]) {
         if direction == .toServer { toServerFramer.gap(count) } else { toClientFramer.gap(count) }
         drain(direction, into: &output)
@@ -76,11 +89,16 @@ public struct MQTTConnectionDissector: StreamDissector {
         direction == .toServer ? toServerFramer.next() : toClientFramer.next()
     }
 
-    private mutating func drain(_ direction: Direction, into output: inout [DissectedPDU]) {
+    /// Frames and decodes what the direction's framer holds; with `limit`, stops after that many
+    /// PDUs, returning true (the framer keeps the rest, taken by the next call).
+    @discardableResult
+    private mutating func drain(_ direction: Direction, into output: inout [DissectedPDU], limit: Int = .max) -> Bool {
+        let start = output.count
         while true {
+            if output.count - start >= limit { return true }
             switch nextStep(direction) {
             case .needMore:
-                return
+                return false
             case .frame(let frame):
                 var pdu = decode(frame, from: direction)
                 attachPending(direction, to: &pdu)

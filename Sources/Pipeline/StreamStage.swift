@@ -46,6 +46,10 @@ final class StreamStage {
         }
     }
 
+    /// PDUs made from a segment before they are emitted: at most what the PDU pool keeps, so a
+    /// segment of thousands of small PDUs reuses a part's boxes for the next part.
+    static let pdusAtOnce = DissectedPDU.pooledBoxes
+
     init(registry: ProtocolRegistry, maxPDUs: Int?) {
         self.registry = registry
         self.maxPDUs = maxPDUs
@@ -73,8 +77,14 @@ final class StreamStage {
                 if direction == .toServer { state.bytesToServer += bytes.count } else { state.bytesToClient += bytes.count }
                 state.lastSeen = time
                 DissectedPDU.recycle(&pdus)
-                state.dissector.receive(bytes, from: direction, into: &pdus)
+                var more = state.dissector.receive(bytes, from: direction, into: &pdus, limit: Self.pdusAtOnce)
                 emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
+                // A segment of many PDUs, a part at a time: the boxes of one part are reused for the next.
+                while more, !stopped {
+                    DissectedPDU.recycle(&pdus)
+                    more = state.dissector.receiveMore(from: direction, into: &pdus, limit: Self.pdusAtOnce)
+                    emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
+                }
             case .gap(let stream, let side, let count, let reason):
                 guard let state = streams[stream] else { continue }
                 let direction: Direction = side == .clientToServer ? .toServer : .toClient

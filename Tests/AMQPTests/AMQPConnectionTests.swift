@@ -270,3 +270,45 @@ private let fullHeader: [UInt8] =
     Wire.shortstr("text/plain") + Wire.shortstr("utf-8") + Wire.table([("h", [0x46] + Wire.table([("n", [0x56])]))])
     + [2, 0] + Wire.shortstr("c") + Wire.shortstr("r") + Wire.shortstr("1") + Wire.shortstr("m") + Wire.u64(0)
     + Wire.shortstr("t") + Wire.shortstr("u") + Wire.shortstr("a") + Wire.shortstr("")
+
+@Suite("AMQP connection dissector, a segment a part at a time")
+struct AMQPReceiveInPartsTests {
+    static func reading(_ pdus: [DissectedPDU]) -> [String] {
+        pdus.map { "\($0.summary) \($0.problems.map(\.description)) \($0.wireLength) \($0.fields.map { "\($0)" })" }
+    }
+
+    @Test("600 frames in one segment, limited to 100 PDUs a call: the same PDUs as all at once, in parts of at most 100")
+    func parts() {
+        var segment = Wire.protocolHeader
+        for i in 0..<200 {
+            segment += Wire.publish(channel: 1, exchange: "x", routingKey: "k\(i)")
+            segment += Wire.contentHeader(channel: 1, bodySize: 3)
+            segment += Wire.body(channel: 1, "b\(i % 10)\(i % 7)")
+        }
+        let info = ConnectionInfo(startedMidStream: false, serverPort: 5672)
+        var whole = AMQPConnectionDissector(info: info, options: AMQPOptions())
+        var parted = whole
+        var all: [DissectedPDU] = []
+        whole.receive(segment[...], from: .toServer, into: &all)
+        whole.finish(.toServer, into: &all)
+
+        var inParts: [DissectedPDU] = []
+        var sizes: [Int] = []
+        var part: [DissectedPDU] = []
+        var more = parted.receive(segment[...], from: .toServer, into: &part, limit: 100)
+        sizes.append(part.count); inParts += part
+        while more {
+            part.removeAll()
+            more = parted.receiveMore(from: .toServer, into: &part, limit: 100)
+            sizes.append(part.count); inParts += part
+        }
+        part.removeAll()
+        parted.finish(.toServer, into: &part)
+        inParts += part
+
+        #expect(all.count == 601)
+        #expect(sizes.allSatisfy { $0 <= 100 })
+        #expect(sizes.prefix(6) == [100, 100, 100, 100, 100, 100])
+        #expect(Self.reading(inParts) == Self.reading(all))
+    }
+}

@@ -266,3 +266,50 @@ struct ConnectionTests {
         for child in field.children { checkRanges(child, within: length) }
     }
 }
+
+@Suite("Connection dissector, a segment a part at a time")
+struct ReceiveInPartsTests {
+    /// What a PDU reads as: summary, problems, length and field tree.
+    static func reading(_ pdus: [DissectedPDU]) -> [String] {
+        pdus.map { "\($0.summary) \($0.problems.map(\.description)) \($0.wireLength) \($0.fields.map { "\($0)" })" }
+    }
+
+    @Test("a segment of 1,000 packets, limited to 256 PDUs a call: the same PDUs as all at once, in parts of at most 256")
+    func parts() {
+        // Stray bytes first (a problem attached to the next PDU), then acknowledgements and
+        // publishes, then half a packet the framer keeps for the next segment.
+        var segment: [UInt8] = [0x00, 0x00, 0x00]
+        for i in 0..<1_000 {
+            segment += i % 3 == 0 ? packet(0x32, str("t/\(i)") + [UInt8(i >> 8), UInt8(i & 0xFF)] + Array("p\(i)".utf8))
+                                  : packet(0x40, [UInt8(i >> 8), UInt8(i & 0xFF)])
+        }
+        let next = packet(0x30, str("last") + Array("payload".utf8))
+        segment += next[..<5]
+        let info = ConnectionInfo(startedMidStream: true, serverPort: 1883)
+        var whole = MQTTConnectionDissector(info: info, options: MQTTOptions())
+        var parted = whole
+        var all: [DissectedPDU] = []
+        whole.receive(segment[...], from: .toServer, into: &all)
+        whole.receive(next[5...], from: .toServer, into: &all)
+
+        var inParts: [DissectedPDU] = []
+        var sizes: [Int] = []
+        var part: [DissectedPDU] = []
+        var more = parted.receive(segment[...], from: .toServer, into: &part, limit: 256)
+        sizes.append(part.count); inParts += part
+        while more {
+            part.removeAll()
+            more = parted.receiveMore(from: .toServer, into: &part, limit: 256)
+            sizes.append(part.count); inParts += part
+        }
+        part.removeAll()
+        #expect(!parted.receive(next[5...], from: .toServer, into: &part, limit: 256))
+        inParts += part
+
+        #expect(all.count == 1_001)
+        #expect(all[0].problemCount > 0, "the stray bytes are reported on the first packet")
+        #expect(sizes.allSatisfy { $0 <= 256 })
+        #expect(sizes.prefix(3) == [256, 256, 256])
+        #expect(Self.reading(inParts) == Self.reading(all))
+    }
+}
