@@ -135,6 +135,42 @@ import Testing
         #expect(both == alone)
     }
 
+    /// One MQTT connection whose broker acknowledges 1,000 publishes in one segment (4,000 bytes):
+    /// the pipeline makes that segment's PDUs a part at a time (`StreamStage.pdusAtOnce`).
+    static func denseSegmentCapture() throws -> String {
+        var c = SyntheticCapture()
+        c.handshake()
+        c.send(toServer: true, MQTTBytes.connect(clientID: "dense"))
+        c.send(toServer: false, [0x20, 2, 0, 0])
+        var acks: [UInt8] = []
+        for i in 1...1_000 { acks += [0x40, 2, UInt8(i >> 8), UInt8(i & 0xFF)] }
+        c.send(toServer: false, acks)
+        c.close()
+        return try c.write(name: "dense-\(UInt64.random(in: 0...UInt64.max))")
+    }
+
+    @Test("a segment of 1,000 acknowledgements, made a part at a time: every PDU in order; a PDU limit inside a part stops there")
+    func denseSegment() throws {
+        let path = try Self.denseSegmentCapture()
+        let all = try Self.outcome(path, concurrently: false)
+        #expect(all.pdus == 1_002)
+        let acks = all.events.filter { $0.contains("PUBACK") }
+        #expect(acks.count == 1_000)
+        // In the order of the segment: packet identifiers 1 to 1,000.
+        #expect(acks.indices.allSatisfy { acks[$0].contains("id=\($0 + 1) ") || acks[$0].contains("id=\($0 + 1)\n") })
+        // All in the segment's own frame (a part left for the end of the stream would be
+        // attributed to the closing frame).
+        let frame = acks[0].prefix { $0 != " " }
+        #expect(acks.allSatisfy { $0.hasPrefix(frame + " ") })
+        #expect(try Self.outcome(path, concurrently: true) == all)
+        // 2 PDUs before the segment, then 300 of it: the limit falls inside the second part.
+        let limited = try Self.outcome(path, concurrently: false, maxPDUs: 302)
+        #expect(limited.pdus == 302)
+        // The PDUs are the first 302 of the whole run (the flush at the end then closes the connection).
+        #expect(Array(all.events.prefix(302)) == Array(limited.events.prefix(302)))
+        #expect(limited.events.filter { $0.contains("PUBACK") }.count == 300)
+    }
+
     @Test("emit returning false: nothing more is emitted, and the run ends")
     func stopByEmit() throws {
         let path = try Self.interleavedCapture()
