@@ -183,17 +183,16 @@ extension AMQPFrameDecoder {
                     first = false
                     tree.append(piece.jsonKey)
                     tree.append(Int(value))
-                    if piece.type == .timestamp { parts.append(AMQPText.utcTime(value)) } else { parts.append(Int(value)) }
+                    if piece.type == .timestamp { AMQPText.writeUTCTime(value, into: &parts) } else { parts.append(Int(value)) }
                     continue
                 }
                 tree.append(piece.line)
                 tree.append(Int(value))
                 if piece.type == .timestamp {
-                    let time = AMQPText.utcTime(value)
                     tree.literal(" (")
-                    tree.append(time)
+                    AMQPText.writeUTCTime(value, into: &tree)
                     tree.literal(")")
-                    parts.append(time)
+                    AMQPText.writeUTCTime(value, into: &parts)
                 } else {
                     if piece.isDeliveryMode {
                         // As the full decoder words it.

@@ -66,6 +66,14 @@ enum AMQPText {
         return Timestamp(seconds: Int64(seconds), nanoseconds: 0, fractionalDigits: 0).iso8601SecondsUTC
     }
 
+    /// `utcTime`, written in place.
+    static func writeUTCTime(_ seconds: UInt64, into sink: inout ByteSink) {
+        guard seconds < 253_402_300_800, sink.appendDateTime(seconds: Int64(seconds), utc: true) else {
+            sink.append(utcTime(seconds))
+            return
+        }
+    }
+
     /// A value for a summary line: bare when simple, quoted when empty or spaced, cut when long.
     static func summaryValue(_ s: String, limit: Int = 60) -> String {
         var v = s

@@ -214,6 +214,39 @@ public struct ByteSink {
         appendFraction(t)
     }
 
+    /// The date and time to the second, `2026-11-22T04:06:21` (with `Z` when `utc`), of seconds
+    /// since 1970, written in place: `Timestamp.iso8601Seconds` and `iso8601SecondsUTC` are
+    /// these bytes (AMQP timestamps are written per message). False, and nothing written, for a
+    /// year outside 0…9999.
+    public mutating func appendDateTime(seconds: Int64, utc: Bool) -> Bool {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secOfDay = Int(seconds - days * 86_400)
+        let (y, m, d) = Timestamp.civil(fromDays: days)
+        guard (0...9999).contains(y) else { return false }
+        storage.reserve(20)
+        let at = storage.base + storage.count
+        let pairs = ByteSink.digitPairs.utf8Start
+        func two(_ v: Int, _ i: Int) {
+            at[i] = pairs[v &* 2]
+            at[i &+ 1] = pairs[v &* 2 &+ 1]
+        }
+        two(Int(y) / 100, 0)
+        two(Int(y) % 100, 2)
+        at[4] = UInt8(ascii: "-")
+        two(m, 5)
+        at[7] = UInt8(ascii: "-")
+        two(d, 8)
+        at[10] = UInt8(ascii: "T")
+        two(secOfDay / 3600, 11)
+        at[13] = UInt8(ascii: ":")
+        two(secOfDay / 60 % 60, 14)
+        at[16] = UInt8(ascii: ":")
+        two(secOfDay % 60, 17)
+        if utc { at[19] = UInt8(ascii: "Z") }
+        storage.count += utc ? 20 : 19
+        return true
+    }
+
     public mutating func appendFraction(_ t: Timestamp) {
         let digits = t.fractionalDigits
         guard digits > 0 else { return }

@@ -41,28 +41,10 @@ public struct Timestamp: Sendable, Equatable, Comparable {
             return pad(Int(y), 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T" + pad(secOfDay / 3600, 2) + ":"
                 + pad(secOfDay / 60 % 60, 2) + ":" + pad(secOfDay % 60, 2) + (utc ? "Z" : "")
         }
-        // ASCII into one buffer, then one String: AMQP timestamps are formatted per message.
-        return String(unsafeUninitializedCapacity: 20) { out in
-            func put(_ v: Int, digits: Int, endingAt end: Int) {
-                var v = v
-                for i in stride(from: end, to: end - digits, by: -1) {
-                    out[i] = UInt8(ascii: "0") + UInt8(v % 10)
-                    v /= 10
-                }
-            }
-            for (i, separator) in [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":")] as [(Int, Unicode.Scalar)] {
-                out[i] = UInt8(ascii: separator)
-            }
-            put(Int(y), digits: 4, endingAt: 3)
-            put(m, digits: 2, endingAt: 6)
-            put(d, digits: 2, endingAt: 9)
-            put(secOfDay / 3600, digits: 2, endingAt: 12)
-            put(secOfDay / 60 % 60, digits: 2, endingAt: 15)
-            put(secOfDay % 60, digits: 2, endingAt: 18)
-            guard utc else { return 19 }
-            out[19] = UInt8(ascii: "Z")
-            return 20
-        }
+        // One writer of the digits: AMQP timestamps are written in place (`ByteSink.appendDateTime`).
+        var sink = ByteSink(capacity: 24)
+        _ = sink.appendDateTime(seconds: seconds, utc: utc)
+        return sink.take()
     }
 
     /// Time of day only, `04:06:21.123456`, for compact text output.
