@@ -45,8 +45,8 @@ let package = Package(
         .testTarget(name: "CaptureTests", dependencies: ["Capture"]),
         .testTarget(name: "PacketsTests", dependencies: ["Packets"]),
         .testTarget(name: "ReassemblyTests", dependencies: ["Reassembly", "Packets"]),
-        // What several test targets share (a seeded random generator).
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // What several test targets share (a seeded random generator, feeding a dissector in parts).
+        .target(name: "TestSupport", dependencies: ["Dissection"], path: "Tests/TestSupport"),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Dissection", "TestSupport"]),
         .testTarget(name: "AMQPTests", dependencies: ["AMQP", "Dissection", "TestSupport"]),
         .testTarget(name: "RenderTests", dependencies: ["Render", "Dissection", "TestSupport"]),

@@ -144,19 +144,18 @@ public struct AMQPConnectionDissector: StreamDissector {
     }
 
     public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout [DissectedPDU]) {
-        guard !bytes.isEmpty else { return }
-        withFramer(direction) { $0.append(bytes) }
-        // Each unit is processed as it is framed (no array of them per segment), so the framer
-        // resynchronises with the limits negotiated by the frames before.
-        while let unit = nextUnit(direction) { output.append(process(unit, from: direction)) }
+        _ = receive(bytes, from: direction, into: &output, limit: .max)
     }
 
     public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout [DissectedPDU], limit: Int) -> Bool {
-        if !bytes.isEmpty { withFramer(direction) { $0.append(bytes) } }
+        guard !bytes.isEmpty else { return false }
+        withFramer(direction) { $0.append(bytes) }
         return receiveMore(from: direction, into: &output, limit: limit)
     }
 
-    /// The units framed so far, up to `limit`: the framer keeps the rest.
+    /// The units framed so far, up to `limit`: the framer keeps the rest. Each unit is processed
+    /// as it is framed (no array of them per segment), so the framer resynchronises with the
+    /// limits negotiated by the frames before.
     public mutating func receiveMore(from direction: Direction, into output: inout [DissectedPDU], limit: Int) -> Bool {
         var made = 0
         while made < limit {

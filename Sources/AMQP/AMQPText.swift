@@ -66,12 +66,10 @@ enum AMQPText {
         return Timestamp(seconds: Int64(seconds), nanoseconds: 0, fractionalDigits: 0).iso8601SecondsUTC
     }
 
-    /// `utcTime`, written in place.
+    /// `utcTime`, written in place (the years `utcTime` writes as a date, 1970 to 9999).
     static func writeUTCTime(_ seconds: UInt64, into sink: inout ByteSink) {
-        guard seconds < 253_402_300_800, sink.appendDateTime(seconds: Int64(seconds), utc: true) else {
-            sink.append(utcTime(seconds))
-            return
-        }
+        if seconds < 253_402_300_800, sink.appendDateTime(seconds: Int64(seconds), utc: true) { return }
+        sink.append(utcTime(seconds))
     }
 
     /// A value for a summary line: bare when simple, quoted when empty or spaced, cut when long.

@@ -34,17 +34,15 @@ public struct Timestamp: Sendable, Equatable, Comparable {
     public var iso8601SecondsUTC: String { iso8601Seconds(utc: true) }
 
     private func iso8601Seconds(utc: Bool) -> String {
+        // One writer of the digits: AMQP timestamps are written in place (`ByteSink.appendDateTime`).
+        var sink = ByteSink(capacity: 24)
+        if sink.appendDateTime(seconds: seconds, utc: utc) { return sink.take() }
+        // A year outside 0…9999.
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secOfDay = Int(seconds - days * 86_400)
         let (y, m, d) = Timestamp.civil(fromDays: days)
-        guard (0...9999).contains(y) else {
-            return pad(Int(y), 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T" + pad(secOfDay / 3600, 2) + ":"
-                + pad(secOfDay / 60 % 60, 2) + ":" + pad(secOfDay % 60, 2) + (utc ? "Z" : "")
-        }
-        // One writer of the digits: AMQP timestamps are written in place (`ByteSink.appendDateTime`).
-        var sink = ByteSink(capacity: 24)
-        _ = sink.appendDateTime(seconds: seconds, utc: utc)
-        return sink.take()
+        return pad(Int(y), 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T" + pad(secOfDay / 3600, 2) + ":"
+            + pad(secOfDay / 60 % 60, 2) + ":" + pad(secOfDay % 60, 2) + (utc ? "Z" : "")
     }
 
     /// Time of day only, `04:06:21.123456`, for compact text output.

@@ -47,12 +47,7 @@ public struct MQTTConnectionDissector: StreamDissector {
     }
 
     public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout [DissectedPDU]) {
-        if direction == .toServer {
-            toServerFramer.append(bytes, endsSegment: true)
-        } else {
-            toClientFramer.append(bytes, endsSegment: true)
-        }
-        drain(direction, into: &output)
+        _ = receive(bytes, from: direction, into: &output, limit: .max)
     }
 
     public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout [DissectedPDU], limit: Int) -> Bool {

@@ -79,8 +79,10 @@ final class StreamStage {
                 DissectedPDU.recycle(&pdus)
                 var more = state.dissector.receive(bytes, from: direction, into: &pdus, limit: Self.pdusAtOnce)
                 emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
-                // A segment of many PDUs, a part at a time: the boxes of one part are reused for the next.
-                while more, !stopped {
+                // A segment of many PDUs, a part at a time: the boxes of one part are reused for
+                // the next. The whole segment is dissected even after a stop (as when its PDUs
+                // were made at once), so nothing of it is left in the framer for a later flush.
+                while more {
                     DissectedPDU.recycle(&pdus)
                     more = state.dissector.receiveMore(from: direction, into: &pdus, limit: Self.pdusAtOnce)
                     emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)

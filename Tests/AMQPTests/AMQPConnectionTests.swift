@@ -273,10 +273,6 @@ private let fullHeader: [UInt8] =
 
 @Suite("AMQP connection dissector, a segment a part at a time")
 struct AMQPReceiveInPartsTests {
-    static func reading(_ pdus: [DissectedPDU]) -> [String] {
-        pdus.map { "\($0.summary) \($0.problems.map(\.description)) \($0.wireLength) \($0.fields.map { "\($0)" })" }
-    }
-
     @Test("600 frames in one segment, limited to 100 PDUs a call: the same PDUs as all at once, in parts of at most 100")
     func parts() {
         var segment = Wire.protocolHeader
@@ -292,23 +288,16 @@ struct AMQPReceiveInPartsTests {
         whole.receive(segment[...], from: .toServer, into: &all)
         whole.finish(.toServer, into: &all)
 
-        var inParts: [DissectedPDU] = []
-        var sizes: [Int] = []
-        var part: [DissectedPDU] = []
-        var more = parted.receive(segment[...], from: .toServer, into: &part, limit: 100)
-        sizes.append(part.count); inParts += part
-        while more {
-            part.removeAll()
-            more = parted.receiveMore(from: .toServer, into: &part, limit: 100)
-            sizes.append(part.count); inParts += part
-        }
-        part.removeAll()
-        parted.finish(.toServer, into: &part)
-        inParts += part
+        let fed = receiveInParts(segment[...], to: &parted, from: .toServer, limit: 100)
+        var inParts = fed.pdus
+        let sizes = fed.parts
+        var end: [DissectedPDU] = []
+        parted.finish(.toServer, into: &end)
+        inParts += end
 
         #expect(all.count == 601)
         #expect(sizes.allSatisfy { $0 <= 100 })
         #expect(sizes.prefix(6) == [100, 100, 100, 100, 100, 100])
-        #expect(Self.reading(inParts) == Self.reading(all))
+        #expect(readings(inParts) == readings(all))
     }
 }

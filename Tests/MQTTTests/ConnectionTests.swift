@@ -269,11 +269,6 @@ struct ConnectionTests {
 
 @Suite("Connection dissector, a segment a part at a time")
 struct ReceiveInPartsTests {
-    /// What a PDU reads as: summary, problems, length and field tree.
-    static func reading(_ pdus: [DissectedPDU]) -> [String] {
-        pdus.map { "\($0.summary) \($0.problems.map(\.description)) \($0.wireLength) \($0.fields.map { "\($0)" })" }
-    }
-
     @Test("a segment of 1,000 packets, limited to 256 PDUs a call: the same PDUs as all at once, in parts of at most 256")
     func parts() {
         // Stray bytes first (a problem attached to the next PDU), then acknowledgements and
@@ -292,24 +287,17 @@ struct ReceiveInPartsTests {
         whole.receive(segment[...], from: .toServer, into: &all)
         whole.receive(next[5...], from: .toServer, into: &all)
 
-        var inParts: [DissectedPDU] = []
-        var sizes: [Int] = []
-        var part: [DissectedPDU] = []
-        var more = parted.receive(segment[...], from: .toServer, into: &part, limit: 256)
-        sizes.append(part.count); inParts += part
-        while more {
-            part.removeAll()
-            more = parted.receiveMore(from: .toServer, into: &part, limit: 256)
-            sizes.append(part.count); inParts += part
-        }
-        part.removeAll()
-        #expect(!parted.receive(next[5...], from: .toServer, into: &part, limit: 256))
-        inParts += part
+        let fed = receiveInParts(segment[...], to: &parted, from: .toServer, limit: 256)
+        var inParts = fed.pdus
+        let sizes = fed.parts
+        var last: [DissectedPDU] = []
+        #expect(!parted.receive(next[5...], from: .toServer, into: &last, limit: 256))
+        inParts += last
 
         #expect(all.count == 1_001)
         #expect(all[0].problemCount > 0, "the stray bytes are reported on the first packet")
         #expect(sizes.allSatisfy { $0 <= 256 })
         #expect(sizes.prefix(3) == [256, 256, 256])
-        #expect(Self.reading(inParts) == Self.reading(all))
+        #expect(readings(inParts) == readings(all))
     }
 }
