@@ -59,9 +59,14 @@ extension Pipeline {
 
     /// The reading thread's work: the whole source, in batches; the last batch flushes every
     /// connection (unless the run was stopped). Returns the source's error, if it threw one.
-    private func readAll<S: PacketSource>(_ source: UnsafeMutablePointer<S>, into queues: BatchQueues) -> Error? {
+    ///
+    /// In a run in lanes, `lanes` tags each event with the lane that dissects it, and dissects
+    /// the second lane's events of each batch once the batch is handed over (the caller's thread
+    /// takes their bytes as they come, so a batch's bytes need not fit in the lane's ring).
+    func readAll<S: PacketSource>(_ source: UnsafeMutablePointer<S>, into queues: BatchQueues, lanes: SecondLane? = nil) -> Error? {
         var failure: Error?
         var (batch, stopped) = queues.nextFree()
+        lanes?.start(batch)
         while !stopped {
             let packet: CapturedPacket?
             do { packet = try source.pointee.next() } catch {
@@ -77,26 +82,32 @@ extension Pipeline {
                 batch.items.append(.note(note))
             case .events:
                 guard batch.events.count > start else { continue }
+                lanes?.tag(batch, from: start)
                 batch.items.append(.events(frame: packet.number, time: lastTime, end: batch.events.count))
                 batch.bytes += packet.bytes.count
             }
-            if batch.items.count >= Self.batchPackets || batch.bytes >= Self.batchBytes {
+            if batch.items.count >= batchPacketLimit || batch.bytes >= Self.batchBytes {
                 queues.dissect(batch)
+                lanes?.finish(batch)
                 (batch, stopped) = queues.nextFree()
+                lanes?.start(batch)
             }
         }
         if !stopped {
+            let start = batch.events.count
             reassembler.flushAll(into: &batch.events)
+            lanes?.tag(batch, from: start)
             batch.items.append(.finish(frame: lastFrame, time: lastTime, end: batch.events.count))
         }
         batch.isLast = true
         queues.dissect(batch)
+        lanes?.finish(batch)
         return failure
     }
 }
 
 /// The source of a concurrent run, read by the reading thread alone while the caller waits.
-private struct SourcePointer<S>: @unchecked Sendable {
+struct SourcePointer<S>: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<S>
     init(_ pointer: UnsafeMutablePointer<S>) { self.pointer = pointer }
 }
@@ -118,10 +129,16 @@ final class Batch: @unchecked Sendable {
     @exclusivity(unchecked) var items: [Item] = []
     @exclusivity(unchecked) var bytes = 0
     @exclusivity(unchecked) var isLast = false
+    /// In a run in lanes: the lane of each event (0 or 1), and the connections that change lanes
+    /// after this batch (`LaneMigration`).
+    @exclusivity(unchecked) var lanes: [UInt8] = []
+    @exclusivity(unchecked) var migrations: [LaneMigration] = []
 
     func clear() {
         events.removeAll(keepingCapacity: true)
         items.removeAll(keepingCapacity: true)
+        lanes.removeAll(keepingCapacity: true)
+        migrations.removeAll(keepingCapacity: true)
         bytes = 0
     }
 
@@ -154,6 +171,10 @@ final class BatchQueues: @unchecked Sendable {
     private var filled: [Batch] = []
     private var stopped = false
 
+    /// Time each thread spent waiting for the other (nanoseconds), for balancing lanes.
+    private var readerWaited: UInt64 = 0
+    private var dissectorWaited: UInt64 = 0
+
     init(count: Int) {
         free = (0..<count).map { _ in Batch() }
         pthread_mutex_init(lock, nil)
@@ -173,7 +194,11 @@ final class BatchQueues: @unchecked Sendable {
     /// Reading thread: an empty batch (waiting for one), and whether the run was stopped.
     func nextFree() -> (Batch, stopped: Bool) {
         pthread_mutex_lock(lock)
-        while free.isEmpty { pthread_cond_wait(toReader, lock) }
+        if free.isEmpty {
+            let start = monotonicNanoseconds()
+            while free.isEmpty { pthread_cond_wait(toReader, lock) }
+            readerWaited &+= monotonicNanoseconds() &- start
+        }
         let batch = free.removeLast()
         let stopped = self.stopped
         pthread_mutex_unlock(lock)
@@ -194,8 +219,20 @@ final class BatchQueues: @unchecked Sendable {
     func nextFilled() -> Batch {
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
-        while filled.isEmpty { pthread_cond_wait(toDissector, lock) }
+        if filled.isEmpty {
+            let start = monotonicNanoseconds()
+            while filled.isEmpty { pthread_cond_wait(toDissector, lock) }
+            dissectorWaited &+= monotonicNanoseconds() &- start
+        }
         return filled.removeFirst()
+    }
+
+    /// The time the reading thread and the dissecting thread have waited for each other so far
+    /// (the reading thread's waits for room in a second lane's ring added by the caller).
+    func waited() -> (reader: UInt64, dissector: UInt64) {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        return (readerWaited, dissectorWaited)
     }
 
     /// Dissecting thread: gives an emptied batch back to be read into.
@@ -212,6 +249,13 @@ final class BatchQueues: @unchecked Sendable {
         stopped = true
         pthread_mutex_unlock(lock)
     }
+}
+
+/// A monotonic clock's reading, in nanoseconds.
+func monotonicNanoseconds() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
 }
 
 /// A thread running one closure, joined once.

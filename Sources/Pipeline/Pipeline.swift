@@ -57,16 +57,22 @@ public final class Pipeline {
     @exclusivity(unchecked) var tcpSegments = 0
     /// The dissecting half.
     let stage: StreamStage
+    /// The second lane's dissecting half, in a run in lanes (`runInLanes`).
+    @exclusivity(unchecked) var laneStage: StreamStage?
+    /// Connections moved from one lane to the other in a run in lanes.
+    @exclusivity(unchecked) var laneMoves = 0
+    /// Packets per batch of a concurrent run (`batchPackets`; tests make batches small).
+    @exclusivity(unchecked) var batchPacketLimit = Pipeline.batchPackets
 
     /// Counters of the run so far (of a concurrent run: once it has returned).
     public var statistics: PipelineStatistics {
         var s = PipelineStatistics()
         s.packets = packets
         s.tcpSegments = tcpSegments
-        s.pdus = stage.pduCount
-        s.problems = stage.problemCount
-        s.gapBytes = stage.gapBytes
-        s.connections = stage.connections
+        s.pdus = stage.pduCount + (laneStage?.pduCount ?? 0)
+        s.problems = stage.problemCount + (laneStage?.problemCount ?? 0)
+        s.gapBytes = stage.gapBytes + (laneStage?.gapBytes ?? 0)
+        s.connections = stage.connections + (laneStage?.connections ?? 0)
         s.droppedByLimits = reassembler.droppedByLimits
         s.flushedConnections = reassembler.flushedConnections
         return s

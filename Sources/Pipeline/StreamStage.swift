@@ -20,7 +20,7 @@ final class StreamStage {
 
     /// A class, so the dissector is mutated where it is stored: a struct copied out of
     /// `streams` and back would share the existential's box and copy the whole dissector per call.
-    private final class StreamState {
+    final class StreamState {
         // One thread, one access at a time: no runtime exclusivity checks.
         @exclusivity(unchecked) var dissector: any StreamDissector
         let protocolName: String
@@ -53,6 +53,17 @@ final class StreamStage {
     init(registry: ProtocolRegistry, maxPDUs: Int?) {
         self.registry = registry
         self.maxPDUs = maxPDUs
+    }
+
+    /// Takes a connection's state out, to be handed to the other lane of a run in lanes (nil
+    /// when this stage has none for it: a connection of no protocol, or one already closed).
+    func removeStream(_ stream: Int) -> StreamState? {
+        streams.removeValue(forKey: stream)
+    }
+
+    /// Takes over a connection's state from the other lane.
+    func adoptStream(_ stream: Int, _ state: StreamState) {
+        streams[stream] = state
     }
 
     /// Emits an event, noting a stop asked by `emit`.

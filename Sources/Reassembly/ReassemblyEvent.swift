@@ -45,3 +45,14 @@ public enum ReassemblyEvent: Sendable {
     case ended(stream: Int, side: FlowSide)
     case closed(stream: Int, reason: CloseReason)
 }
+
+extension ReassemblyEvent {
+    /// The connection the event is about.
+    @inlinable public var stream: Int {
+        switch self {
+        case .opened(let stream, _, _, _), .data(let stream, _, _), .gap(let stream, _, _, _),
+             .overlapConflict(let stream, _, _), .ended(let stream, _), .closed(let stream, _):
+            return stream
+        }
+    }
+}

@@ -22,10 +22,20 @@ final class OutputWriter {
 
     /// Call after each event's text has been written into `sink`.
     func eventDone() {
-        if flushEachEvent || sink.bytes.count >= 1 << 16 { flush() }
+        eventDone(&sink)
+    }
+
+    /// `eventDone` for `sink` lent out (a run in lanes writes into it for the whole run).
+    func eventDone(_ sink: inout ByteSink) {
+        if flushEachEvent || sink.bytes.count >= 1 << 16 { Self.write(&sink) }
     }
 
     func flush() {
+        Self.write(&sink)
+    }
+
+    /// Writes the sink's bytes to standard output and empties it.
+    private static func write(_ sink: inout ByteSink) {
         let bytes = sink.bytes
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         var written = 0

@@ -250,13 +250,18 @@ struct ProtoDissect: ParsableCommand {
         // The run is generic over the renderer's type and made for each one: rendering an event
         // is then a direct call, not a dispatch through an existential held in a closure's box.
         switch format {
-        case .text: try dissect(with: TextRenderer(options: renderOptions()), registry: registry, options: options)
-        case .json: try dissect(with: JSONRenderer(options: renderOptions()), registry: registry, options: options)
-        case .table: try dissect(with: TableRenderer(options: renderOptions()), registry: registry, options: options)
+        case .text: try dissect(with: TextRenderer(options: renderOptions()), inLanes: TextRenderer(options: renderOptions()),
+                                registry: registry, options: options)
+        case .json: try dissect(with: JSONRenderer(options: renderOptions()), inLanes: JSONRenderer(options: renderOptions()),
+                                registry: registry, options: options)
+        // A table sums every connection: one renderer sees every event.
+        case .table: try dissect(with: TableRenderer(options: renderOptions()), inLanes: nil, registry: registry, options: options)
         }
     }
 
-    private func dissect<R: Renderer>(with renderer: R, registry: ProtocolRegistry, options: PipelineOptions) throws {
+    /// `laneRenderer`, when given, renders the second lane's connections in a run in lanes
+    /// (`Pipeline.runInLanes`: a renderer whose output for an event depends on that event alone).
+    private func dissect<R: Renderer>(with renderer: R, inLanes laneRenderer: R?, registry: ProtocolRegistry, options: PipelineOptions) throws {
         var renderer = renderer
         let writer = OutputWriter(flushEachEvent: interface != nil)
         var status = ExitStatus.success
@@ -282,10 +287,24 @@ struct ProtoDissect: ParsableCommand {
                         // literal, passed once: a local function called from two places made every
                         // event check exclusive access to the renderer at run time (about 140
                         // instructions an event).
-                        try pipeline.run(&reader, readingAhead: reader.inputIsComplete) { event in
-                            renderer.render(event, into: &writer.sink)
-                            writer.eventDone()
-                            return true
+                        if let laneRenderer, reader.inputIsComplete {
+                            // Connections dissected on two threads; the second lane's bytes
+                            // come back into the sink in their place.
+                            let lane = LaneRendering(laneRenderer)
+                            try pipeline.runInLanes(&reader, into: &writer.sink, render: { event, sink in
+                                renderer.render(event, into: &sink)
+                            }, secondLane: { event, sink in
+                                lane.render(event, into: &sink)
+                            }, eventDone: { sink in
+                                writer.eventDone(&sink)
+                                return true
+                            })
+                        } else {
+                            try pipeline.run(&reader, readingAhead: reader.inputIsComplete) { event in
+                                renderer.render(event, into: &writer.sink)
+                                writer.eventDone()
+                                return true
+                            }
                         }
                     } catch let error as CaptureError {
                         writer.flush()
@@ -307,5 +326,18 @@ struct ProtoDissect: ParsableCommand {
         writer.append(summaries)
         writer.flush()
         if status != ExitStatus.success { throw ExitCode(status) }
+    }
+}
+
+/// The second lane's renderer, held where the lane's closure reaches it (a class: a variable
+/// captured by an escaping closure would be checked for exclusive access at every event).
+final class LaneRendering<R: Renderer>: @unchecked Sendable {
+    // Used by the second lane's thread alone.
+    @exclusivity(unchecked) private var renderer: R
+
+    init(_ renderer: R) { self.renderer = renderer }
+
+    func render(_ event: OutputEvent, into sink: inout ByteSink) {
+        renderer.render(event, into: &sink)
     }
 }
