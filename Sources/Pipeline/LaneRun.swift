@@ -26,7 +26,7 @@ extension Pipeline {
     /// Each connection is dissected by one lane at a time. Connections are dealt out as they
     /// open; when one thread keeps waiting for the other, a connection that rendered about the
     /// difference lately moves to the other lane, its dissector handed over whole between two
-    /// batches. Lane 1's bytes come back through a ring of fixed size (`LaneRing`), so memory
+    /// batches. Lane 1's bytes come back in a fixed number of chunks (`LaneChunks`), so memory
     /// stays flat however far the reading thread runs ahead. With `maxPDUs` set, this is `run`.
     public func runInLanes<S: PacketSource>(_ source: inout S, into sink: inout ByteSink,
                                             render: LaneRenderer, secondLane: @escaping LaneRenderer,
@@ -68,7 +68,7 @@ extension Pipeline {
                     }
                 }
                 // What the lane still has of this batch: nothing but its end, unless stopped.
-                while lane.ring.pop({ _ in }).kind != .batchEnd {}
+                while lane.chunks.pop({ _ in }) != .batchEnd {}
                 if !stage.stopped {
                     // Connections leaving lane 0 are handed over; those coming were handed
                     // over before the batch was.
@@ -81,8 +81,9 @@ extension Pipeline {
                         }
                     }
                     var waited = queues.waited()
-                    waited.reader &+= lane.ring.producerWaited.load(ordering: .relaxed)
-                    waited.dissector &+= lane.ring.consumerWaited.load(ordering: .relaxed)
+                    let chunksWaited = lane.chunks.waited()
+                    waited.reader &+= chunksWaited.producer
+                    waited.dissector &+= chunksWaited.consumer
                     if let move = balancer.batchDone(batch, waited: waited) {
                         lane.request(move)
                     }
@@ -97,7 +98,7 @@ extension Pipeline {
     }
 
     /// Lane 0's part of a batch, on the caller's thread: its events dissected here, lane 1's
-    /// copied from the ring, all in order.
+    /// copied from its chunks, all in order.
     private func dissect(_ batch: Batch, lane: SecondLane, balancer: inout LaneBalancer, into sink: inout ByteSink,
                          render: LaneRenderer, eventDone: (inout ByteSink) -> Bool) {
         var start = 0
@@ -118,7 +119,7 @@ extension Pipeline {
                         }
                         balancer.add(written, stream: stream, lane: 0)
                     } else {
-                        balancer.add(copyLaneEvent(from: lane.ring, into: &sink, eventDone: eventDone), stream: stream, lane: 1)
+                        balancer.add(copyLaneEvent(from: lane.chunks, into: &sink, eventDone: eventDone), stream: stream, lane: 1)
                     }
                     if stage.stopped { return }
                 }
@@ -134,16 +135,16 @@ extension Pipeline {
     }
 
     /// Appends the bytes the second lane made of its next event; returns how many.
-    private func copyLaneEvent(from ring: LaneRing, into sink: inout ByteSink, eventDone: (inout ByteSink) -> Bool) -> Int {
+    private func copyLaneEvent(from chunks: LaneChunks, into sink: inout ByteSink, eventDone: (inout ByteSink) -> Bool) -> Int {
         var count = 0
         while true {
-            let kind = ring.pop { bytes in
+            let kind = chunks.pop { bytes in
                 count += bytes.count
                 guard !stage.stopped else { return }
-                sink.append(bytes: bytes.assumingMemoryBound(to: UInt8.self))
+                sink.append(bytes: bytes)
                 // After each piece: the sink is written out as it fills, however long the event.
                 if !eventDone(&sink) { stage.stopped = true }
-            }.kind
+            }
             if kind == .eventEnd { break }
             assert(kind == .piece, "the second lane ended its batch before an event of it")
         }
@@ -153,10 +154,10 @@ extension Pipeline {
 
 /// The second lane, on the reading thread: which lane each connection is in (tagged on each
 /// event as it is read), lane 1's dissectors (a `StreamStage` of its own) and renderer, and the
-/// bytes it renders, gathered and sent to the caller's thread through `ring`.
+/// bytes it renders, into chunks handed to the caller's thread (`chunks`).
 final class SecondLane: @unchecked Sendable {
     let stage: StreamStage
-    let ring = LaneRing()
+    let chunks = LaneChunks()
     let handoff = StreamHandoff()
     private let stopRequested = Atomic<Bool>(false)
     private let render: LaneRenderer
@@ -166,14 +167,11 @@ final class SecondLane: @unchecked Sendable {
     @exclusivity(unchecked) private var laneOf: [UInt8] = []
     /// Connections that come to lane 1 after the last batch: taken over before the next one.
     @exclusivity(unchecked) private var arriving: [Int] = []
-    /// Bytes rendered, not yet in the ring, and where each record of them ends.
-    @exclusivity(unchecked) private var sink = ByteSink(capacity: SecondLane.bytesPerPush + (1 << 12))
-    @exclusivity(unchecked) private var records: [(end: Int, kind: LaneRing.Kind)] = []
+    /// The chunk being rendered into.
+    @exclusivity(unchecked) private var chunk: LaneChunk?
     /// Moves asked for by the caller's thread, made from the next batch read on.
     private let requests = Mutex<[LaneMigration]>([])
     private let hasRequests = Atomic<Bool>(false)
-    /// Rendered bytes gathered before they go into the ring (and at the end of each batch).
-    static let bytesPerPush = 32 << 10
 
     init(stage: StreamStage, render: @escaping LaneRenderer, firstStream: Int) {
         self.stage = stage
@@ -225,7 +223,7 @@ final class SecondLane: @unchecked Sendable {
         }
     }
 
-    /// Reading thread, the batch filled: lane 1's events dissected into the ring, then the
+    /// Reading thread, the batch filled: lane 1's events dissected into chunks, then the
     /// batch's end; connections moving out of lane 1 are handed over, and from the next batch
     /// on the batch's moves are in the tags.
     func finish(_ batch: Batch) {
@@ -237,8 +235,7 @@ final class SecondLane: @unchecked Sendable {
             dissect(batch)
         }
         arriving.removeAll()
-        records.append((sink.bytes.count, .batchEnd))
-        push()
+        handOver(.batchEnd)
         for move in batch.migrations {
             if move.to == 0 {
                 if !stopped { handoff.give(move.stream, stage.removeStream(move.stream)) }
@@ -258,14 +255,13 @@ final class SecondLane: @unchecked Sendable {
             case .events(let frame, let time, let end), .finish(let frame, let time, let end):
                 for i in start..<end where lanes[i] == 1 {
                     stage.handle(events[i...i], frame: frame, time: time) { event in
-                        render(event, &sink)
-                        if sink.bytes.count >= Self.bytesPerPush {
-                            records.append((sink.bytes.count, .piece))
-                            push()
-                        }
+                        let chunk = self.chunk ?? take()
+                        render(event, &chunk.bytes)
+                        if chunk.bytes.bytes.count >= LaneChunks.chunkBytes { handOver(.piece) }
                         return true
                     }
-                    records.append((sink.bytes.count, .eventEnd))
+                    let chunk = self.chunk ?? take()
+                    chunk.records.append((chunk.bytes.bytes.count, .eventEnd))
                 }
                 start = end
             case .note:
@@ -275,18 +271,19 @@ final class SecondLane: @unchecked Sendable {
         }
     }
 
-    /// Sends the records gathered into the ring.
-    private func push() {
-        let bytes = UnsafeRawBufferPointer(sink.bytes)
-        var from = 0
-        for record in records {
-            ring.push(UnsafeRawBufferPointer(rebasing: bytes[from..<record.end]), kind: record.kind)
-            from = record.end
-        }
-        // A push comes after a record that ends with the bytes written (a piece, a batch's end).
-        assert(from == bytes.count)
-        sink.removeAll()
-        records.removeAll(keepingCapacity: true)
+    /// A free chunk to render into (waiting for one).
+    private func take() -> LaneChunk {
+        let chunk = chunks.nextFree()
+        self.chunk = chunk
+        return chunk
+    }
+
+    /// Ends the chunk's last record here, as `kind`, and hands the chunk over.
+    private func handOver(_ kind: LaneChunk.Kind) {
+        let chunk = self.chunk ?? take()
+        chunk.records.append((chunk.bytes.bytes.count, kind))
+        chunks.hand(chunk)
+        self.chunk = nil
     }
 }
 
@@ -376,7 +373,7 @@ struct LaneBalancer {
 
     /// After each batch: at the end of a window, the move to ask for, if any. `waited` is the
     /// time each thread has waited for the other so far: the reading thread for a free batch
-    /// or room in the ring (lane 0 behind), the caller's for a batch or lane 1's bytes.
+    /// or chunk (lane 0 behind), the caller's for a batch or lane 1's bytes.
     mutating func batchDone(_ batch: Batch, waited: (reader: UInt64, dissector: UInt64)) -> LaneMigration? {
         if !batch.migrations.isEmpty {
             // The window that saw a move is not judged: it is partly before, partly after.
