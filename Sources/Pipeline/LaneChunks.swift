@@ -33,7 +33,7 @@ final class LaneChunk {
 final class LaneChunks: @unchecked Sendable {
     /// A chunk is handed over once it holds this many bytes (or at the end of a batch).
     static let chunkBytes = 32 << 10
-    static let count = 64
+    static let count = 32
 
     private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let toProducer = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)

@@ -61,8 +61,10 @@ public final class Pipeline {
     @exclusivity(unchecked) var laneStage: StreamStage?
     /// Connections moved from one lane to the other in a run in lanes.
     @exclusivity(unchecked) var laneMoves = 0
-    /// Packets per batch of a concurrent run (`batchPackets`; tests make batches small).
+    /// Packets per batch of a concurrent run (`batchPackets`), and batches in flight in a run in
+    /// lanes (`batchesInFlightInLanes`): tests make both small, so connections move often.
     @exclusivity(unchecked) var batchPacketLimit = Pipeline.batchPackets
+    @exclusivity(unchecked) var batchesInFlightInLanes = Pipeline.batchesInFlightInLanes
 
     /// Counters of the run so far (of a concurrent run: once it has returned).
     public var statistics: PipelineStatistics {
