@@ -44,6 +44,9 @@ public struct ByteSink {
         mutating get { isKnownUniquelyReferenced(&storage) }
     }
 
+    /// Bytes the buffer holds before it grows.
+    public var capacity: Int { storage.capacity }
+
     /// The bytes written so far.
     @inlinable
     public var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: storage.base, count: storage.count) }

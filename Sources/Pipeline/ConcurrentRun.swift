@@ -62,7 +62,7 @@ extension Pipeline {
     ///
     /// In a run in lanes, `lanes` tags each event with the lane that dissects it, and dissects
     /// the second lane's events of each batch once the batch is handed over (the caller's thread
-    /// takes their bytes as they come, so a batch's bytes need not fit in the lane's ring).
+    /// takes their bytes as they come, so a batch's bytes need not fit in the lane's chunks).
     func readAll<S: PacketSource>(_ source: UnsafeMutablePointer<S>, into queues: BatchQueues, lanes: SecondLane? = nil) -> Error? {
         var failure: Error?
         var (batch, stopped) = queues.nextFree()
@@ -140,6 +140,7 @@ final class Batch: @unchecked Sendable {
         lanes.removeAll(keepingCapacity: true)
         migrations.removeAll(keepingCapacity: true)
         bytes = 0
+        isLast = false
     }
 
     /// Dissects the batch's items in order, emitting as `Pipeline.process` and `finish` do.
@@ -228,7 +229,7 @@ final class BatchQueues: @unchecked Sendable {
     }
 
     /// The time the reading thread and the dissecting thread have waited for each other so far
-    /// (the reading thread's waits for room in a second lane's ring added by the caller).
+    /// (the reading thread's waits for a second lane's chunks added by the caller).
     func waited() -> (reader: UInt64, dissector: UInt64) {
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
@@ -271,11 +272,19 @@ final class WorkerThread {
     private var thread = pthread_t()
     #endif
 
-    /// Nil when the system cannot start a thread. (The thread gets the system's default stack:
-    /// the reading half does not recurse.)
+    /// A thread's stack: the reading thread of a run in lanes dissects too (field tables nest,
+    /// to a capped depth), and the default elsewhere (512 KB on Darwin) is less than the main
+    /// thread's 8 MB on Linux.
+    static let stackBytes = 8 << 20
+
+    /// Nil when the system cannot start a thread.
     init?(_ run: @escaping () -> Void) {
         let body = Unmanaged<ThreadBody>.passRetained(ThreadBody(running: run))
-        let made = pthread_create(&thread, nil, { pointer in
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setstacksize(&attributes, Self.stackBytes)
+        let made = pthread_create(&thread, &attributes, { pointer in
             #if canImport(Darwin)
             let body = Unmanaged<ThreadBody>.fromOpaque(pointer).takeRetainedValue()
             #else

@@ -34,6 +34,8 @@ final class LaneChunks: @unchecked Sendable {
     /// A chunk is handed over once it holds this many bytes (or at the end of a batch).
     static let chunkBytes = 32 << 10
     static let count = 32
+    /// A chunk given back with more room than this is made anew at its usual size.
+    static let keptBytes = 4 * chunkBytes
 
     private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let toProducer = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
@@ -120,6 +122,9 @@ final class LaneChunks: @unchecked Sendable {
     }
 
     private func giveBack(_ chunk: LaneChunk) {
+        // A chunk grows past its size by the last PDU rendered into it; one grown by a very
+        // large PDU (a frame of thousands of table entries) is not kept that large.
+        if chunk.bytes.capacity > Self.keptBytes { chunk.bytes = ByteSink(capacity: Self.chunkBytes + (4 << 10)) }
         chunk.bytes.removeAll()
         chunk.records.removeAll(keepingCapacity: true)
         pthread_mutex_lock(lock)

@@ -27,8 +27,10 @@ extension Pipeline {
     /// `sink`, where lane 1's bytes are copied in their place as they come. `sink` gets the same bytes, in the
     /// same order, as one renderer would write from `runConcurrently`, for renderers whose output
     /// for an event depends on that event alone (text and JSON; not a table, which sums every
-    /// connection). After each event `eventDone` may write `sink` out and empty it; returning
-    /// false stops the run at once (as `emit` returning false does).
+    /// connection). After each event of lane 0, and after each piece of lane 1's bytes copied
+    /// in (what one reassembly event rendered, or up to a chunk of it), `eventDone` may write
+    /// `sink` out and empty it; returning false stops the run there, as `emit` returning false
+    /// does (lane 1's bytes arrive rendered, so a stop falls between pieces, not between PDUs).
     ///
     /// Each connection is dissected by one lane at a time. Connections are dealt out as they
     /// open; when one thread keeps waiting for the other, a connection that rendered about the
@@ -52,8 +54,7 @@ extension Pipeline {
             }
         }
         let queues = BatchQueues(count: batchesInFlightInLanes)
-        let lane = SecondLane(stage: StreamStage(registry: registry, maxPDUs: nil), render: secondLane,
-                              firstStream: options.firstStream)
+        let lane = SecondLane(stage: StreamStage(registry: registry, maxPDUs: nil), render: secondLane)
         var failure: Error?
         try withUnsafeMutablePointer(to: &source) { pointer in
             let reading = SourcePointer(pointer)
@@ -64,7 +65,7 @@ extension Pipeline {
                 }
             }
             laneStage = lane.stage
-            var balancer = LaneBalancer(firstStream: options.firstStream, policy: balancing)
+            var balancer = LaneBalancer(policy: balancing)
             while true {
                 let batch = queues.nextFilled()
                 if !stage.stopped {
@@ -82,8 +83,8 @@ extension Pipeline {
                     laneMoves += batch.migrations.count
                     for move in batch.migrations {
                         if move.to == 1 {
-                            lane.handoff.give(move.stream, stage.removeStream(move.stream))
-                        } else if let state = lane.handoff.take(move.stream, unlessStopped: lane) {
+                            lane.handoff.give(move.stream, stage.removeStream(move.stream), to: 1)
+                        } else if let state = lane.handoff.take(move.stream, lane: 0, unlessStopped: lane) {
                             stage.adoptStream(move.stream, state)
                         }
                     }
@@ -153,7 +154,7 @@ extension Pipeline {
                 if !eventDone(&sink) { stage.stopped = true }
             }
             if kind == .eventEnd { break }
-            assert(kind == .piece, "the second lane ended its batch before an event of it")
+            precondition(kind == .piece, "the second lane ended its batch before an event of it")
         }
         return count
     }
@@ -168,10 +169,9 @@ final class SecondLane: @unchecked Sendable {
     let handoff = StreamHandoff()
     private let stopRequested = Atomic<Bool>(false)
     private let render: LaneRenderer
-    private let firstStream: Int
     // The reading thread's alone.
-    /// The lane of each connection (index: stream number less the first).
-    @exclusivity(unchecked) private var laneOf: [UInt8] = []
+    /// The lane of each open connection, by stream number.
+    @exclusivity(unchecked) private var laneOf: [Int: UInt8] = [:]
     /// Connections that come to lane 1 after the last batch: taken over before the next one.
     @exclusivity(unchecked) private var arriving: [Int] = []
     /// The chunk being rendered into.
@@ -180,10 +180,9 @@ final class SecondLane: @unchecked Sendable {
     private let requests = Mutex<[LaneMigration]>([])
     private let hasRequests = Atomic<Bool>(false)
 
-    init(stage: StreamStage, render: @escaping LaneRenderer, firstStream: Int) {
+    init(stage: StreamStage, render: @escaping LaneRenderer) {
         self.stage = stage
         self.render = render
-        self.firstStream = firstStream
     }
 
     var stopped: Bool { stopRequested.load(ordering: .relaxed) }
@@ -191,7 +190,7 @@ final class SecondLane: @unchecked Sendable {
     /// Caller's thread: the run was stopped; the lane only ends its batches from now on.
     func stop() {
         stopRequested.store(true, ordering: .sequentiallyConsistent)
-        handoff.wakeTaker()
+        handoff.wakeTakers()
     }
 
     /// Caller's thread: asks for a connection to change lanes.
@@ -209,24 +208,27 @@ final class SecondLane: @unchecked Sendable {
             defer { moves.removeAll() }
             return moves
         }
-        // Each move goes with the batch, even one that changes nothing (the lanes then hand
-        // over nothing), so the caller's thread sees its request answered.
-        for move in moves where move.stream >= firstStream && move.stream - firstStream < laneOf.count {
-            batch.migrations.append(move)
-        }
+        // Each move goes with the batch, even one that changes nothing (a connection closed
+        // since: the lanes then hand over nothing), so the caller's thread sees its request
+        // answered.
+        batch.migrations += moves
     }
 
     /// Reading thread: tags the batch's events from `start` on with their lanes. A connection
-    /// starts in the lane its number's parity says; the balancer moves it if need be.
+    /// starts in the lane its number's parity says; the balancer moves it if need be. A closed
+    /// connection is forgotten.
     func tag(_ batch: Batch, from start: Int) {
         for i in start..<batch.events.count {
-            let index = batch.events[i].stream - firstStream
-            guard index >= 0 else {
-                batch.lanes.append(UInt8(batch.events[i].stream & 1))
-                continue
+            let stream = batch.events[i].stream
+            let lane: UInt8
+            if let known = laneOf[stream] {
+                lane = known
+            } else {
+                lane = UInt8(stream & 1)
+                laneOf[stream] = lane
             }
-            while laneOf.count <= index { laneOf.append(UInt8((firstStream + laneOf.count) & 1)) }
-            batch.lanes.append(laneOf[index])
+            if case .closed = batch.events[i] { laneOf[stream] = nil }
+            batch.lanes.append(lane)
         }
     }
 
@@ -237,7 +239,7 @@ final class SecondLane: @unchecked Sendable {
         if !stopped {
             // Taken once the caller's thread is done with the batch before this one.
             for stream in arriving {
-                if let state = handoff.take(stream, unlessStopped: self) { stage.adoptStream(stream, state) }
+                if let state = handoff.take(stream, lane: 1, unlessStopped: self) { stage.adoptStream(stream, state) }
             }
             dissect(batch)
         }
@@ -245,11 +247,11 @@ final class SecondLane: @unchecked Sendable {
         handOver(.batchEnd)
         for move in batch.migrations {
             if move.to == 0 {
-                if !stopped { handoff.give(move.stream, stage.removeStream(move.stream)) }
+                if !stopped { handoff.give(move.stream, stage.removeStream(move.stream), to: 0) }
             } else {
                 arriving.append(move.stream)
             }
-            laneOf[move.stream - firstStream] = move.to
+            if laneOf[move.stream] != nil { laneOf[move.stream] = move.to }
         }
     }
 
@@ -302,30 +304,35 @@ final class StreamHandoff: @unchecked Sendable {
     }
 
     private let parcels = Mutex<[Int: Parcel]>([:])
-    private let parking = Parking()
-    /// Bumped at each give and at a stop, for the taker's wait.
+    /// Where each lane's thread waits for a state given to it: one each, as a `Parking` has one
+    /// sleeper at most (both threads can wait for a state at once when a batch moves
+    /// connections both ways).
+    private let parkings = [Parking(), Parking()]
+    /// Bumped at each give and at a stop, for the takers' waits.
     private let changes = Atomic<Int>(0)
 
-    /// The giving lane, once it is done with the batch after which `stream` moves.
-    func give(_ stream: Int, _ state: StreamStage.StreamState?) {
+    /// The giving lane, once it is done with the batch after which `stream` moves to `lane`.
+    func give(_ stream: Int, _ state: StreamStage.StreamState?, to lane: UInt8) {
         let parcel = Parcel(state)
         parcels.withLock { $0[stream] = parcel }
-        wakeTaker()
-    }
-
-    func wakeTaker() {
         changes.add(1, ordering: .sequentiallyConsistent)
-        parking.wake()
+        parkings[Int(lane)].wake()
     }
 
-    /// The taking lane: the state given for `stream`, waiting for it (nil if there was none,
-    /// or once `lane` is stopped).
-    func take(_ stream: Int, unlessStopped lane: SecondLane) -> StreamStage.StreamState? {
+    /// The run was stopped: takers stop waiting.
+    func wakeTakers() {
+        changes.add(1, ordering: .sequentiallyConsistent)
+        for parking in parkings { parking.wake() }
+    }
+
+    /// Lane `lane`'s thread: the state given for `stream`, waiting for it (nil if there was
+    /// none, or once `second` is stopped).
+    func take(_ stream: Int, lane: UInt8, unlessStopped second: SecondLane) -> StreamStage.StreamState? {
         while true {
             let seen = changes.load(ordering: .sequentiallyConsistent)
             if let parcel = parcels.withLock({ $0.removeValue(forKey: stream) }) { return parcel.state }
-            if lane.stopped { return nil }
-            parking.wait { changes.load(ordering: .sequentiallyConsistent) != seen }
+            if second.stopped { return nil }
+            parkings[Int(lane)].wait { changes.load(ordering: .sequentiallyConsistent) != seen }
         }
     }
 }
@@ -348,11 +355,9 @@ struct LaneBalancer {
     /// Waits that differ by less than this share of the window are left as they are.
     static let tolerance = 0.1
 
-    private let firstStream: Int
     private let policy: Policy
-    private var bytes: [Int] = []
-    private var laneOf: [UInt8] = []
-    private var touched: [Int] = []
+    /// Bytes each connection rendered in the window, and its lane; what both lanes rendered.
+    private var recent: [Int: (bytes: Int, lane: UInt8)] = [:]
     private var laneBytes = (0, 0)
     private var batches = 0
     private var windowStart = monotonicNanoseconds()
@@ -360,22 +365,15 @@ struct LaneBalancer {
     /// A move asked for and not yet seen in a batch: no other is asked for until then.
     private var waitingForMove = false
 
-    init(firstStream: Int, policy: Policy = .byWaits) {
-        self.firstStream = firstStream
+    init(policy: Policy = .byWaits) {
         self.policy = policy
     }
 
     mutating func add(_ count: Int, stream: Int, lane: UInt8) {
-        let index = stream - firstStream
-        guard index >= 0, count > 0 else { return }
+        guard count > 0 else { return }
         if lane == 0 { laneBytes.0 += count } else { laneBytes.1 += count }
-        while bytes.count <= index {
-            bytes.append(0)
-            laneOf.append(0)
-        }
-        if bytes[index] == 0 { touched.append(index) }
-        bytes[index] += count
-        laneOf[index] = lane
+        // A window that sees a move ends with it, so a connection keeps its lane in a window.
+        recent[stream, default: (0, lane)].bytes += count
     }
 
     /// After each batch: at the end of a window, the move to ask for, if any. `waited` is the
@@ -392,9 +390,9 @@ struct LaneBalancer {
         if case .everyWindow(let count) = policy {
             guard batches >= count else { return nil }
             defer { restart(waited: waited) }
-            guard !waitingForMove, let busiest = touched.max(by: { bytes[$0] < bytes[$1] }) else { return nil }
+            guard !waitingForMove, let busiest = recent.max(by: { $0.value.bytes < $1.value.bytes }) else { return nil }
             waitingForMove = true
-            return LaneMigration(stream: firstStream + busiest, to: laneOf[busiest] == 0 ? 1 : 0)
+            return LaneMigration(stream: busiest.key, to: busiest.value.lane == 0 ? 1 : 0)
         }
         guard batches >= Self.windowBatches else { return nil }
         defer { restart(waited: waited) }
@@ -407,20 +405,19 @@ struct LaneBalancer {
         guard abs(share) > Self.tolerance else { return nil }
         let from: UInt8 = share > 0 ? 0 : 1
         let target = abs(share) / 2 * Double(from == 0 ? laneBytes.0 : laneBytes.1)
-        var best: (index: Int, distance: Double)?
-        for index in touched where laneOf[index] == from {
-            let distance = abs(Double(bytes[index]) - target)
+        var best: (stream: Int, distance: Double)?
+        for (stream, seen) in recent where seen.lane == from {
+            let distance = abs(Double(seen.bytes) - target)
             // Only a move that leaves the lanes nearer balance than they are.
-            if distance < target, distance < best?.distance ?? .infinity { best = (index, distance) }
+            if distance < target, distance < best?.distance ?? .infinity { best = (stream, distance) }
         }
         guard let best else { return nil }
         waitingForMove = true
-        return LaneMigration(stream: firstStream + best.index, to: from == 0 ? 1 : 0)
+        return LaneMigration(stream: best.stream, to: from == 0 ? 1 : 0)
     }
 
     private mutating func restart(waited: (reader: UInt64, dissector: UInt64)) {
-        for index in touched { bytes[index] = 0 }
-        touched.removeAll(keepingCapacity: true)
+        recent.removeAll(keepingCapacity: true)
         laneBytes = (0, 0)
         batches = 0
         windowStart = monotonicNanoseconds()
