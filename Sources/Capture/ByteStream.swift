@@ -39,7 +39,13 @@ struct ByteStream {
     var available: Int { end - start }
 
     /// Makes at least `count` bytes available unless the input ends first. Returns the count available.
-    mutating func fill(_ count: Int) throws -> Int {
+    @inline(__always) mutating func fill(_ count: Int) throws -> Int {
+        // Most calls find the bytes already read (the buffer holds a megabyte): no call then.
+        if end - start >= count { return count }
+        return try refill(count)
+    }
+
+    private mutating func refill(_ count: Int) throws -> Int {
         while available < count && !eof {
             if start > 0 {
                 buffer.withUnsafeMutableBufferPointer { p in

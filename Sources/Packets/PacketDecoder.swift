@@ -37,13 +37,19 @@ public enum PacketDecoder {
         let etherType: UInt16
         switch linkType {
         case .ethernet:
-            guard r.skip(12), var type = r.u16() else { return truncated("Ethernet") }
+            // The frequent case, read with one bounds check per header: two addresses, then the
+            // type.
+            guard bytes.count >= 14 else { return truncated("Ethernet") }
+            var end = 14
+            var type = bytes.bigEndian16(at: 12)
             // IEEE 802.1Q / 802.1ad tags, possibly stacked.
             while type == 0x8100 || type == 0x88A8 || type == 0x9100 {
-                guard r.skip(2), let inner = r.u16() else { return truncated("802.1Q VLAN tag") }
-                type = inner
+                guard bytes.count >= end + 4 else { return truncated("802.1Q VLAN tag") }
+                type = bytes.bigEndian16(at: end + 2)
+                end += 4
             }
             etherType = type
+            _ = r.skip(end)
         case .null, .loop:
             guard let b = r.bytes(4) else { return truncated("loopback") }
             // NULL: the family is in the capturing host's byte order; LOOP: network order.
@@ -83,11 +89,13 @@ public enum PacketDecoder {
     }
 
     static func decodeIPv4(_ bytes: ArraySlice<UInt8>) -> DecodedPacket {
+        // The fixed header, read with one bounds check.
+        guard bytes.count >= 20 else { return truncated("IPv4") }
+        let vihl = bytes[bytes.startIndex], proto = bytes[bytes.startIndex + 9]
+        let totalLength = bytes.bigEndian16(at: 2), fragField = bytes.bigEndian16(at: 6)
+        let src = bytes.bigEndian32(at: 12), dst = bytes.bigEndian32(at: 16)
         var r = HeaderReader(bytes)
-        guard let vihl = r.u8(), r.skip(1), let totalLength = r.u16(), r.skip(2), let fragField = r.u16(),
-              r.skip(1), let proto = r.u8(), r.skip(2), let src = r.u32(), let dst = r.u32() else {
-            return truncated("IPv4")
-        }
+        _ = r.skip(20)
         let headerLength = Int(vihl & 0x0F) * 4
         guard vihl >> 4 == 4, headerLength >= 20 else {
             return .problem(PacketIssue(.malformedHeader, "IPv4 header length \(headerLength) is below 20"))
@@ -151,11 +159,11 @@ public enum PacketDecoder {
     }
 
     static func decodeTCP(_ bytes: ArraySlice<UInt8>, declaredLength: Int?, source: IPAddress, destination: IPAddress) -> DecodedPacket {
-        var r = HeaderReader(bytes)
-        guard let sport = r.u16(), let dport = r.u16(), let seq = r.u32(), let ack = r.u32(),
-              let offsetByte = r.u8(), let flagsByte = r.u8() else {
-            return truncated("TCP")
-        }
+        // Ports, numbers, data offset and flags, read with one bounds check.
+        guard bytes.count >= 14 else { return truncated("TCP") }
+        let sport = bytes.bigEndian16(at: 0), dport = bytes.bigEndian16(at: 2)
+        let seq = bytes.bigEndian32(at: 4), ack = bytes.bigEndian32(at: 8)
+        let offsetByte = bytes[bytes.startIndex + 12], flagsByte = bytes[bytes.startIndex + 13]
         let headerLength = Int(offsetByte >> 4) * 4
         guard headerLength >= 20 else {
             return .problem(PacketIssue(.malformedHeader, "TCP data offset \(headerLength) is below 20"))
@@ -229,4 +237,16 @@ struct HeaderReader {
     }
 
     func rest() -> ArraySlice<UInt8> { bytes[index..<bytes.endIndex] }
+}
+
+extension ArraySlice where Element == UInt8 {
+    /// The big-endian number at `offset` from the slice's start; the caller has checked that
+    /// the bytes are there.
+    @inline(__always) func bigEndian16(at offset: Int) -> UInt16 {
+        withUnsafeBytes { UInt16(bigEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) }
+    }
+
+    @inline(__always) func bigEndian32(at offset: Int) -> UInt32 {
+        withUnsafeBytes { UInt32(bigEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) }
+    }
 }

@@ -15,37 +15,46 @@ struct DeliveredWindow {
         var bytes: ArraySlice<UInt8>
     }
 
-    /// Oldest first. At most `maxSlices` long, so dropping the oldest moves a few words.
-    private(set) var slices: [Slice] = []
+    /// A ring of at most `maxSlices` slices: the oldest at `first`, `count` of them. (An array
+    /// whose first element was removed moved the others at every segment once full.)
+    private var ring: [Slice] = []
+    private var first = 0
+    private(set) var count = 0
     private(set) var byteCount = 0
 
     /// Memory charged for the slices held (bytes plus a per-slice overhead).
-    var retainedCost: Int { byteCount + slices.count * Self.sliceOverhead }
+    var retainedCost: Int { byteCount + count * Self.sliceOverhead }
 
     /// Appends the newest delivered slice, then drops the oldest ones over the bounds.
     mutating func append(_ bytes: ArraySlice<UInt8>, end: UInt32) {
-        if slices.count == Self.maxSlices { dropOldest() }
-        slices.append(Slice(end: end, bytes: bytes))
+        if count == Self.maxSlices { dropOldest() }
+        // Slots are filled in order, so a slot not yet made is the next one of the array.
+        let slot = (first + count) % Self.maxSlices
+        if slot == ring.count { ring.append(Slice(end: end, bytes: bytes)) } else { ring[slot] = Slice(end: end, bytes: bytes) }
+        count += 1
         byteCount += bytes.count
-        while slices.count > 1, byteCount - slices[0].bytes.count >= Self.maxBytes { dropOldest() }
+        while count > 1, byteCount - ring[first].bytes.count >= Self.maxBytes { dropOldest() }
     }
 
     /// Drops all but the newest slice (used when the run-wide budget is spent).
     mutating func keepNewestOnly() {
-        while slices.count > 1 { dropOldest() }
+        while count > 1 { dropOldest() }
     }
 
     mutating func dropOldest() {
-        guard !slices.isEmpty else { return }
-        byteCount -= slices.removeFirst().bytes.count
+        guard count > 0 else { return }
+        byteCount -= ring[first].bytes.count
+        // Let go of the packet now, not when the slot is reused.
+        ring[first].bytes = []
+        first = (first + 1) % Self.maxSlices
+        count -= 1
     }
 
-    /// How many bytes of `bytes`, which starts at sequence number `sequence`, differ from the
-    /// delivered bytes at the same sequence numbers that the window still holds.
     func differingBytes(_ bytes: ArraySlice<UInt8>, at sequence: UInt32) -> Int {
         guard !bytes.isEmpty else { return 0 }
         var differing = 0
-        for slice in slices {
+        for k in 0..<count {
+            let slice = ring[(first + k) % Self.maxSlices]
             let start = slice.end &- UInt32(truncatingIfNeeded: slice.bytes.count)
             // Offsets of the overlap within `bytes`, clamped to both ranges.
             let from = max(0, SequenceNumber.distance(from: sequence, to: start))
