@@ -33,27 +33,28 @@ public struct PacketIssue: Sendable, Equatable, CustomStringConvertible {
 /// declares and becomes `missingPayload`, never zeros.
 public enum PacketDecoder {
     public static func decode(linkType: LinkType, bytes: ArraySlice<UInt8>) -> DecodedPacket {
-        var r = HeaderReader(bytes)
         let etherType: UInt16
+        // Where the link header ends: the network layer is the slice from there, made once.
+        var headerEnd = 0
         switch linkType {
         case .ethernet:
             // The frequent case, read with one bounds check per header: two addresses, then the
             // type.
             guard bytes.count >= 14 else { return truncated("Ethernet") }
-            var end = 14
+            headerEnd = 14
             var type = bytes.bigEndian16(at: 12)
             // IEEE 802.1Q / 802.1ad tags, possibly stacked.
             while type == 0x8100 || type == 0x88A8 || type == 0x9100 {
-                guard bytes.count >= end + 4 else { return truncated("802.1Q VLAN tag") }
-                type = bytes.bigEndian16(at: end + 2)
-                end += 4
+                guard bytes.count >= headerEnd + 4 else { return truncated("802.1Q VLAN tag") }
+                type = bytes.bigEndian16(at: headerEnd + 2)
+                headerEnd += 4
             }
             etherType = type
-            _ = r.skip(end)
         case .null, .loop:
-            guard let b = r.bytes(4) else { return truncated("loopback") }
+            guard bytes.count >= 4 else { return truncated("loopback") }
+            headerEnd = 4
             // NULL: the family is in the capturing host's byte order; LOOP: network order.
-            let be = UInt32(b[b.startIndex]) << 24 | UInt32(b[b.startIndex + 1]) << 16 | UInt32(b[b.startIndex + 2]) << 8 | UInt32(b[b.startIndex + 3])
+            let be = bytes.bigEndian32(at: 0)
             let le = be.byteSwapped
             let family = linkType == .loop ? be : (be < 0x10000 ? be : le)
             switch family {
@@ -62,13 +63,15 @@ public enum PacketDecoder {
             default: return .other
             }
         case .linuxSLL:
-            guard r.skip(14), let proto = r.u16() else { return truncated("Linux cooked") }
-            etherType = proto
+            guard bytes.count >= 16 else { return truncated("Linux cooked") }
+            etherType = bytes.bigEndian16(at: 14)
+            headerEnd = 16
         case .linuxSLL2:
-            guard let proto = r.u16(), r.skip(18) else { return truncated("Linux cooked v2") }
-            etherType = proto
+            guard bytes.count >= 20 else { return truncated("Linux cooked v2") }
+            etherType = bytes.bigEndian16(at: 0)
+            headerEnd = 20
         case .raw, .rawDLT, .rawDLTOpenBSD, .ipv4, .ipv6:
-            guard let first = r.peek() else { return truncated("IP") }
+            guard let first = bytes.first else { return truncated("IP") }
             switch first >> 4 {
             case 4: etherType = 0x0800
             case 6: etherType = 0x86DD
@@ -78,8 +81,8 @@ public enum PacketDecoder {
             return .problem(PacketIssue(.unsupportedLinkType, "unsupported link type \(linkType.rawValue)"))
         }
         switch etherType {
-        case 0x0800: return decodeIPv4(r.rest())
-        case 0x86DD: return decodeIPv6(r.rest())
+        case 0x0800: return decodeIPv4(bytes[(bytes.startIndex + headerEnd)...])
+        case 0x86DD: return decodeIPv6(bytes[(bytes.startIndex + headerEnd)...])
         default: return .other
         }
     }
@@ -94,8 +97,6 @@ public enum PacketDecoder {
         let vihl = bytes[bytes.startIndex], proto = bytes[bytes.startIndex + 9]
         let totalLength = bytes.bigEndian16(at: 2), fragField = bytes.bigEndian16(at: 6)
         let src = bytes.bigEndian32(at: 12), dst = bytes.bigEndian32(at: 16)
-        var r = HeaderReader(bytes)
-        _ = r.skip(20)
         let headerLength = Int(vihl & 0x0F) * 4
         guard vihl >> 4 == 4, headerLength >= 20 else {
             return .problem(PacketIssue(.malformedHeader, "IPv4 header length \(headerLength) is below 20"))
@@ -105,13 +106,13 @@ public enum PacketDecoder {
         if fragField & 0x2000 != 0 || fragField & 0x1FFF != 0 {
             return .problem(PacketIssue(.fragment, "IPv4 fragment (offset \(Int(fragField & 0x1FFF) * 8)) of a TCP packet: fragments are not reassembled"))
         }
-        guard r.skip(headerLength - 20) else { return truncated("IPv4 options of the") }
+        guard bytes.count >= headerLength else { return truncated("IPv4 options of the") }
         // Total length 0 happens with TCP segmentation offload: trust the captured bytes.
         let declaredPayload = totalLength == 0 ? nil : Int(totalLength) - headerLength
         if let d = declaredPayload, d < 0 {
             return .problem(PacketIssue(.malformedHeader, "IPv4 total length \(totalLength) is shorter than its header"))
         }
-        return decodeTCP(r.rest(), declaredLength: declaredPayload, source: .v4(src), destination: .v4(dst))
+        return decodeTCP(bytes[(bytes.startIndex + headerLength)...], declaredLength: declaredPayload, source: .v4(src), destination: .v4(dst))
     }
 
     static func decodeIPv6(_ bytes: ArraySlice<UInt8>) -> DecodedPacket {
