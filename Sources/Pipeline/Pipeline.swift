@@ -23,7 +23,7 @@ public struct PipelineOptions {
 }
 
 /// Counters of a run, for the closing line and the tests.
-public struct PipelineStatistics: Sendable {
+public struct PipelineStatistics: Sendable, Equatable {
     public var packets = 0
     public var tcpSegments = 0
     public var pdus = 0

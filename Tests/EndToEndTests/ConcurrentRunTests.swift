@@ -13,11 +13,8 @@ import Testing
     struct Outcome: Equatable {
         var events: [String]
         var failed: Bool
-        var pdus: Int
-        var problems: Int
-        var packets: Int
-        var connections: Int
-        var gapBytes: Int
+        /// Every counter of the run (PDUs, problems, packets, connections, gap bytes…).
+        var statistics: PipelineStatistics
     }
 
     /// Every event rendered as text and as JSON, in order, with the run's counters.
@@ -43,9 +40,7 @@ import Testing
         } catch is CaptureError {
             failed = true
         }
-        let s = pipeline.statistics
-        return Outcome(events: events, failed: failed, pdus: s.pdus, problems: s.problems, packets: s.packets,
-                       connections: s.connections, gapBytes: s.gapBytes)
+        return Outcome(events: events, failed: failed, statistics: pipeline.statistics)
     }
 
     /// 40 MQTT connections opened in turn and interleaved packet by packet, about 2,000 packets
@@ -107,11 +102,11 @@ import Testing
         let alone = try Self.outcome(path, concurrently: false)
         let both = try Self.outcome(path, concurrently: true)
         #expect(alone.failed && both.failed, "the cut-off record is reported by both")
-        #expect(alone.packets > 8 * Pipeline.batchPackets, "the capture spans many batches")
-        #expect(alone.pdus > 1000)
-        #expect(alone.connections == 40)
+        #expect(alone.statistics.packets > 8 * Pipeline.batchPackets, "the capture spans many batches")
+        #expect(alone.statistics.pdus > 1000)
+        #expect(alone.statistics.connections == 40)
         #expect(alone.events.contains { $0.contains("IPv4 header cut short by the capture") }, "capture notes are among the events")
-        #expect(alone.gapBytes > 0, "the lost segments are among the events")
+        #expect(alone.statistics.gapBytes > 0, "the lost segments are among the events")
         #expect(both == alone)
         if both != alone, let i = (0..<min(both.events.count, alone.events.count)).first(where: { both.events[$0] != alone.events[$0] }) {
             Issue.record("first difference at event \(i):\n\(alone.events[i])\n---\n\(both.events[i])")
@@ -131,7 +126,7 @@ import Testing
         let path = try Self.interleavedCapture()
         let alone = try Self.outcome(path, concurrently: false, maxPDUs: 150)
         let both = try Self.outcome(path, concurrently: true, maxPDUs: 150)
-        #expect(alone.pdus == 150)
+        #expect(alone.statistics.pdus == 150)
         #expect(both == alone)
     }
 
@@ -153,7 +148,7 @@ import Testing
     func denseSegment() throws {
         let path = try Self.denseSegmentCapture()
         let all = try Self.outcome(path, concurrently: false)
-        #expect(all.pdus == 1_002)
+        #expect(all.statistics.pdus == 1_002)
         let acks = all.events.filter { $0.contains("PUBACK") }
         #expect(acks.count == 1_000)
         // In the order of the segment: packet identifiers 1 to 1,000.
@@ -165,7 +160,7 @@ import Testing
         #expect(try Self.outcome(path, concurrently: true) == all)
         // 2 PDUs before the segment, then 300 of it: the limit falls inside the second part.
         let limited = try Self.outcome(path, concurrently: false, maxPDUs: 302)
-        #expect(limited.pdus == 302)
+        #expect(limited.statistics.pdus == 302)
         // The PDUs are the first 302 of the whole run (the flush at the end then closes the connection).
         #expect(Array(all.events.prefix(302)) == Array(limited.events.prefix(302)))
         #expect(limited.events.filter { $0.contains("PUBACK") }.count == 300)

@@ -16,11 +16,8 @@ import Testing
     struct Outcome: Equatable {
         var bytes: [UInt8]
         var failed: Bool
-        var pdus: Int
-        var problems: Int
-        var packets: Int
-        var connections: Int
-        var gapBytes: Int
+        /// Every counter of the run (PDUs, problems, packets, connections, gap bytes…).
+        var statistics: PipelineStatistics
     }
 
     /// A renderer the second lane's closure can hold (it runs on the reading thread).
@@ -106,9 +103,7 @@ import Testing
     }
 
     static func outcome(_ bytes: [UInt8], _ failed: Bool, _ pipeline: Pipeline) -> Outcome {
-        let s = pipeline.statistics
-        return Outcome(bytes: bytes, failed: failed, pdus: s.pdus, problems: s.problems, packets: s.packets,
-                       connections: s.connections, gapBytes: s.gapBytes)
+        Outcome(bytes: bytes, failed: failed, statistics: pipeline.statistics)
     }
 
     static func expectSame(_ lanes: Outcome, _ alone: Outcome, sourceLocation: SourceLocation = #_sourceLocation) {
@@ -130,7 +125,7 @@ import Testing
         let alone = try Self.alone(path, format)
         let (lanes, pipeline, second) = try Self.inLanes(path, format, batchPackets: 8, policy: .everyWindow(batches: 2))
         #expect(alone.failed, "the cut-off record is reported")
-        #expect(alone.connections == 40)
+        #expect(alone.statistics.connections == 40)
         #expect(pipeline.laneMoves > 20, "connections changed lanes many times")
         #expect(second.events > 100 && second.onCallerThread == 0, "the second lane rendered on the reading thread")
         Self.expectSame(lanes, alone)
@@ -183,7 +178,7 @@ import Testing
         let path = try ConcurrentRunTests.interleavedCapture()
         let alone = try Self.alone(path, .text, maxPDUs: 150)
         let (lanes, _, second) = try Self.inLanes(path, .text, maxPDUs: 150)
-        #expect(alone.pdus == 150)
+        #expect(alone.statistics.pdus == 150)
         #expect(second.events == 0)
         Self.expectSame(lanes, alone)
     }
