@@ -191,7 +191,8 @@ public enum PacketDecoder {
     }
 }
 
-/// Big-endian header reads over a slice; `nil` when the bytes run out.
+/// Big-endian header reads over a slice; `nil` when the bytes run out. For headers of varying
+/// length (IPv6 and its extension headers); fixed headers are read at offsets after one check.
 struct HeaderReader {
     let bytes: ArraySlice<UInt8>
     var index: Int
@@ -200,8 +201,6 @@ struct HeaderReader {
         self.bytes = bytes
         self.index = bytes.startIndex
     }
-
-    func peek() -> UInt8? { index < bytes.endIndex ? bytes[index] : nil }
 
     mutating func skip(_ n: Int) -> Bool {
         guard n >= 0, bytes.endIndex - index >= n else { return false }
@@ -229,12 +228,6 @@ struct HeaderReader {
     mutating func u64() -> UInt64? {
         guard let a = u32(), let b = u32() else { return nil }
         return UInt64(a) << 32 | UInt64(b)
-    }
-
-    mutating func bytes(_ n: Int) -> ArraySlice<UInt8>? {
-        guard n >= 0, bytes.endIndex - index >= n else { return nil }
-        defer { index += n }
-        return bytes[index..<(index + n)]
     }
 
     func rest() -> ArraySlice<UInt8> { bytes[index..<bytes.endIndex] }

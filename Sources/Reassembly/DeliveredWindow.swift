@@ -50,6 +50,8 @@ struct DeliveredWindow {
         count -= 1
     }
 
+    /// How many bytes of `bytes`, which starts at sequence number `sequence`, differ from the
+    /// delivered bytes at the same sequence numbers that the window still holds.
     func differingBytes(_ bytes: ArraySlice<UInt8>, at sequence: UInt32) -> Int {
         guard !bytes.isEmpty else { return 0 }
         var differing = 0

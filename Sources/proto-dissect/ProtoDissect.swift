@@ -283,10 +283,10 @@ struct ProtoDissect: ParsableCommand {
                     do {
                         // A complete input is read on a thread of its own, in batches; a pipe (a
                         // capture still being written, `tcpdump -w - | proto-dissect -`) is read
-                        // packet by packet, so nothing waits for a batch to fill. One closure
-                        // literal, passed once: a local function called from two places made every
-                        // event check exclusive access to the renderer at run time (about 140
-                        // instructions an event).
+                        // packet by packet, so nothing waits for a batch to fill. The renderer is
+                        // reached through closure literals, each passed once: a local function
+                        // called from two places made every event check exclusive access to the
+                        // renderer at run time (about 140 instructions an event).
                         if let laneRenderer, reader.inputIsComplete {
                             // Connections dissected on two threads; the second lane's bytes
                             // come back into the sink in their place.
