@@ -28,7 +28,7 @@ extension Pipeline {
     /// which needs the reading to stop exactly where the last PDU was made, this is `run`.
     public func runConcurrently<S: PacketSource>(_ source: inout S, emit: (OutputEvent) -> Bool) throws {
         guard options.maxPDUs == nil else { return try run(&source, emit: emit) }
-        let queues = BatchQueues(count: Self.batchesInFlight)
+        let queues = RoundTrip<Batch>(batches: Self.batchesInFlight)
         var failure: Error?
         try withUnsafeMutablePointer(to: &source) { pointer in
             let reading = SourcePointer(pointer)
@@ -63,9 +63,9 @@ extension Pipeline {
     /// In a run in lanes, `lanes` tags each event with the lane that dissects it, and dissects
     /// the second lane's events of each batch once the batch is handed over (the caller's thread
     /// takes their bytes as they come, so a batch's bytes need not fit in the lane's chunks).
-    func readAll<S: PacketSource>(_ source: UnsafeMutablePointer<S>, into queues: BatchQueues, lanes: SecondLane? = nil) -> Error? {
+    func readAll<S: PacketSource>(_ source: UnsafeMutablePointer<S>, into queues: RoundTrip<Batch>, lanes: SecondLane? = nil) -> Error? {
         var failure: Error?
-        var (batch, stopped) = queues.nextFree()
+        var (batch, stopped) = queues.nextEmpty()
         lanes?.start(batch)
         while !stopped {
             let packet: CapturedPacket?
@@ -87,9 +87,9 @@ extension Pipeline {
                 batch.bytes += packet.bytes.count
             }
             if batch.items.count >= batchPacketLimit || batch.bytes >= Self.batchBytes {
-                queues.dissect(batch)
+                queues.hand(batch)
                 lanes?.finish(batch)
-                (batch, stopped) = queues.nextFree()
+                (batch, stopped) = queues.nextEmpty()
                 lanes?.start(batch)
             }
         }
@@ -100,7 +100,7 @@ extension Pipeline {
             batch.items.append(.finish(frame: lastFrame, time: lastTime, end: batch.events.count))
         }
         batch.isLast = true
-        queues.dissect(batch)
+        queues.hand(batch)
         lanes?.finish(batch)
         return failure
     }
@@ -143,6 +143,24 @@ final class Batch: @unchecked Sendable {
         isLast = false
     }
 
+    /// Calls `body` with each event's index, in order, and the frame and time it is attributed
+    /// to, and `note` with each note in its place; stops when either returns false. (The lanes of
+    /// a run in lanes take the events one at a time; `dissect` takes a packet's at once.)
+    func forEachEvent(_ body: (_ index: Int, _ frame: Int, _ time: Timestamp) -> Bool, note: (OutputEvent) -> Bool) {
+        var start = 0
+        for item in items {
+            switch item {
+            case .events(let frame, let time, let end), .finish(let frame, let time, let end):
+                for i in start..<end {
+                    if !body(i, frame, time) { return }
+                }
+                start = end
+            case .note(let event):
+                if !note(event) { return }
+            }
+        }
+    }
+
     /// Dissects the batch's items in order, emitting as `Pipeline.process` and `finish` do.
     func dissect(with stage: StreamStage, emit: (OutputEvent) -> Bool) {
         var start = 0
@@ -162,101 +180,19 @@ final class Batch: @unchecked Sendable {
     }
 }
 
-/// The batches between the reading thread and the dissecting one, under one lock.
-final class BatchQueues: @unchecked Sendable {
-    private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let toReader = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private let toDissector = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    // Under `lock`.
-    private var free: [Batch]
-    private var filled: [Batch] = []
-    private var stopped = false
-
-    /// Time each thread spent waiting for the other (nanoseconds), for balancing lanes.
-    private var readerWaited: UInt64 = 0
-    private var dissectorWaited: UInt64 = 0
-
-    init(count: Int) {
-        free = (0..<count).map { _ in Batch() }
-        pthread_mutex_init(lock, nil)
-        pthread_cond_init(toReader, nil)
-        pthread_cond_init(toDissector, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(toDissector)
-        pthread_cond_destroy(toReader)
-        pthread_mutex_destroy(lock)
-        lock.deallocate()
-        toReader.deallocate()
-        toDissector.deallocate()
+extension RoundTrip where Item == Batch {
+    /// Batches in flight, made empty.
+    convenience init(batches count: Int) {
+        self.init((0..<count).map { _ in Batch() })
     }
 
     /// Reading thread: an empty batch (waiting for one), and whether the run was stopped.
-    func nextFree() -> (Batch, stopped: Bool) {
-        pthread_mutex_lock(lock)
-        if free.isEmpty {
-            let start = monotonicNanoseconds()
-            while free.isEmpty { pthread_cond_wait(toReader, lock) }
-            readerWaited &+= monotonicNanoseconds() &- start
-        }
-        let batch = free.removeLast()
-        let stopped = self.stopped
-        pthread_mutex_unlock(lock)
+    func nextEmpty() -> (Batch, stopped: Bool) {
+        let (batch, stopped) = nextFree()
         // Emptied here, so the packets are let go (freed, mostly) on the thread that made them.
         batch.clear()
         return (batch, stopped)
     }
-
-    /// Reading thread: hands a batch over to be dissected.
-    func dissect(_ batch: Batch) {
-        pthread_mutex_lock(lock)
-        filled.append(batch)
-        pthread_cond_signal(toDissector)
-        pthread_mutex_unlock(lock)
-    }
-
-    /// Dissecting thread: the next batch read, in order, waiting for it.
-    func nextFilled() -> Batch {
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
-        if filled.isEmpty {
-            let start = monotonicNanoseconds()
-            while filled.isEmpty { pthread_cond_wait(toDissector, lock) }
-            dissectorWaited &+= monotonicNanoseconds() &- start
-        }
-        return filled.removeFirst()
-    }
-
-    /// The time the reading thread and the dissecting thread have waited for each other so far
-    /// (the reading thread's waits for a second lane's chunks added by the caller).
-    func waited() -> (reader: UInt64, dissector: UInt64) {
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
-        return (readerWaited, dissectorWaited)
-    }
-
-    /// Dissecting thread: gives an emptied batch back to be read into.
-    func giveBack(_ batch: Batch) {
-        pthread_mutex_lock(lock)
-        free.append(batch)
-        pthread_cond_signal(toReader)
-        pthread_mutex_unlock(lock)
-    }
-
-    /// Dissecting thread: asks the reading thread to stop at its next batch.
-    func stop() {
-        pthread_mutex_lock(lock)
-        stopped = true
-        pthread_mutex_unlock(lock)
-    }
-}
-
-/// A monotonic clock's reading, in nanoseconds.
-func monotonicNanoseconds() -> UInt64 {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
 }
 
 /// A thread running one closure, joined once.
