@@ -57,25 +57,3 @@ import Testing
     }
 }
 
-/// Connections' states handed between the lanes, both ways at once.
-@Suite struct StreamHandoffTests {
-    @Test("20,000 rounds of a state given each way while the other thread waits: none is lost", .timeLimit(.minutes(1)))
-    func bothWays() throws {
-        let handoff = StreamHandoff()
-        let lane = SecondLane(stage: StreamStage(registry: ProtocolRegistry(), maxPDUs: nil), render: { _, _ in })
-        let rounds = 20_000
-        // The reading thread's part: gives stream 2r to lane 0, then waits for 2r + 1.
-        guard let reader = WorkerThread({
-            for r in 0..<rounds {
-                handoff.give(2 * r, nil, to: 0)
-                _ = handoff.take(2 * r + 1, lane: 1, unlessStopped: lane)
-            }
-        }) else { throw CancellationError() }
-        for r in 0..<rounds {
-            _ = handoff.take(2 * r, lane: 0, unlessStopped: lane)
-            handoff.give(2 * r + 1, nil, to: 1)
-        }
-        reader.join()
-        #expect(!lane.stopped)
-    }
-}
