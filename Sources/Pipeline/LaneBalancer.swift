@@ -17,9 +17,8 @@ struct LaneBalancer {
     static let tolerance = 0.1
 
     private let policy: Policy
-    /// Bytes each connection rendered in the window, and its lane; what both lanes rendered.
+    /// Bytes each connection rendered in the window, and its lane (a lane's bytes are their sum).
     private var recent: [Int: (bytes: Int, lane: UInt8)] = [:]
-    private var laneBytes = (0, 0)
     private var batches = 0
     private var windowStart = monotonicNanoseconds()
     private var waitedBefore: (reader: UInt64, dissector: UInt64) = (0, 0)
@@ -32,7 +31,6 @@ struct LaneBalancer {
 
     mutating func add(_ count: Int, stream: Int, lane: UInt8) {
         guard count > 0 else { return }
-        if lane == 0 { laneBytes.0 += count } else { laneBytes.1 += count }
         // A window that sees a move ends with it, so a connection keeps its lane in a window.
         recent[stream, default: (0, lane)].bytes += count
     }
@@ -65,7 +63,8 @@ struct LaneBalancer {
         let share = (readerWaited - dissectorWaited) / window
         guard abs(share) > Self.tolerance else { return nil }
         let from: UInt8 = share > 0 ? 0 : 1
-        let target = abs(share) / 2 * Double(from == 0 ? laneBytes.0 : laneBytes.1)
+        let laneBytes = recent.values.reduce(0) { $0 + ($1.lane == from ? $1.bytes : 0) }
+        let target = abs(share) / 2 * Double(laneBytes)
         var best: (stream: Int, distance: Double)?
         for (stream, seen) in recent where seen.lane == from {
             let distance = abs(Double(seen.bytes) - target)
@@ -79,7 +78,6 @@ struct LaneBalancer {
 
     private mutating func restart(waited: (reader: UInt64, dissector: UInt64)) {
         recent.removeAll(keepingCapacity: true)
-        laneBytes = (0, 0)
         batches = 0
         windowStart = monotonicNanoseconds()
         waitedBefore = waited
