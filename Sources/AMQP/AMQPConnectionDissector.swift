@@ -370,14 +370,19 @@ public struct AMQPConnectionDissector: StreamDissector {
                 openChannels[frame.channel] = spec.methodName == "open"
                 queues.reset(channel: frame.channel)
             }
-            let derived = queues.track(id, method.values, channel: frame.channel, from: direction)
-            if decoded.pdu.facts != nil {
-                for field in derived {
-                    if field.key == "queue" { decoded.pdu.facts?.queue = field.value.stringValue }
-                    if field.key == "acked_count" { decoded.pdu.facts?.ackedCount = field.value.intValue }
+            if let attribution = queues.track(id, method.values, channel: frame.channel, from: direction) {
+                if decoded.pdu.facts != nil {
+                    if let queue = attribution.queue { decoded.pdu.facts?.queue = queue }
+                    if let count = attribution.ackedCount { decoded.pdu.facts?.ackedCount = count }
+                } else if decoded.pdu.hasTextTree {
+                    // Written as the fields' lines, through the connection's buffer (no field is made).
+                    if !treeSink.isUniquelyReferenced { treeSink = ByteSink(capacity: 1024) }
+                    treeSink.removeAll()
+                    attribution.writeText(into: &treeSink, style: textStyle)
+                    decoded.pdu.appendTextLines(treeSink.bytes)
+                } else {
+                    add(attribution.fields, to: &decoded.pdu)
                 }
-            } else {
-                add(derived, to: &decoded.pdu)
             }
             negotiate(spec, method.values, &decoded.pdu)
             trackConfirms(id, method.values, channel: frame.channel, from: direction, &decoded.pdu)

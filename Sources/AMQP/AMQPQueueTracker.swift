@@ -47,10 +47,72 @@ struct AMQPQueueTracker {
         channels[channel] = nil
     }
 
-    /// Notes what a method says about queues and returns the derived root fields for its PDU.
-    mutating func track(_ id: AMQPMethodID, _ values: AMQPArgumentValues, channel: UInt16, from direction: Direction) -> [Field] {
+    /// What a delivery or a settlement was attributed to: its queue (none when a `multiple`
+    /// settlement covered several), how it was found, and for `multiple`, the deliveries covered.
+    /// Summaries take the queue and count as they are; trees show them as fields (`fields`).
+    struct Attribution {
+        enum Source {
+            case consume
+            case get
+            case deliveryTag(Int)
+            /// The deliveries a `multiple` settlement covered, all of one queue.
+            case covered
+        }
+
+        var queue: String?
+        var source: Source
+        var ackedCount: Int?
+
+        static let ackedCountLabel = "Outstanding deliveries covered (multiple)"
+
+        /// The derived root fields of the PDU: `queue`, and `acked_count` for `multiple`.
+        var fields: [Field] {
+            var fields: [Field] = []
+            if let queue {
+                var label = ByteSink(capacity: 48)
+                writeQueueLabel(into: &label)
+                fields.append(Field("queue", label.take(), .string(queue)))
+            }
+            if let ackedCount { fields.append(Field("acked_count", Self.ackedCountLabel, .int(ackedCount))) }
+            return fields
+        }
+
+        /// `fields` as the text tree's lines (`TextTree.write` at depth 1), written without
+        /// making the fields: a delivery and an acknowledgement each have one.
+        func writeText(into out: inout ByteSink, style: TextTree.Style) {
+            if let queue {
+                out.append(spaces: 4)
+                writeQueueLabel(into: &out)
+                TextTree.writeValue(.string(queue), style: style, into: &out)
+                out.literal("\n")
+            }
+            if let ackedCount {
+                out.append(spaces: 4)
+                out.append(Self.ackedCountLabel)
+                TextTree.writeValue(.int(ackedCount), style: style, into: &out)
+                out.literal("\n")
+            }
+        }
+
+        /// `Queue (from basic.consume)` and the like, written as bytes (interpolating a delivery
+        /// tag into a String cost several times as much).
+        private func writeQueueLabel(into out: inout ByteSink) {
+            switch source {
+            case .consume: out.literal("Queue (from basic.consume)")
+            case .get: out.literal("Queue (from basic.get)")
+            case .covered: out.literal("Queue (from the deliveries it covers)")
+            case .deliveryTag(let tag):
+                out.literal("Queue (from delivery-tag ")
+                out.append(tag)
+                out.literal(")")
+            }
+        }
+    }
+
+    /// Notes what a method says about queues and returns what it attributes the PDU to, if anything.
+    mutating func track(_ id: AMQPMethodID, _ values: AMQPArgumentValues, channel: UInt16, from direction: Direction) -> Attribution? {
         // Only methods of the basic and queue classes concern queues: others need no channel state.
-        guard id.classID == 60 || id.classID == 50 else { return [] }
+        guard id.classID == 60 || id.classID == 50 else { return nil }
         // Changed where it is stored: a copy would share, then copy, its dictionaries per frame.
         // The steps are static: a method of `self` called with `self.channels` in-out would
         // be called on a copy of `self`, which shares `channels`, so the in-out access copied
@@ -59,7 +121,7 @@ struct AMQPQueueTracker {
     }
 
     private static func track(_ id: AMQPMethodID, _ values: AMQPArgumentValues, from direction: Direction, maxOutstanding: Int,
-                              _ state: inout ChannelState) -> [Field] {
+                              _ state: inout ChannelState) -> Attribution? {
         switch (id.classID, id.methodID, direction) {
         case (50, 11, .toClient): // queue.declare-ok
             if let queue = values.string("queue") { state.lastDeclaredQueue = queue }
@@ -76,18 +138,18 @@ struct AMQPQueueTracker {
         case (60, 31, .toClient), (60, 30, .toClient): // basic.cancel-ok, basic.cancel from the broker
             if let tag = values.string("consumer-tag") { state.consumers[tag] = nil }
         case (60, 60, .toClient): // basic.deliver
-            guard let tag = values.string("consumer-tag"), let consumer = state.consumers[tag] else { return [] }
+            guard let tag = values.string("consumer-tag"), let consumer = state.consumers[tag] else { return nil }
             remember(values.int("delivery-tag"), consumer, maxOutstanding: maxOutstanding, &state)
-            return [Field("queue", "Queue (from basic.consume)", .string(consumer.queue))]
+            return Attribution(queue: consumer.queue, source: .consume)
         case (60, 70, .toServer): // basic.get
             state.pendingGet = Source(queue: resolve(values.string("queue"), state), noAck: values.bool("no-ack") ?? false)
         case (60, 72, .toClient): // basic.get-empty
             state.pendingGet = nil
         case (60, 71, .toClient): // basic.get-ok
-            guard let get = state.pendingGet else { return [] }
+            guard let get = state.pendingGet else { return nil }
             state.pendingGet = nil
             remember(values.int("delivery-tag"), get, maxOutstanding: maxOutstanding, &state)
-            return [Field("queue", "Queue (from basic.get)", .string(get.queue))]
+            return Attribution(queue: get.queue, source: .get)
         case (60, 80, .toServer), (60, 120, .toServer), (60, 90, .toServer): // basic.ack, basic.nack, basic.reject
             return settle(values, &state)
         case (60, 100, .toServer), (60, 110, .toServer): // basic.recover-async, basic.recover
@@ -96,7 +158,7 @@ struct AMQPQueueTracker {
         default:
             break
         }
-        return []
+        return nil
     }
 
     /// AMQP 0-9-1 basic.consume / basic.get queue: "If the queue name is empty the server uses
@@ -114,22 +176,20 @@ struct AMQPQueueTracker {
 
     /// basic.ack and basic.nack with `multiple` settle every outstanding tag up to theirs,
     /// and tag 0 with `multiple` settles all (AMQP 0-9-1 basic.ack delivery-tag; RabbitMQ's nack).
-    private static func settle(_ values: AMQPArgumentValues, _ state: inout ChannelState) -> [Field] {
-        guard let tag = values.int("delivery-tag") else { return [] }
+    private static func settle(_ values: AMQPArgumentValues, _ state: inout ChannelState) -> Attribution? {
+        guard let tag = values.int("delivery-tag") else { return nil }
         guard values.bool("multiple") ?? false else {
-            guard let queue = state.outstanding.removeValue(forKey: tag) else { return [] }
-            return [Field("queue", "Queue (from delivery-tag \(tag))", .string(queue))]
+            guard let queue = state.outstanding.removeValue(forKey: tag) else { return nil }
+            return Attribution(queue: queue, source: .deliveryTag(tag))
         }
         let covered = state.outstanding.filter { tag == 0 || $0.key <= tag }
         for key in covered.keys { state.outstanding[key] = nil }
-        var fields: [Field] = []
         let queues = Set(covered.values)
         if let queue = covered[tag] {
-            fields.append(Field("queue", "Queue (from delivery-tag \(tag))", .string(queue)))
+            return Attribution(queue: queue, source: .deliveryTag(tag), ackedCount: covered.count)
         } else if queues.count == 1, let queue = queues.first {
-            fields.append(Field("queue", "Queue (from the deliveries it covers)", .string(queue)))
+            return Attribution(queue: queue, source: .covered, ackedCount: covered.count)
         }
-        fields.append(Field("acked_count", "Outstanding deliveries covered (multiple)", .int(covered.count)))
-        return fields
+        return Attribution(queue: nil, source: .covered, ackedCount: covered.count)
     }
 }
