@@ -1,7 +1,13 @@
 /// The caller's thread's view of the balance between the two threads, in windows of batches:
 /// how long each waited for the other, and the bytes each connection rendered. When one thread
-/// waited much longer than the other, the connection of the busier lane whose bytes are
-/// nearest half the difference is asked to move.
+/// waited much longer than the other, the connection of the busier lane whose share of the
+/// busier thread's time is nearest half the difference is asked to move.
+///
+/// A connection's share of its thread's time is taken from its share of its lane's bytes. On
+/// the caller's thread the lane's bytes stand for the whole window; on the reading thread only
+/// for the time it spent dissecting, the rest being reading, which no move takes away. So when
+/// one busy connection is left in lane 1 (the end of a capture, where one subscriber drains
+/// its backlog), it moves to the caller's thread, and the reading thread is left to read.
 struct LaneBalancer {
     enum Policy {
         /// By the threads' waits, as above.
@@ -22,6 +28,7 @@ struct LaneBalancer {
     private var batches = 0
     private var windowStart = monotonicNanoseconds()
     private var waitedBefore: (reader: UInt64, dissector: UInt64) = (0, 0)
+    private var laneOneDissectedBefore: UInt64 = 0
     /// A move asked for and not yet seen in a batch: no other is asked for until then.
     private var waitingForMove = false
 
@@ -37,24 +44,26 @@ struct LaneBalancer {
 
     /// After each batch: at the end of a window, the move to ask for, if any. `waited` is the
     /// time each thread has waited for the other so far: the reading thread for a free batch
-    /// or chunk (lane 0 behind), the caller's for a batch or lane 1's bytes.
-    mutating func batchDone(_ batch: Batch, waited: (reader: UInt64, dissector: UInt64)) -> LaneMigration? {
+    /// or chunk (lane 0 behind), the caller's for a batch or lane 1's bytes. `laneOneDissected`
+    /// is the time the reading thread has spent dissecting lane 1 so far.
+    mutating func batchDone(_ batch: Batch, waited: (reader: UInt64, dissector: UInt64),
+                            laneOneDissected: UInt64 = 0) -> LaneMigration? {
         if !batch.migrations.isEmpty {
             // The window that saw a move is not judged: it is partly before, partly after.
             waitingForMove = false
-            restart(waited: waited)
+            restart(waited: waited, laneOneDissected: laneOneDissected)
             return nil
         }
         batches += 1
         if case .everyWindow(let count) = policy {
             guard batches >= count else { return nil }
-            defer { restart(waited: waited) }
+            defer { restart(waited: waited, laneOneDissected: laneOneDissected) }
             guard !waitingForMove, let busiest = recent.max(by: { $0.value.bytes < $1.value.bytes }) else { return nil }
             waitingForMove = true
             return LaneMigration(stream: busiest.key, to: busiest.value.lane == 0 ? 1 : 0)
         }
         guard batches >= Self.windowBatches else { return nil }
-        defer { restart(waited: waited) }
+        defer { restart(waited: waited, laneOneDissected: laneOneDissected) }
         guard !waitingForMove else { return nil }
         let window = Double(monotonicNanoseconds() &- windowStart)
         let readerWaited = Double(waited.reader &- waitedBefore.reader)
@@ -64,7 +73,13 @@ struct LaneBalancer {
         guard abs(share) > Self.tolerance else { return nil }
         let from: UInt8 = share > 0 ? 0 : 1
         let laneBytes = recent.values.reduce(0) { $0 + ($1.lane == from ? $1.bytes : 0) }
-        let target = abs(share) / 2 * Double(laneBytes)
+        // The share of the busier thread's window its lane's bytes stand for.
+        var laneShare = 1.0
+        if from == 1 {
+            laneShare = min(max(Double(laneOneDissected &- laneOneDissectedBefore) / window, 0.05), 1)
+        }
+        // In bytes of the lane: half the difference of the threads' busy shares.
+        let target = abs(share) / 2 / laneShare * Double(laneBytes)
         var best: (stream: Int, distance: Double)?
         for (stream, seen) in recent where seen.lane == from {
             let distance = abs(Double(seen.bytes) - target)
@@ -76,10 +91,11 @@ struct LaneBalancer {
         return LaneMigration(stream: best.stream, to: from == 0 ? 1 : 0)
     }
 
-    private mutating func restart(waited: (reader: UInt64, dissector: UInt64)) {
+    private mutating func restart(waited: (reader: UInt64, dissector: UInt64), laneOneDissected: UInt64) {
         recent.removeAll(keepingCapacity: true)
         batches = 0
         windowStart = monotonicNanoseconds()
         waitedBefore = waited
+        laneOneDissectedBefore = laneOneDissected
     }
 }

@@ -91,7 +91,7 @@ extension Pipeline {
                     // batches and chunks handed over.
                     let batches = queues.waited(), chunks = lane.chunks.waited()
                     let waited = (reader: batches.producer &+ chunks.producer, dissector: batches.consumer &+ chunks.consumer)
-                    if let move = balancer.batchDone(batch, waited: waited) {
+                    if let move = balancer.batchDone(batch, waited: waited, laneOneDissected: lane.dissected) {
                         lane.request(move)
                     }
                 }

@@ -1,0 +1,48 @@
+import Foundation
+@testable import Pipeline
+import Testing
+
+/// The balancer's choice at the end of a window, given the threads' waits and how long the
+/// reading thread spent dissecting lane 1.
+@Suite struct LaneBalancerTests {
+    /// One window: lane 1 has one connection (stream 7) with all its bytes, lane 0 another
+    /// (stream 8) with a little; the caller's thread waited `callerWaited` of the window, the
+    /// reading thread nothing, and the reading thread spent `laneOneDissected` dissecting.
+    /// The waits are given as shares of the window as it turns out (its length is the clock's).
+    func decision(callerWaited: Double, laneOneDissected: Double) throws -> LaneMigration? {
+        var balancer = LaneBalancer(policy: .byWaits)
+        let start = DispatchTime.now().uptimeNanoseconds
+        Thread.sleep(forTimeInterval: 0.05)
+        let window = Double(DispatchTime.now().uptimeNanoseconds - start)
+        let waited = (reader: UInt64(0), dissector: UInt64(callerWaited * window))
+        var move: LaneMigration?
+        for _ in 0..<LaneBalancer.windowBatches {
+            balancer.add(1_000, stream: 7, lane: 1)
+            balancer.add(10, stream: 8, lane: 0)
+            move = balancer.batchDone(Batch(), waited: waited, laneOneDissected: UInt64(laneOneDissected * window))
+        }
+        return move
+    }
+
+    @Test("A lone busy connection in lane 1 moves to the caller's thread when the reading thread spends part of its time reading")
+    func loneConnectionMoves() throws {
+        // The caller waited 90% of the window; lane 1's dissecting is 80% of the reading thread's
+        // time: moving it leaves the reading thread 20% and the caller's thread about 90%, less
+        // than the 100% the reading thread has now.
+        let move = try #require(try decision(callerWaited: 0.9, laneOneDissected: 0.8))
+        #expect(move.stream == 7)
+        #expect(move.to == 0)
+    }
+
+    @Test("A lone busy connection in lane 1 stays when its lane takes all of the reading thread's time")
+    func loneConnectionStays() throws {
+        // Dissecting lane 1 takes the whole window: moving its one connection would only move
+        // the whole load to the other thread.
+        #expect(try decision(callerWaited: 0.9, laneOneDissected: 1.0) == nil)
+    }
+
+    @Test("Balanced threads: nothing moves")
+    func balancedStays() throws {
+        #expect(try decision(callerWaited: 0.05, laneOneDissected: 0.8) == nil)
+    }
+}
