@@ -127,6 +127,10 @@ public struct PDUFacts: Sendable, Equatable {
         get { storage.values.ackedCount }
         set { update { $0.ackedCount = newValue } }
     }
+    /// Whether any of `identity`, `message` and `close` is set (few PDUs have one): asking this
+    /// first spares a reader the three lookups.
+    public var hasIdentityMessageOrClose: Bool { storage.values.extras != 0 }
+
     /// Who the AMQP client is (connection.start-ok, connection.open).
     public var identity: ClientIdentity? {
         get { storage.values.extras & Values.identityBit == 0 ? nil : storage.values.identity }

@@ -40,29 +40,8 @@ public struct TableRenderer: Renderer {
         var retained = 0
     }
 
-    /// A topic as the key of its row, hashed by FNV-1a over its bytes: the standard hash of a
-    /// String (SipHash over every byte, then a comparison) cost about 660 instructions per
-    /// PUBLISH. Equal keys are equal strings.
-    private struct TopicKey: Hashable {
-        let name: String
-        let digest: UInt64
-
-        init(_ name: String) {
-            self.name = name
-            var h: UInt64 = 0xCBF2_9CE4_8422_2325
-            let done: Bool? = name.utf8.withContiguousStorageIfAvailable { bytes in
-                for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
-                return true
-            }
-            if done == nil {
-                for b in name.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
-            }
-            digest = h
-        }
-
-        static func == (a: TopicKey, b: TopicKey) -> Bool { a.digest == b.digest && a.name == b.name }
-        func hash(into hasher: inout Hasher) { hasher.combine(digest) }
-    }
+    /// A topic as the key of its row (`DigestKey`: hashed by FNV-1a).
+    private typealias TopicKey = DigestKey
 
     private struct ExchangeKey: Hashable, Comparable {
         var exchange: String
@@ -138,68 +117,82 @@ public struct TableRenderer: Renderer {
     public mutating func render(_ event: OutputEvent, into out: inout String) {
         switch event {
         case .pdu(let ctx, let direction, let pdu):
-            let facts = pdu.summaryFacts
-            let kind = facts.kind
-            // The row is updated in place (a copy out of the dictionary would copy its arrays per PDU).
-            if let last = lastConnection, last.stream == ctx.stream {
-                Self.note(pdu, facts, ctx, direction, in: &connections.values[last.index])
-            } else if let i = connections.index(forKey: ctx.stream) {
-                lastConnection = (ctx.stream, i)
-                Self.note(pdu, facts, ctx, direction, in: &connections.values[i])
-            } else if connections.count < options.maxTableRows {
-                var row = ConnectionRow(stream: ctx.stream)
-                Self.note(pdu, facts, ctx, direction, in: &row)
-                lastConnection = nil
-                connections[ctx.stream] = row
-            } else {
-                Self.note(pdu, facts, ctx, direction, in: &untracked)
-            }
-            if Self.kind(kind, is: "PUBLISH") {
-                let name = facts.topic ?? "?"
-                let key = TopicKey(name)
-                if let i = topics.index(forKey: key) {
-                    Self.count(bytes: facts.payloadLength ?? 0, qos: facts.qos, retained: facts.retained, in: &topics.values[i])
-                } else if topics.count >= options.maxTableRows {
-                    untrackedTopics += 1
-                } else {
-                    topicOrder.append(name)
-                    var row = TopicRow(name: name)
-                    Self.count(bytes: facts.payloadLength ?? 0, qos: facts.qos, retained: facts.retained, in: &row)
-                    topics[key] = row
-                }
-            }
-            if let message = facts.message { notePublish(message) }
-            if let queue = facts.queue { noteQueue(queue, count: facts.ackedCount ?? 1, kind: kind) }
-            if let close = facts.close, kind == "channel.close" || kind == "connection.close" {
-                if closes.count < options.maxTableRows {
-                    closes.append(CloseRow(stream: ctx.stream, byClient: direction == .toServer, method: kind,
-                                           code: close.replyCode, codeName: close.replyCodeName,
-                                           text: close.replyText ?? "", failedMethod: close.failedMethod))
-                } else {
-                    untrackedCloses += 1
-                }
-            }
-            for p in pdu.problems { noteProblem(p) }
+            let endpoints = ctx.endpoints
+            notePDU(pdu.summaryFacts, stream: ctx.stream, time: ctx.time, direction: direction,
+                    source: endpoints.source, destination: endpoints.destination, protocolName: pdu.protocolName)
+            for p in pdu.problems { noteProblem(code: p.code, example: p.description) }
         case .streamNote(_, let p), .captureNote(let p):
-            noteProblem(p)
+            noteProblem(code: p.code, example: p.description)
         case .connectionClosed(let c):
-            guard tracks(c.stream) else {
-                untrackedConnections += 1
-                untracked.bytesToServer += c.bytesToServer
-                untracked.bytesToClient += c.bytesToClient
-                return
-            }
-            var row = connections[c.stream] ?? ConnectionRow(stream: c.stream)
-            row.client = c.client
-            row.server = c.server
-            if row.protocolName.isEmpty { row.protocolName = c.protocolName }
-            row.bytesToServer = c.bytesToServer
-            row.bytesToClient = c.bytesToClient
-            if row.first == nil || c.firstSeen < row.first! { row.first = c.firstSeen }
-            if row.last == nil || row.last! < c.lastSeen { row.last = c.lastSeen }
-            lastConnection = nil
-            connections[c.stream] = row
+            noteClosed(c)
         }
+    }
+
+    /// One PDU's share of the tables (its problems are counted apart). The endpoints and the
+    /// protocol's name are asked for only by a connection's first PDU.
+    mutating func notePDU(_ facts: PDUFacts, stream: Int, time: Timestamp, direction: Direction,
+                          source: @autoclosure () -> String, destination: @autoclosure () -> String,
+                          protocolName: @autoclosure () -> String) {
+        let kind = facts.kind
+        // The row is updated in place (a copy out of the dictionary would copy its arrays per PDU).
+        if let last = lastConnection, last.stream == stream {
+            Self.note(facts, protocolName(), source(), destination(), time, direction, in: &connections.values[last.index])
+        } else if let i = connections.index(forKey: stream) {
+            lastConnection = (stream, i)
+            Self.note(facts, protocolName(), source(), destination(), time, direction, in: &connections.values[i])
+        } else if connections.count < options.maxTableRows {
+            var row = ConnectionRow(stream: stream)
+            Self.note(facts, protocolName(), source(), destination(), time, direction, in: &row)
+            lastConnection = nil
+            connections[stream] = row
+        } else {
+            Self.note(facts, protocolName(), source(), destination(), time, direction, in: &untracked)
+        }
+        if Self.kind(kind, is: "PUBLISH") {
+            let name = facts.topic ?? "?"
+            let key = TopicKey(name)
+            if let i = topics.index(forKey: key) {
+                Self.count(bytes: facts.payloadLength ?? 0, qos: facts.qos, retained: facts.retained, in: &topics.values[i])
+            } else if topics.count >= options.maxTableRows {
+                untrackedTopics += 1
+            } else {
+                topicOrder.append(name)
+                var row = TopicRow(name: name)
+                Self.count(bytes: facts.payloadLength ?? 0, qos: facts.qos, retained: facts.retained, in: &row)
+                topics[key] = row
+            }
+        }
+        if let message = facts.message { notePublish(message) }
+        if let queue = facts.queue { noteQueue(queue, count: facts.ackedCount ?? 1, kind: kind) }
+        if let close = facts.close, kind == "channel.close" || kind == "connection.close" {
+            if closes.count < options.maxTableRows {
+                closes.append(CloseRow(stream: stream, byClient: direction == .toServer, method: kind,
+                                       code: close.replyCode, codeName: close.replyCodeName,
+                                       text: close.replyText ?? "", failedMethod: close.failedMethod))
+            } else {
+                untrackedCloses += 1
+            }
+        }
+    }
+
+    /// A connection's end: its endpoints, bytes and times.
+    mutating func noteClosed(_ c: ConnectionSummary) {
+        guard tracks(c.stream) else {
+            untrackedConnections += 1
+            untracked.bytesToServer += c.bytesToServer
+            untracked.bytesToClient += c.bytesToClient
+            return
+        }
+        var row = connections[c.stream] ?? ConnectionRow(stream: c.stream)
+        row.client = c.client
+        row.server = c.server
+        if row.protocolName.isEmpty { row.protocolName = c.protocolName }
+        row.bytesToServer = c.bytesToServer
+        row.bytesToClient = c.bytesToClient
+        if row.first == nil || c.firstSeen < row.first! { row.first = c.firstSeen }
+        if row.last == nil || row.last! < c.lastSeen { row.last = c.lastSeen }
+        lastConnection = nil
+        connections[c.stream] = row
     }
 
     private static func count(bytes: Int, qos: Int?, retained: Bool, in t: inout TopicRow) {
@@ -210,16 +203,17 @@ public struct TableRenderer: Renderer {
     }
 
     /// One PDU's share of its connection's row.
-    private static func note(_ pdu: DissectedPDU, _ facts: PDUFacts, _ ctx: StreamContext, _ direction: Direction,
-                             in row: inout ConnectionRow) {
+    private static func note(_ facts: PDUFacts, _ protocolName: @autoclosure () -> String,
+                             _ source: @autoclosure () -> String, _ destination: @autoclosure () -> String,
+                             _ time: Timestamp, _ direction: Direction, in row: inout ConnectionRow) {
         let kind = facts.kind
-        if row.protocolName.isEmpty { row.protocolName = pdu.protocolName }
+        if row.protocolName.isEmpty { row.protocolName = protocolName() }
         if row.client.isEmpty {
-            row.client = direction == .toServer ? ctx.source : ctx.destination
-            row.server = direction == .toServer ? ctx.destination : ctx.source
+            row.client = direction == .toServer ? source() : destination()
+            row.server = direction == .toServer ? destination() : source()
         }
-        if row.first == nil { row.first = ctx.time }
-        row.last = ctx.time
+        if row.first == nil { row.first = time }
+        row.last = time
         row.pdus += 1
         if let i = kindIndex(kind, in: row.kinds) { row.kinds[i].1 += 1 } else { row.kinds.append((kind, 1)) }
         if Self.kind(kind, is: "CONNECT") {
@@ -323,9 +317,9 @@ public struct TableRenderer: Renderer {
         return parts.map { cut($0, 72) }.joined(separator: ", ")
     }
 
-    private mutating func noteProblem(_ p: Problem) {
-        let key = p.code
-        if let e = problems[key] { problems[key] = (e.count + 1, e.example) } else { problems[key] = (1, p.description) }
+    /// A problem of the kind `code`; the first one's description is the kind's example.
+    mutating func noteProblem(code: String, example: @autoclosure () -> String) {
+        if let e = problems[code] { problems[code] = (e.count + 1, e.example) } else { problems[code] = (1, example()) }
     }
 
     public mutating func finish(into out: inout String) {

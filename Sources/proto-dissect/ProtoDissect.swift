@@ -254,14 +254,26 @@ struct ProtoDissect: ParsableCommand {
                                 registry: registry, options: options)
         case .json: try dissect(with: JSONRenderer(options: renderOptions()), inLanes: JSONRenderer(options: renderOptions()),
                                 registry: registry, options: options)
-        // A table sums every connection: one renderer sees every event.
-        case .table: try dissect(with: TableRenderer(options: renderOptions()), inLanes: nil, registry: registry, options: options)
+        // A table sums every connection: in lanes, the caller's lane counts its events as they
+        // come and the second lane writes records of its own, counted in their place.
+        case .table:
+            let records = TableRecordWriter(), reading = TableRecordReader()
+            try dissect(with: TableRenderer(options: renderOptions()), inLanes: nil,
+                        recordsInLanes: (count: { $0.count($1, markingIn: &$2) }, write: { records.write($0, into: &$1) },
+                                         read: { reading.read($1, into: &$0) }),
+                        registry: registry, options: options)
         }
     }
 
     /// `laneRenderer`, when given, renders the second lane's connections in a run in lanes
     /// (`Pipeline.runInLanes`: a renderer whose output for an event depends on that event alone).
-    private func dissect<R: Renderer>(with renderer: R, inLanes laneRenderer: R?, registry: ProtocolRegistry, options: PipelineOptions) throws {
+    /// `recordsInLanes`, when given, runs in lanes a renderer that sums events (a table): the
+    /// caller's lane counts its events as they come (`count`, which marks each in the sink), the
+    /// second lane writes records of its own (`write`), and `read` counts those in their place.
+    private func dissect<R: Renderer>(with renderer: R, inLanes laneRenderer: R?,
+                                      recordsInLanes: (count: (inout R, OutputEvent, inout ByteSink) -> Void, write: LaneRenderer,
+                                                       read: (inout R, UnsafeBufferPointer<UInt8>) -> Void)? = nil,
+                                      registry: ProtocolRegistry, options: PipelineOptions) throws {
         var renderer = renderer
         let writer = OutputWriter(flushEachEvent: interface != nil)
         var status = ExitStatus.success
@@ -299,6 +311,22 @@ struct ProtoDissect: ParsableCommand {
                                 writer.eventDone(&sink)
                                 return true
                             })
+                        } else if let recordsInLanes, reader.inputIsComplete {
+                            // Records are read back as soon as an event's (or a piece of lane
+                            // 1's) are in, while they are still in the cache.
+                            var records = ByteSink(capacity: 64 << 10)
+                            let summing = Summing(renderer)
+                            // Also when the capture turns out cut short: what was read is kept.
+                            defer { renderer = summing.renderer }
+                            try pipeline.runInLanes(&reader, into: &records, render: { event, sink in
+                                recordsInLanes.count(&summing.renderer, event, &sink)
+                            }, secondLane: { event, sink in
+                                recordsInLanes.write(event, &sink)
+                            }, eventDone: { sink in
+                                recordsInLanes.read(&summing.renderer, sink.bytes)
+                                sink.removeAll()
+                                return true
+                            })
                         } else {
                             try pipeline.run(&reader, readingAhead: reader.inputIsComplete) { event in
                                 renderer.render(event, into: &writer.sink)
@@ -327,6 +355,15 @@ struct ProtoDissect: ParsableCommand {
         writer.flush()
         if status != ExitStatus.success { throw ExitCode(status) }
     }
+}
+
+/// A renderer that sums events, in a run in lanes: reached by two closures on the caller's
+/// thread (a class: a variable captured by both would be checked for exclusive access at
+/// every event).
+final class Summing<R: Renderer> {
+    @exclusivity(unchecked) var renderer: R
+
+    init(_ renderer: R) { self.renderer = renderer }
 }
 
 /// The second lane's renderer, held where the lane's closure reaches it (a class: a variable

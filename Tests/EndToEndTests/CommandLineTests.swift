@@ -183,6 +183,17 @@ struct CommandLineTests {
         #expect(jsonLines(r.stdout).filter { $0["protocol"] as? String == "mqtt" }.count >= 5)
     }
 
+    @Test("a file cut inside a record, as tables (counted on two threads): what came before is counted, exit 1")
+    func cutFileTable() throws {
+        let c = conversation()
+        let path = try c.write(name: "cut-table")
+        try Data(c.bytes.dropLast(5)).write(to: URL(fileURLWithPath: path))
+        let r = try dissect(["--format", "table", path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains(path))
+        #expect(r.stdout.contains("CONNECT 1") && r.stdout.contains("PUBLISH"), "\(r.stdout)")
+    }
+
     @Test("unreadable input and usage errors have their own exit statuses")
     func exitStatuses() throws {
         let missing = try dissect(["/nonexistent/capture.pcap"])

@@ -1,0 +1,123 @@
+import Capture
+import Dissection
+import Foundation
+@testable import Pipeline
+@testable import Render
+import Testing
+
+/// The table in lanes (what the command line runs for `--format table` on files): the caller's
+/// lane counts its events as they come, the second lane writes records of its own
+/// (`TableRecordWriter`) that the caller's thread counts in their place (`TableRecordReader`).
+/// The tables must be exactly those of one renderer given every event by `run`, whichever lane
+/// each connection is in, however often it moves, and wherever the row limits cut.
+@Suite struct TableLaneTests {
+    static func options(maxTableRows: Int) -> RenderOptions {
+        RenderOptions(showSecrets: false, color: false, showTree: true, maxTableRows: maxTableRows)
+    }
+
+    /// The tables `run` makes with one renderer.
+    static func alone(_ path: String, maxTableRows: Int = 1000) throws -> String {
+        var reader = try CaptureFileReader(path: path)
+        defer { reader.close() }
+        let pipeline = Pipeline(registry: FactsDetailTests.registry(.facts, for: path))
+        var table = TableRenderer(options: options(maxTableRows: maxTableRows))
+        do {
+            try pipeline.run(&reader) { event in
+                var nothing = ""
+                table.render(event, into: &nothing)
+                return true
+            }
+        } catch is CaptureError {}
+        var out = ""
+        table.finish(into: &out)
+        return out
+    }
+
+    /// A table the two closures on the caller's thread share.
+    final class TableBox {
+        var table: TableRenderer
+        init(_ table: TableRenderer) { self.table = table }
+    }
+
+    /// The tables of a run in lanes with batches of `batchPackets` packets and connections moved
+    /// as `policy` says; also how many records the second lane wrote, and the pipeline.
+    static func inLanes(_ path: String, maxTableRows: Int = 1000, batchPackets: Int = Pipeline.batchPackets,
+                        policy: LaneBalancer.Policy = .byWaits,
+                        writer: TableRecordWriter = TableRecordWriter()) throws -> (String, Int, Pipeline) {
+        var reader = try CaptureFileReader(path: path)
+        defer { reader.close() }
+        let pipeline = Pipeline(registry: FactsDetailTests.registry(.facts, for: path))
+        pipeline.batchPacketLimit = batchPackets
+        if batchPackets < Pipeline.batchPackets { pipeline.batchesInFlightInLanes = 2 }
+        let box = TableBox(TableRenderer(options: options(maxTableRows: maxTableRows)))
+        let reading = TableRecordReader()
+        let records = Counter()
+        var sink = ByteSink()
+        do {
+            try pipeline.runInLanes(&reader, into: &sink, render: { event, sink in
+                box.table.count(event, markingIn: &sink)
+            }, secondLane: { event, sink in
+                records.count += 1
+                writer.write(event, into: &sink)
+            }, balancing: policy, eventDone: { sink in
+                reading.read(sink.bytes, into: &box.table)
+                sink.removeAll()
+                return true
+            })
+        } catch is CaptureError {}
+        var out = ""
+        box.table.finish(into: &out)
+        return (out, records.count, pipeline)
+    }
+
+    final class Counter: @unchecked Sendable { var count = 0 }
+
+    static func expectSame(_ lanes: String, _ alone: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(lanes == alone, sourceLocation: sourceLocation)
+        guard lanes != alone else { return }
+        let a = alone.split(separator: "\n", omittingEmptySubsequences: false)
+        let b = lanes.split(separator: "\n", omittingEmptySubsequences: false)
+        if let i = (0..<min(a.count, b.count)).first(where: { a[$0] != b[$0] }) {
+            Issue.record("first difference at line \(i):\n\(a[i])\n---\n\(b[i])", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test("samples and the Suricata captures, batches of 3 packets, a move after every batch: the tables of run",
+          arguments: FactsDetailTests.captures())
+    func samples(capture: String) throws {
+        let alone = try Self.alone(capture)
+        let (lanes, _, _) = try Self.inLanes(capture, batchPackets: 3, policy: .everyWindow(batches: 1))
+        #expect(alone.contains("Connections"))
+        Self.expectSame(lanes, alone)
+    }
+
+    @Test("40 interleaved connections with gaps and closes, moved every other batch, rows limited to 7: the tables of run, the limits cut where they do")
+    func rowLimits() throws {
+        let path = try ConcurrentRunTests.interleavedCapture()
+        let alone = try Self.alone(path, maxTableRows: 7)
+        #expect(alone.contains("more connections not listed") && alone.contains("PUBLISHes to topics not listed"),
+                "the limits cut connections and topics")
+        #expect(alone.contains("Problems"), "the gaps are counted")
+        let (lanes, records, pipeline) = try Self.inLanes(path, maxTableRows: 7, batchPackets: 8, policy: .everyWindow(batches: 2))
+        #expect(pipeline.laneMoves > 20, "connections changed lanes many times")
+        #expect(records > 20, "the second lane wrote records")
+        Self.expectSame(lanes, alone)
+    }
+
+    @Test("more distinct strings than the writer names by number: the rest written in full, the same tables")
+    func namedStringsRunOut() throws {
+        let path = try ConcurrentRunTests.interleavedCapture()
+        let alone = try Self.alone(path)
+        let (lanes, _, _) = try Self.inLanes(path, batchPackets: 8, policy: .everyWindow(batches: 2),
+                                             writer: TableRecordWriter(maxNamedStrings: 3))
+        #expect(alone.contains("t/39/2"), "120 topics")
+        Self.expectSame(lanes, alone)
+    }
+
+    @Test("balanced by the threads' waits: the tables of run")
+    func balanced() throws {
+        let path = try ConcurrentRunTests.interleavedCapture()
+        let (lanes, _, _) = try Self.inLanes(path)
+        Self.expectSame(lanes, try Self.alone(path))
+    }
+}
