@@ -68,6 +68,7 @@ public final class TableRecordWriter {
     private static let recentSlots = 1024
     /// Connections whose endpoints went with a record already (forgotten when they close).
     @exclusivity(unchecked) private var introduced: Set<Int> = []
+    @exclusivity(unchecked) private var lastIntroduced = -1
 
     /// Strings named by number at most (`TableRecord.maxNamedStrings`; tests make it small).
     private let maxNamedStrings: Int
@@ -111,7 +112,9 @@ public final class TableRecordWriter {
             if close != nil { present.insert(.close) }
             if !problems.isEmpty { present.insert(.problems) }
             if direction == .toClient { present.insert(.toClient) }
-            let introducing = introduced.insert(ctx.stream).inserted
+            // Most records are of the same connection as the one before: no set lookup then.
+            let introducing = ctx.stream != lastIntroduced && introduced.insert(ctx.stream).inserted
+            lastIntroduced = ctx.stream
             if introducing { present.insert(.introduction) }
 
             sink.append(byte: TableRecord.Tag.pdu.rawValue)
@@ -165,6 +168,7 @@ public final class TableRecordWriter {
             Self.string(p.description, into: &sink)
         case .connectionClosed(let c):
             introduced.remove(c.stream)
+            if lastIntroduced == c.stream { lastIntroduced = -1 }
             sink.append(byte: TableRecord.Tag.closed.rawValue)
             Self.raw(Int64(c.stream), into: &sink)
             Self.string(c.client, into: &sink)

@@ -136,17 +136,17 @@ public struct TableRenderer: Renderer {
         let kind = facts.kind
         // The row is updated in place (a copy out of the dictionary would copy its arrays per PDU).
         if let last = lastConnection, last.stream == stream {
-            Self.note(facts, protocolName(), source(), destination(), time, direction, in: &connections.values[last.index])
+            Self.note(facts, kind, protocolName(), source(), destination(), time, direction, in: &connections.values[last.index])
         } else if let i = connections.index(forKey: stream) {
             lastConnection = (stream, i)
-            Self.note(facts, protocolName(), source(), destination(), time, direction, in: &connections.values[i])
+            Self.note(facts, kind, protocolName(), source(), destination(), time, direction, in: &connections.values[i])
         } else if connections.count < options.maxTableRows {
             var row = ConnectionRow(stream: stream)
-            Self.note(facts, protocolName(), source(), destination(), time, direction, in: &row)
+            Self.note(facts, kind, protocolName(), source(), destination(), time, direction, in: &row)
             lastConnection = nil
             connections[stream] = row
         } else {
-            Self.note(facts, protocolName(), source(), destination(), time, direction, in: &untracked)
+            Self.note(facts, kind, protocolName(), source(), destination(), time, direction, in: &untracked)
         }
         if Self.kind(kind, is: "PUBLISH") {
             let name = facts.topic ?? "?"
@@ -162,9 +162,11 @@ public struct TableRenderer: Renderer {
                 topics[key] = row
             }
         }
-        if let message = facts.message { notePublish(message) }
+        // Few PDUs have any of a message, an identity or a close: one question spares the three.
+        let rare = facts.hasIdentityMessageOrClose
+        if rare, let message = facts.message { notePublish(message) }
         if let queue = facts.queue { noteQueue(queue, count: facts.ackedCount ?? 1, kind: kind) }
-        if let close = facts.close, kind == "channel.close" || kind == "connection.close" {
+        if rare, let close = facts.close, kind == "channel.close" || kind == "connection.close" {
             if closes.count < options.maxTableRows {
                 closes.append(CloseRow(stream: stream, byClient: direction == .toServer, method: kind,
                                        code: close.replyCode, codeName: close.replyCodeName,
@@ -203,10 +205,9 @@ public struct TableRenderer: Renderer {
     }
 
     /// One PDU's share of its connection's row.
-    private static func note(_ facts: PDUFacts, _ protocolName: @autoclosure () -> String,
+    private static func note(_ facts: PDUFacts, _ kind: String, _ protocolName: @autoclosure () -> String,
                              _ source: @autoclosure () -> String, _ destination: @autoclosure () -> String,
                              _ time: Timestamp, _ direction: Direction, in row: inout ConnectionRow) {
-        let kind = facts.kind
         if row.protocolName.isEmpty { row.protocolName = protocolName() }
         if row.client.isEmpty {
             row.client = direction == .toServer ? source() : destination()
@@ -220,7 +221,7 @@ public struct TableRenderer: Renderer {
             if let id = facts.clientID { row.clientID = id }
             if let v = facts.connectVersion { row.version = v }
         }
-        if let identity = facts.identity {
+        if facts.hasIdentityMessageOrClose, let identity = facts.identity {
             if let v = identity.saslUser { row.user = v }
             if let v = identity.vhost { row.vhost = v }
             if let v = identity.product { row.product = v }
