@@ -82,18 +82,19 @@ public final class TableRecordWriter {
         switch event {
         case .pdu(let ctx, let direction, let pdu):
             let facts = pdu.summaryFacts
+            // Few PDUs have any of a message, an identity or a close: one question spares the three.
+            let rare = facts.hasIdentityMessageOrClose
             // Strings first: a string's number is given before the record that uses it.
             let kind = number(facts.kind, into: &sink)
             let topic = facts.topic.map { number($0, into: &sink) }
             let queue = facts.queue.map { number($0, into: &sink) }
-            let message = facts.hasIdentityMessageOrClose ? facts.message : nil
+            let message = rare ? facts.message : nil
             let messageNumbers = message.map { m in
                 (m.method.map { number($0, into: &sink) }, m.exchange.map { number($0, into: &sink) },
                  m.routingKey.map { number($0, into: &sink) })
             }
             let payloadLength = facts.payloadLength, qos = facts.qos, channel = facts.channel, ackedCount = facts.ackedCount
             let clientID = facts.clientID, connectVersion = facts.connectVersion, version = facts.version
-            let rare = facts.hasIdentityMessageOrClose
             let identity = rare ? facts.identity : nil, close = rare ? facts.close : nil
             let problems = pdu.problems
             var present: TableRecord.Present = []
