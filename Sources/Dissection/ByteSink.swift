@@ -283,4 +283,14 @@ public struct ByteSink {
     /// Empties the sink; its capacity is kept.
     @inlinable
     public mutating func removeAll() { storage.count = 0 }
+
+    /// Writes up to `maximum` bytes in place, with one capacity check: `body` is given where they
+    /// go and returns how many it wrote (records of fixed-width fields, written by stores).
+    @inlinable
+    public mutating func appendInPlace(maximum: Int, _ body: (UnsafeMutableRawPointer) -> Int) {
+        storage.reserve(maximum)
+        let written = body(UnsafeMutableRawPointer(storage.base + storage.count))
+        precondition(written >= 0 && written <= maximum, "appendInPlace wrote more than it reserved")
+        storage.count += written
+    }
 }

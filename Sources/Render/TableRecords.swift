@@ -47,6 +47,10 @@ enum TableRecord {
         static let toClient = Present(rawValue: 1 << 15)
     }
 
+    /// The most bytes a PDU record's fixed-width part takes: tag, flags, stream, time, kind, and
+    /// topic, payload length, QoS, channel, queue and acknowledged count when present.
+    static let maxFixedPart = 1 + 2 + 8 + 13 + 4 + 4 + 8 + 8 + 8 + 4 + 8
+
     /// Strings named by number at most: past it, a string is written in full each time (a
     /// capture with more distinct topics than this keeps both threads' tables bounded).
     static let maxNamedStrings = 16_384
@@ -118,26 +122,41 @@ public final class TableRecordWriter {
             lastIntroduced = ctx.stream
             if introducing { present.insert(.introduction) }
 
-            sink.append(byte: TableRecord.Tag.pdu.rawValue)
-            Self.raw(present.rawValue, into: &sink)
-            Self.raw(Int64(ctx.stream), into: &sink)
-            Self.time(ctx.time, into: &sink)
-            name(kind, facts.kind, into: &sink)
+            // The fixed-width part, stored in place with one capacity check; then the rest.
+            sink.appendInPlace(maximum: TableRecord.maxFixedPart) { p in
+                var at = 0
+                func put<T: FixedWidthInteger>(_ value: T) {
+                    p.storeBytes(of: value, toByteOffset: at, as: T.self)
+                    at += MemoryLayout<T>.size
+                }
+                put(TableRecord.Tag.pdu.rawValue)
+                put(present.rawValue)
+                put(Int64(ctx.stream))
+                put(ctx.time.seconds)
+                put(ctx.time.nanoseconds)
+                put(UInt8(truncatingIfNeeded: ctx.time.fractionalDigits))
+                put(kind)
+                if let topic { put(topic) }
+                if let payloadLength { put(Int64(payloadLength)) }
+                if let qos { put(Int64(qos)) }
+                if let channel { put(Int64(channel)) }
+                if let queue { put(queue) }
+                if let ackedCount { put(Int64(ackedCount)) }
+                return at
+            }
+            // Strings with no number are written in full after it, in the same order.
+            if kind == TableRecord.inline { Self.string(facts.kind, into: &sink) }
+            if topic == TableRecord.inline, let name = facts.topic { Self.string(name, into: &sink) }
+            if queue == TableRecord.inline, let name = facts.queue { Self.string(name, into: &sink) }
             if introducing {
                 let endpoints = ctx.endpoints
                 Self.string(endpoints.source, into: &sink)
                 Self.string(endpoints.destination, into: &sink)
                 Self.string(pdu.protocolName, into: &sink)
             }
-            if let topic, let name = facts.topic { self.name(topic, name, into: &sink) }
-            if let payloadLength { Self.raw(Int64(payloadLength), into: &sink) }
-            if let qos { Self.raw(Int64(qos), into: &sink) }
             if let clientID { Self.string(clientID, into: &sink) }
             if let connectVersion { Self.string(connectVersion, into: &sink) }
             if let version { Self.string(version, into: &sink) }
-            if let channel { Self.raw(Int64(channel), into: &sink) }
-            if let queue, let name = facts.queue { self.name(queue, name, into: &sink) }
-            if let ackedCount { Self.raw(Int64(ackedCount), into: &sink) }
             if let identity {
                 Self.strings([identity.saslUser, identity.vhost, identity.product, identity.productVersion, identity.platform], into: &sink)
             }
@@ -260,23 +279,31 @@ public final class TableRecordReader {
                 let present = TableRecord.Present(rawValue: r.raw(UInt16.self))
                 let stream = Int(r.raw(Int64.self))
                 let time = r.time()
-                facts.reset(kind: named(r.raw(UInt32.self), &r))
+                // The fixed-width part first, then the strings written in full, as written.
+                let kind = r.raw(UInt32.self)
+                let topic = present.contains(.topic) ? r.raw(UInt32.self) : nil
+                let payloadLength = present.contains(.payloadLength) ? Int(r.raw(Int64.self)) : nil
+                let qos = present.contains(.qos) ? Int(r.raw(Int64.self)) : nil
+                let channel = present.contains(.channel) ? Int(r.raw(Int64.self)) : nil
+                let queue = present.contains(.queue) ? r.raw(UInt32.self) : nil
+                let ackedCount = present.contains(.ackedCount) ? Int(r.raw(Int64.self)) : nil
+                facts.reset(kind: named(kind, &r))
+                if let topic { facts.topic = named(topic, &r) }
+                if let queue { facts.queue = named(queue, &r) }
+                if let payloadLength { facts.payloadLength = payloadLength }
+                if let qos { facts.qos = qos }
+                if present.contains(.retained) { facts.retained = true }
+                if let channel { facts.channel = channel }
+                if let ackedCount { facts.ackedCount = ackedCount }
                 var source = "", destination = "", protocolName = ""
                 if present.contains(.introduction) {
                     source = r.string()
                     destination = r.string()
                     protocolName = r.string()
                 }
-                if present.contains(.topic) { facts.topic = named(r.raw(UInt32.self), &r) }
-                if present.contains(.payloadLength) { facts.payloadLength = Int(r.raw(Int64.self)) }
-                if present.contains(.qos) { facts.qos = Int(r.raw(Int64.self)) }
-                if present.contains(.retained) { facts.retained = true }
                 if present.contains(.clientID) { facts.clientID = r.string() }
                 if present.contains(.connectVersion) { facts.connectVersion = r.string() }
                 if present.contains(.version) { facts.version = r.string() }
-                if present.contains(.channel) { facts.channel = Int(r.raw(Int64.self)) }
-                if present.contains(.queue) { facts.queue = named(r.raw(UInt32.self), &r) }
-                if present.contains(.ackedCount) { facts.ackedCount = Int(r.raw(Int64.self)) }
                 if present.contains(.identity) {
                     let s = r.strings(5)
                     var identity = PDUFacts.ClientIdentity()
