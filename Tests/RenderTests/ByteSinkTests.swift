@@ -26,6 +26,29 @@ struct ByteSinkTests {
         }
     }
 
+    @Test("in-place writes: what the body stores goes after what was written, as many bytes as it says, growing the buffer first")
+    func appendsInPlace() {
+        var sink = ByteSink(capacity: 8)
+        let lead = ByteSinkTests.pattern(6, seed: 3)
+        lead.withUnsafeBufferPointer { sink.append(bytes: $0) }
+        for round in 0..<50 {
+            sink.appendInPlace(maximum: 32) { p in
+                p.storeBytes(of: UInt8(round), as: UInt8.self)
+                p.storeBytes(of: UInt64(0x0102_0304_0506_0708) &* UInt64(round + 1), toByteOffset: 1, as: UInt64.self)
+                return round % 2 == 0 ? 9 : 1 // stored 9, kept all or only the first
+            }
+        }
+        var expected = lead
+        for round in 0..<50 {
+            expected.append(UInt8(round))
+            if round % 2 == 0 {
+                withUnsafeBytes(of: UInt64(0x0102_0304_0506_0708) &* UInt64(round + 1)) { expected += $0 }
+            }
+        }
+        #expect(Array(sink.bytes) == expected)
+        #expect(sink.capacity >= expected.count)
+    }
+
     @Test("spaces: as many as asked for, after what was written, none for zero or less")
     func spaces() {
         var sink = ByteSink(capacity: 8)
