@@ -51,9 +51,17 @@ enum TableRecord {
     /// topic, payload length, QoS, channel, queue and acknowledged count when present.
     static let maxFixedPart = 1 + 2 + 8 + 13 + 4 + 4 + 8 + 8 + 8 + 4 + 8
 
-    /// Strings named by number at most: past it, a string is written in full each time (a
-    /// capture with more distinct topics than this keeps both threads' tables bounded).
+    /// Strings named by number at most, and their bytes at most: past either, a string is
+    /// written in full each time, so both threads' tables of names stay bounded however many
+    /// distinct topics a capture has. Longer strings are always written in full (an MQTT topic can
+    /// be 64 KB).
     static let maxNamedStrings = 16_384
+    static let maxNamedBytes = 1 << 20
+    static let maxNamedLength = 256
+    /// Connections remembered as introduced at most: past it, the set is emptied (a connection
+    /// that moves to the caller's lane and closes there is never seen closing here), and a
+    /// connection introduced again only repeats its endpoints.
+    static let maxIntroduced = 4_096
     /// The number that says "written in full, here".
     static let inline = UInt32.max
 }
@@ -73,13 +81,24 @@ public final class TableRecordWriter {
     /// Connections whose endpoints went with a record already (forgotten when they close).
     @exclusivity(unchecked) private var introduced: Set<Int> = []
     @exclusivity(unchecked) private var lastIntroduced = -1
+    /// Bytes of the strings named so far.
+    @exclusivity(unchecked) private(set) var namedBytes = 0
 
-    /// Strings named by number at most (`TableRecord.maxNamedStrings`; tests make it small).
-    private let maxNamedStrings: Int
+    /// Connections remembered as introduced (for the tests: it stays bounded).
+    var introducedCount: Int { introduced.count }
 
-    public init() { maxNamedStrings = TableRecord.maxNamedStrings }
+    /// The bounds of `TableRecord` (tests make them small).
+    private let maxNamedStrings: Int, maxNamedBytes: Int, maxNamedLength: Int, maxIntroduced: Int
 
-    init(maxNamedStrings: Int) { self.maxNamedStrings = maxNamedStrings }
+    public convenience init() { self.init(maxNamedStrings: TableRecord.maxNamedStrings) }
+
+    init(maxNamedStrings: Int, maxNamedBytes: Int = TableRecord.maxNamedBytes, maxNamedLength: Int = TableRecord.maxNamedLength,
+         maxIntroduced: Int = TableRecord.maxIntroduced) {
+        self.maxNamedStrings = maxNamedStrings
+        self.maxNamedBytes = maxNamedBytes
+        self.maxNamedLength = maxNamedLength
+        self.maxIntroduced = maxIntroduced
+    }
 
     /// Writes the record of what `TableRenderer.render` would count of `event`.
     public func write(_ event: OutputEvent, into sink: inout ByteSink) {
@@ -118,6 +137,7 @@ public final class TableRecordWriter {
             if !problems.isEmpty { present.insert(.problems) }
             if direction == .toClient { present.insert(.toClient) }
             // Most records are of the same connection as the one before: no set lookup then.
+            if ctx.stream != lastIntroduced, introduced.count >= maxIntroduced { introduced.removeAll() }
             let introducing = ctx.stream != lastIntroduced && introduced.insert(ctx.stream).inserted
             lastIntroduced = ctx.stream
             if introducing { present.insert(.introduction) }
@@ -211,9 +231,12 @@ public final class TableRecordWriter {
             recent[slot] = (key.digest, n, s)
             return n
         }
-        guard numbers.count < maxNamedStrings else { return TableRecord.inline }
+        let length = s.utf8.count
+        guard numbers.count < maxNamedStrings, length <= maxNamedLength,
+              namedBytes + length <= maxNamedBytes else { return TableRecord.inline }
         let n = UInt32(numbers.count)
         numbers[key] = n
+        namedBytes += length
         recent[slot] = (key.digest, n, s)
         sink.append(byte: TableRecord.Tag.string.rawValue)
         Self.string(s, into: &sink)

@@ -192,6 +192,10 @@ struct CommandLineTests {
         #expect(r.status == 1)
         #expect(r.stderr.contains(path))
         #expect(r.stdout.contains("CONNECT 1") && r.stdout.contains("PUBLISH"), "\(r.stdout)")
+        // From a pipe, read and counted on one thread: the same tables.
+        let piped = try dissect(["--format", "table", "-"], stdin: Data(c.bytes.dropLast(5)))
+        #expect(piped.status == 1)
+        #expect(r.stdout == piped.stdout)
     }
 
     @Test("unreadable input and usage errors have their own exit statuses")

@@ -91,6 +91,28 @@ import Testing
         Self.expectSame(lanes, alone)
     }
 
+    @Test("samples and the Suricata captures, rows limited to 2 and one string named (AMQP exchanges, queues and closes cut, strings in full): the tables of run",
+          arguments: FactsDetailTests.captures())
+    func samplesCut(capture: String) throws {
+        let alone = try Self.alone(capture, maxTableRows: 2)
+        let (lanes, _, _) = try Self.inLanes(capture, maxTableRows: 2, batchPackets: 2, policy: .everyWindow(batches: 1),
+                                             writer: TableRecordWriter(maxNamedStrings: 1))
+        Self.expectSame(lanes, alone)
+    }
+
+    @Test("the writer's state stays within its bounds: connections introduced, and named strings by count, bytes and length")
+    func writerBounded() throws {
+        let path = try ConcurrentRunTests.interleavedCapture()
+        let alone = try Self.alone(path)
+        // Moved every other batch, connections close in either lane: the introduced set is emptied when full.
+        let writer = TableRecordWriter(maxNamedStrings: 1_000, maxNamedBytes: 40, maxNamedLength: 6, maxIntroduced: 3)
+        let (lanes, _, pipeline) = try Self.inLanes(path, batchPackets: 8, policy: .everyWindow(batches: 2), writer: writer)
+        #expect(pipeline.laneMoves > 20)
+        #expect(writer.introducedCount <= 3)
+        #expect(writer.namedBytes > 0 && writer.namedBytes <= 40)
+        Self.expectSame(lanes, alone)
+    }
+
     @Test("40 interleaved connections with gaps and closes, moved every other batch, rows limited to 7: the tables of run, the limits cut where they do")
     func rowLimits() throws {
         let path = try ConcurrentRunTests.interleavedCapture()
