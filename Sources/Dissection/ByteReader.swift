@@ -21,33 +21,33 @@ public struct ByteReader {
     @inlinable public var remaining: Int { bytes.count - offset }
     @inlinable public var isAtEnd: Bool { offset >= bytes.count }
 
-    @inlinable public func peekUInt8(at relative: Int = 0) -> UInt8? {
+    @inlinable @inline(__always) public func peekUInt8(at relative: Int = 0) -> UInt8? {
         let i = offset + relative
         guard i >= 0, i < bytes.count else { return nil }
         return bytes[bytes.startIndex + i]
     }
 
-    @inlinable public mutating func readUInt8() -> UInt8? {
+    @inlinable @inline(__always) public mutating func readUInt8() -> UInt8? {
         guard let b = peekUInt8() else { return nil }
         cursor += 1
         return b
     }
 
-    @inlinable public mutating func readUInt16() -> UInt16? {
+    @inlinable @inline(__always) public mutating func readUInt16() -> UInt16? {
         guard remaining >= 2 else { return nil }
         let s = bytes.startIndex + offset
         cursor += 2
         return UInt16(bytes[s]) << 8 | UInt16(bytes[s + 1])
     }
 
-    @inlinable public mutating func readUInt32() -> UInt32? {
+    @inlinable @inline(__always) public mutating func readUInt32() -> UInt32? {
         guard remaining >= 4 else { return nil }
         let s = bytes.startIndex + offset
         cursor += 4
         return UInt32(bytes[s]) << 24 | UInt32(bytes[s + 1]) << 16 | UInt32(bytes[s + 2]) << 8 | UInt32(bytes[s + 3])
     }
 
-    @inlinable public mutating func readUInt64() -> UInt64? {
+    @inlinable @inline(__always) public mutating func readUInt64() -> UInt64? {
         guard remaining >= 8 else { return nil }
         var v: UInt64 = 0
         let s = bytes.startIndex + offset
@@ -57,7 +57,7 @@ public struct ByteReader {
     }
 
     /// The next `count` bytes as a slice (no copy), or nil when fewer remain.
-    @inlinable public mutating func readBytes(_ count: Int) -> ArraySlice<UInt8>? {
+    @inlinable @inline(__always) public mutating func readBytes(_ count: Int) -> ArraySlice<UInt8>? {
         guard count >= 0, remaining >= count else { return nil }
         let s = bytes.startIndex + offset
         cursor += count
