@@ -70,7 +70,7 @@ public struct ByteSink {
         storage.count += n
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func append(bytes p: UnsafeBufferPointer<UInt8>) {
         guard let from = p.baseAddress, !p.isEmpty else { return }
         storage.reserve(p.count)
