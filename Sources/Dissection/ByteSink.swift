@@ -133,7 +133,7 @@ public struct ByteSink {
 
     /// Decimal digits, written in place: counted first, then written from the last, two at a
     /// time (one division per pair), with no reversal afterwards.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func append(_ n: Int) {
         storage.reserve(20)
         var at = storage.base + storage.count
