@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 /// The bytes one direction delivered most recently, kept as slices of their packets (never
 /// copied) so that a retransmission can be compared with what was first seen.
 ///
@@ -63,11 +70,16 @@ struct DeliveredWindow {
             let to = min(bytes.count, SequenceNumber.distance(from: sequence, to: slice.end))
             guard from < to else { continue }
             let offsetInSlice = SequenceNumber.distance(from: start, to: sequence &+ UInt32(from))
-            var i = bytes.startIndex + from, j = slice.bytes.startIndex + offsetInSlice
-            while i < bytes.startIndex + to {
-                if bytes[i] != slice.bytes[j] { differing += 1 }
-                i += 1; j += 1
+            let mine = bytes[(bytes.startIndex + from)..<(bytes.startIndex + to)]
+            let delivered = slice.bytes[(slice.bytes.startIndex + offsetInSlice)...].prefix(to - from)
+            // A retransmission nearly always repeats the bytes: compared in one go, counted only if not.
+            let same = mine.withUnsafeBufferPointer { a in
+                delivered.withUnsafeBufferPointer { b in
+                    a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
+                }
             }
+            guard !same else { continue }
+            for (x, y) in zip(mine, delivered) where x != y { differing += 1 }
         }
         return differing
     }

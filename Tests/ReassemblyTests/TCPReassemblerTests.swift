@@ -78,6 +78,14 @@ struct TCPReassemblerTests {
         #expect(out.contains(">ef"))
     }
 
+    @Test("a retransmission over two delivered segments: each differing byte counted once, equal ones not at all")
+    func overlapAcrossSegments() {
+        let out = run([seg(true, 100, "", [.syn]), seg(true, 101, "abcd"), seg(true, 105, "efgh"), seg(true, 102, "bXdeYgh")])
+        #expect(out.contains(">conflict 2"), "\(out)")
+        let same = run([seg(true, 100, "", [.syn]), seg(true, 101, "abcd"), seg(true, 105, "efgh"), seg(true, 102, "bcdefgh")])
+        #expect(!same.contains { $0.contains("conflict") }, "\(same)")
+    }
+
     @Test("a hole never filled becomes a gap of the right size at the end")
     func lostSegment() {
         let out = run([seg(true, 100, "", [.syn]), seg(true, 101, "abc"), seg(true, 110, "xyz")])
