@@ -46,7 +46,7 @@ public struct ImmortalTable: @unchecked Sendable {
 }
 
 extension ByteSink {
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func append(_ piece: ImmortalBytes) {
         append(bytes: piece.buffer)
     }
