@@ -27,37 +27,39 @@ public enum PDUDetail: Sendable, Equatable {
 public struct PDUFacts: Sendable, Equatable {
     /// The values live in one shared, copy-on-write box: a PDU's facts are copied with it
     /// (into events, out of arrays), and one reference is cheaper to copy than a dozen strings.
-    private final class Storage: @unchecked Sendable {
+    /// Usable from inline code: the getters are inlined into the table's code (another module),
+    /// where most of their cost was the call.
+    @usableFromInline final class Storage: @unchecked Sendable {
         // Written only while uniquely referenced (copy on write): no runtime exclusivity checks.
-        @exclusivity(unchecked) var values: Values
+        @usableFromInline @exclusivity(unchecked) var values: Values
         init(_ values: Values) { self.values = values }
     }
 
     /// A member added here is cleared in `reset(kind:)` too.
-    private struct Values: Equatable {
-        var kind: String
-        var topic: String?
-        var payloadLength: Int?
-        var qos: Int?
-        var retained = false
-        var clientID: String?
-        var connectVersion: String?
-        var version: String?
-        var channel: Int?
-        var queue: String?
-        var ackedCount: Int?
+    @usableFromInline struct Values: Equatable {
+        @usableFromInline var kind: String
+        @usableFromInline var topic: String?
+        @usableFromInline var payloadLength: Int?
+        @usableFromInline var qos: Int?
+        @usableFromInline var retained = false
+        @usableFromInline var clientID: String?
+        @usableFromInline var connectVersion: String?
+        @usableFromInline var version: String?
+        @usableFromInline var channel: Int?
+        @usableFromInline var queue: String?
+        @usableFromInline var ackedCount: Int?
         var identity: ClientIdentity?
         var message: MessageFacts?
         var close: CloseFacts?
         /// Which of `identity`, `message` and `close` are set: most PDUs have none, and asking
         /// for a nil struct of strings through the box costs about a hundred instructions, the
         /// bit a few (tables ask for all three per PDU).
-        var extras: UInt8 = 0
+        @usableFromInline var extras: UInt8 = 0
 
         static let identityBit: UInt8 = 1, messageBit: UInt8 = 2, closeBit: UInt8 = 4
     }
 
-    private var storage: Storage
+    @usableFromInline var storage: Storage
 
     public static func == (a: PDUFacts, b: PDUFacts) -> Bool {
         a.storage === b.storage || a.storage.values == b.storage.values
@@ -78,58 +80,58 @@ public struct PDUFacts: Sendable, Equatable {
 
     /// The packet type or AMQP method (`PUBLISH`, `basic.deliver`), else the frame type (`body`).
     public var kind: String {
-        get { storage.values.kind }
+        @inlinable get { storage.values.kind }
         set { update { $0.kind = newValue } }
     }
     /// The topic a PUBLISH went to (an alias resolved).
     public var topic: String? {
-        get { storage.values.topic }
+        @inlinable get { storage.values.topic }
         set { update { $0.topic = newValue } }
     }
     public var payloadLength: Int? {
-        get { storage.values.payloadLength }
+        @inlinable get { storage.values.payloadLength }
         set { update { $0.payloadLength = newValue } }
     }
     public var qos: Int? {
-        get { storage.values.qos }
+        @inlinable get { storage.values.qos }
         set { update { $0.qos = newValue } }
     }
     public var retained: Bool {
-        get { storage.values.retained }
+        @inlinable get { storage.values.retained }
         set { update { $0.retained = newValue } }
     }
     /// A CONNECT's client identifier.
     public var clientID: String? {
-        get { storage.values.clientID }
+        @inlinable get { storage.values.clientID }
         set { update { $0.clientID = newValue } }
     }
     /// A CONNECT's protocol version.
     public var connectVersion: String? {
-        get { storage.values.connectVersion }
+        @inlinable get { storage.values.connectVersion }
         set { update { $0.connectVersion = newValue } }
     }
     /// A root `version` (an AMQP protocol header's).
     public var version: String? {
-        get { storage.values.version }
+        @inlinable get { storage.values.version }
         set { update { $0.version = newValue } }
     }
     public var channel: Int? {
-        get { storage.values.channel }
+        @inlinable get { storage.values.channel }
         set { update { $0.channel = newValue } }
     }
     /// The queue a delivery or a settlement concerns.
     public var queue: String? {
-        get { storage.values.queue }
+        @inlinable get { storage.values.queue }
         set { update { $0.queue = newValue } }
     }
     /// Deliveries a `multiple` acknowledgement settled.
     public var ackedCount: Int? {
-        get { storage.values.ackedCount }
+        @inlinable get { storage.values.ackedCount }
         set { update { $0.ackedCount = newValue } }
     }
     /// Whether any of `identity`, `message` and `close` is set (few PDUs have one): asking this
     /// first spares a reader the three lookups.
-    public var hasIdentityMessageOrClose: Bool { storage.values.extras != 0 }
+    @inlinable public var hasIdentityMessageOrClose: Bool { storage.values.extras != 0 }
 
     /// Who the AMQP client is (connection.start-ok, connection.open).
     public var identity: ClientIdentity? {
