@@ -217,21 +217,27 @@ public struct AMQPConnectionDissector: StreamDissector {
 
     private mutating func process(_ unit: AMQPFramedUnit, from direction: Direction) -> DissectedPDU {
         // The frame is taken out of the unit once: each `case .frame(let frame, _)` copies it.
-        let frame: AMQPRawFrame?
+        // Not as an optional: destroying an optional frame went through the runtime's generic
+        // value witnesses (about 150 instructions a frame); `isFrame` says whether there is one.
+        let frame: AMQPRawFrame
+        let isFrame: Bool
         let framedCleanly: Bool
         if case .frame(let f, let problems) = unit {
             frame = f
+            isFrame = true
             framedCleanly = problems.isEmpty
         } else {
-            frame = nil
+            frame = AMQPRawFrame(type: .method, channel: 0, size: 0, bytes: [], payload: [], frameEnd: nil,
+                                 payloadNotHeld: 0, payloadLost: 0)
+            isFrame = false
             framedCleanly = false
         }
         var channelRequests: [AMQPMethodID: AMQPArgumentValues] = [:]
-        if let frame, AMQPConnectionDissector.readsRequests(frame) {
+        if isFrame, AMQPConnectionDissector.readsRequests(frame) {
             channelRequests = requests[ChannelKey(direction: direction.reversed, channel: frame.channel)] ?? [:]
         }
         var decoded: AMQPFrameDecoder.Decoded
-        if writesTree, framedCleanly, let frame, let fast = writtenDecode(frame) {
+        if writesTree, framedCleanly, let fast = writtenDecode(frame) {
             decoded = fast
         } else {
             decoded = decoder.decode(unit, requests: channelRequests)
@@ -245,7 +251,7 @@ public struct AMQPConnectionDissector: StreamDissector {
             sawFirstToClient = true
         }
 
-        if let frame {
+        if isFrame {
             if first, direction == .toServer, expectsProtocolHeader, !toServer.sawProtocolHeader {
                 decoded.pdu.problems.append(Problem(.warning, "no-protocol-header",
                                                     "the client's stream starts with a frame, not the protocol header",

@@ -171,10 +171,13 @@ public struct PDUFacts: Sendable, Equatable {
             if s.values.channel != nil { s.values.channel = nil }
             if s.values.queue != nil { s.values.queue = nil }
             if s.values.ackedCount != nil { s.values.ackedCount = nil }
-            if s.values.extras != 0 {
-                s.values.identity = nil
-                s.values.message = nil
-                s.values.close = nil
+            // Only those set: each optional struct of strings is destroyed through the runtime's
+            // generic value witnesses (about 150 instructions), set or not.
+            let extras = s.values.extras
+            if extras != 0 {
+                if extras & Values.identityBit != 0 { s.values.identity = nil }
+                if extras & Values.messageBit != 0 { s.values.message = nil }
+                if extras & Values.closeBit != 0 { s.values.close = nil }
                 s.values.extras = 0
             }
         } else {

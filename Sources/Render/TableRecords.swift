@@ -111,14 +111,21 @@ public final class TableRecordWriter {
             let kind = number(facts.kind, into: &sink)
             let topic = facts.topic.map { number($0, into: &sink) }
             let queue = facts.queue.map { number($0, into: &sink) }
-            let message = rare ? facts.message : nil
-            let messageNumbers = message.map { m in
-                (m.method.map { number($0, into: &sink) }, m.exchange.map { number($0, into: &sink) },
-                 m.routingKey.map { number($0, into: &sink) })
+            // The rare facts are looked at only when there are any: an optional struct of
+            // strings, even nil, is destroyed through the runtime's generic value witnesses.
+            var messageNumbers: (UInt32?, UInt32?, UInt32?)?
+            var hasMessage = false, hasIdentity = false, hasClose = false
+            if rare {
+                if let m = facts.message {
+                    hasMessage = true
+                    messageNumbers = (m.method.map { number($0, into: &sink) }, m.exchange.map { number($0, into: &sink) },
+                                      m.routingKey.map { number($0, into: &sink) })
+                }
+                hasIdentity = facts.identity != nil
+                hasClose = facts.close != nil
             }
             let payloadLength = facts.payloadLength, qos = facts.qos, channel = facts.channel, ackedCount = facts.ackedCount
             let clientID = facts.clientID, connectVersion = facts.connectVersion, version = facts.version
-            let identity = rare ? facts.identity : nil, close = rare ? facts.close : nil
             let problems = pdu.problems
             var present: TableRecord.Present = []
             if topic != nil { present.insert(.topic) }
@@ -131,9 +138,9 @@ public final class TableRecordWriter {
             if channel != nil { present.insert(.channel) }
             if queue != nil { present.insert(.queue) }
             if ackedCount != nil { present.insert(.ackedCount) }
-            if identity != nil { present.insert(.identity) }
-            if message != nil { present.insert(.message) }
-            if close != nil { present.insert(.close) }
+            if hasIdentity { present.insert(.identity) }
+            if hasMessage { present.insert(.message) }
+            if hasClose { present.insert(.close) }
             if !problems.isEmpty { present.insert(.problems) }
             if direction == .toClient { present.insert(.toClient) }
             // Most records are of the same connection as the one before: no set lookup then.
@@ -177,10 +184,10 @@ public final class TableRecordWriter {
             if let clientID { Self.string(clientID, into: &sink) }
             if let connectVersion { Self.string(connectVersion, into: &sink) }
             if let version { Self.string(version, into: &sink) }
-            if let identity {
+            if hasIdentity, let identity = facts.identity {
                 Self.strings([identity.saslUser, identity.vhost, identity.product, identity.productVersion, identity.platform], into: &sink)
             }
-            if let message, let messageNumbers {
+            if hasMessage, let message = facts.message, let messageNumbers {
                 var mask: UInt8 = 0
                 if message.method != nil { mask |= 1 }
                 if message.exchange != nil { mask |= 2 }
@@ -191,7 +198,7 @@ public final class TableRecordWriter {
                 if let n = messageNumbers.2, let s = message.routingKey { name(n, s, into: &sink) }
                 Self.optional(message.bodySize, into: &sink)
             }
-            if let close {
+            if hasClose, let close = facts.close {
                 Self.optional(close.replyCode, into: &sink)
                 Self.strings([close.replyCodeName, close.replyText, close.failedMethod], into: &sink)
             }
