@@ -222,10 +222,10 @@ public struct AMQPConnectionDissector: StreamDissector {
         let frame: AMQPRawFrame
         let isFrame: Bool
         let framedCleanly: Bool
-        if case .frame(let f, let problems) = unit {
+        if case .frame(let f, _) = unit {
             frame = f
             isFrame = true
-            framedCleanly = problems.isEmpty
+            framedCleanly = unit.problems.isEmpty
         } else {
             frame = AMQPRawFrame(type: .method, channel: 0, size: 0, bytes: [], payload: [], frameEnd: nil,
                                  payloadNotHeld: 0, payloadLost: 0)
