@@ -95,20 +95,20 @@ extension AMQPFrameDecoder {
             guard let entry = Self.scalarEntry(&t) else { return nil }
             // `"name":value`, as `JSONTree` writes the full decoder's entry.
             if count > 0 { tree.literal(",") }
-            entry.name.withUnsafeBufferPointer { JSONString.escape(bytes: $0, then: UInt8(ascii: ":"), into: &tree) }
+            t.bytes[entry.name].withUnsafeBufferPointer { JSONString.escape(bytes: $0, then: UInt8(ascii: ":"), into: &tree) }
             switch entry.value {
             case .bool(let v):
                 tree.literal(v ? "true" : "false")
             case .int(let v):
                 tree.append(v)
-            case .longString(let bytes):
-                let hex = bytes.withUnsafeBufferPointer {
+            case .longString(let indices):
+                let hex = t.bytes[indices].withUnsafeBufferPointer {
                     writePreviewJSON($0, length: $0.count, limit: AMQPOptions.longStringPreviewBytes, key: nil, into: &tree)
                 }
                 if hex {
                     // `name_encoding`, as `JSONTree` names it.
                     tree.literal(",")
-                    JSONString.escape(String(decoding: entry.name, as: UTF8.self) + "_encoding", into: &tree)
+                    JSONString.escape(String(decoding: t.bytes[entry.name], as: UTF8.self) + "_encoding", into: &tree)
                     tree.literal(":\"hex\"")
                 }
             }

@@ -256,7 +256,7 @@ extension AMQPFrameDecoder {
             guard let entry = Self.scalarEntry(&t) else { return nil }
             // `name (type): value`.
             tree.literal("            ")
-            entry.name.withUnsafeBufferPointer { tree.append(bytes: $0) }
+            t.bytes[entry.name].withUnsafeBufferPointer { tree.append(bytes: $0) }
             tree.literal(" (")
             tree.literal(entry.typeName)
             tree.literal(")")
@@ -266,8 +266,8 @@ extension AMQPFrameDecoder {
                 TextTree.writeValue(.bool(v), style: style, into: &tree)
             case .int(let v):
                 TextTree.writeValue(.int(v), style: style, into: &tree)
-            case .longString(let bytes):
-                bytes.withUnsafeBufferPointer {
+            case .longString(let indices):
+                t.bytes[indices].withUnsafeBufferPointer {
                     TextTree.writePreview(of: $0, length: $0.count, limit: AMQPOptions.longStringPreviewBytes, style: style, into: &tree)
                 }
             }
@@ -279,15 +279,19 @@ extension AMQPFrameDecoder {
 
     /// A field-table entry of the scalar types the fast paths take (booleans, integers, long
     /// strings), typed and valued as `AMQPFieldTableDecoder.readValue` types and values them.
+    ///
+    /// Bytes are given as their indices in the reader's bytes, not as slices: an entry holds no
+    /// reference, so one read per entry and let go costs nothing to destroy (an optional entry
+    /// holding slices went through the runtime's generic value witnesses).
     struct ScalarEntry {
         enum Value {
             case bool(Bool)
             case int(Int)
             /// The whole string (a length past the end is not taken).
-            case longString(ArraySlice<UInt8>)
+            case longString(Range<Int>)
         }
         /// The name's bytes: printable ASCII, so its own text (`AMQPText.shortString`).
-        let name: ArraySlice<UInt8>
+        let name: Range<Int>
         /// The type in the text tree's label, `int32`.
         let typeName: StaticString
         let value: Value
@@ -298,8 +302,9 @@ extension AMQPFrameDecoder {
     static func scalarEntry(_ t: inout ByteReader) -> ScalarEntry? {
         guard let nameLength = t.readUInt8(), let name = t.readBytes(Int(nameLength)), let tag = t.readUInt8() else { return nil }
         for b in name where b < 0x20 || b > 0x7E { return nil }
+        let nameIndices = name.startIndex..<name.endIndex
         func entry(_ typeName: StaticString, _ value: ScalarEntry.Value) -> ScalarEntry {
-            ScalarEntry(name: name, typeName: typeName, value: value)
+            ScalarEntry(name: nameIndices, typeName: typeName, value: value)
         }
         switch tag {
         case UInt8(ascii: "t"):
@@ -307,7 +312,7 @@ extension AMQPFrameDecoder {
             return entry("boolean", .bool(v != 0))
         case UInt8(ascii: "S"):
             guard let length = t.readUInt32(), let bytes = t.readBytes(Int(length)) else { return nil }
-            return entry("string", .longString(bytes))
+            return entry("string", .longString(bytes.startIndex..<bytes.endIndex))
         case UInt8(ascii: "b"):
             guard let v = t.readUInt8() else { return nil }
             return entry("int8", .int(Int(Int8(bitPattern: v))))
