@@ -47,7 +47,7 @@ struct LaneBalancer {
     /// or chunk (lane 0 behind), the caller's for a batch or lane 1's bytes. `laneOneDissected`
     /// is the time the reading thread has spent dissecting lane 1 so far.
     mutating func batchDone(_ batch: Batch, waited: (reader: UInt64, dissector: UInt64),
-                            laneOneDissected: UInt64 = 0) -> LaneMigration? {
+                            laneOneDissected: UInt64) -> LaneMigration? {
         if !batch.migrations.isEmpty {
             // The window that saw a move is not judged: it is partly before, partly after.
             waitingForMove = false

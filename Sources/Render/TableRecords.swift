@@ -113,11 +113,11 @@ public final class TableRecordWriter {
             let queue = facts.queue.map { number($0, into: &sink) }
             // The rare facts are looked at only when there are any: an optional struct of
             // strings, even nil, is destroyed through the runtime's generic value witnesses.
+            // A message's strings' numbers, when it has one.
             var messageNumbers: (UInt32?, UInt32?, UInt32?)?
-            var hasMessage = false, hasIdentity = false, hasClose = false
+            var hasIdentity = false, hasClose = false
             if rare {
                 if let m = facts.message {
-                    hasMessage = true
                     messageNumbers = (m.method.map { number($0, into: &sink) }, m.exchange.map { number($0, into: &sink) },
                                       m.routingKey.map { number($0, into: &sink) })
                 }
@@ -139,7 +139,7 @@ public final class TableRecordWriter {
             if queue != nil { present.insert(.queue) }
             if ackedCount != nil { present.insert(.ackedCount) }
             if hasIdentity { present.insert(.identity) }
-            if hasMessage { present.insert(.message) }
+            if messageNumbers != nil { present.insert(.message) }
             if hasClose { present.insert(.close) }
             if !problems.isEmpty { present.insert(.problems) }
             if direction == .toClient { present.insert(.toClient) }
@@ -187,7 +187,7 @@ public final class TableRecordWriter {
             if hasIdentity, let identity = facts.identity {
                 Self.strings([identity.saslUser, identity.vhost, identity.product, identity.productVersion, identity.platform], into: &sink)
             }
-            if hasMessage, let message = facts.message, let messageNumbers {
+            if let messageNumbers, let message = facts.message {
                 var mask: UInt8 = 0
                 if message.method != nil { mask |= 1 }
                 if message.exchange != nil { mask |= 2 }

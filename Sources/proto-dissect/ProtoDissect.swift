@@ -302,11 +302,11 @@ struct ProtoDissect: ParsableCommand {
                         if let laneRenderer, reader.inputIsComplete {
                             // Connections dissected on two threads; the second lane's bytes
                             // come back into the sink in their place.
-                            let lane = LaneRendering(laneRenderer)
+                            let lane = RendererBox(laneRenderer)
                             try pipeline.runInLanes(&reader, into: &writer.sink, render: { event, sink in
                                 renderer.render(event, into: &sink)
                             }, secondLane: { event, sink in
-                                lane.render(event, into: &sink)
+                                lane.renderer.render(event, into: &sink)
                             }, eventDone: { sink in
                                 writer.eventDone(&sink)
                                 return true
@@ -315,7 +315,7 @@ struct ProtoDissect: ParsableCommand {
                             // Records are read back as soon as an event's (or a piece of lane
                             // 1's) are in, while they are still in the cache.
                             var records = ByteSink(capacity: 64 << 10)
-                            let summing = Summing(renderer)
+                            let summing = RendererBox(renderer)
                             // Also when the capture turns out cut short: what was read is kept.
                             defer { renderer = summing.renderer }
                             try pipeline.runInLanes(&reader, into: &records, render: { event, sink in
@@ -357,24 +357,12 @@ struct ProtoDissect: ParsableCommand {
     }
 }
 
-/// A renderer that sums events, in a run in lanes: reached by two closures on the caller's
-/// thread (a class: a variable captured by both would be checked for exclusive access at
-/// every event).
-final class Summing<R: Renderer> {
+/// A renderer held where the closures of a run in lanes reach it: the second lane's renderer
+/// (used by its thread alone), or a table both closures of the caller's thread count into. A
+/// class: a variable captured by an escaping closure, or by two, would be checked for exclusive
+/// access at every event.
+final class RendererBox<R: Renderer>: @unchecked Sendable {
     @exclusivity(unchecked) var renderer: R
 
     init(_ renderer: R) { self.renderer = renderer }
-}
-
-/// The second lane's renderer, held where the lane's closure reaches it (a class: a variable
-/// captured by an escaping closure would be checked for exclusive access at every event).
-final class LaneRendering<R: Renderer>: @unchecked Sendable {
-    // Used by the second lane's thread alone.
-    @exclusivity(unchecked) private var renderer: R
-
-    init(_ renderer: R) { self.renderer = renderer }
-
-    func render(_ event: OutputEvent, into sink: inout ByteSink) {
-        renderer.render(event, into: &sink)
-    }
 }
