@@ -70,12 +70,14 @@ public struct PDUFacts: Sendable, Equatable {
         change(&storage.values)
     }
 
-    /// Sets one of `identity`, `message` and `close`, and its bit in `extras`.
-    private mutating func setExtra<T>(_ member: WritableKeyPath<Values, T?>, _ value: T?, bit: UInt8) {
-        update {
-            $0[keyPath: member] = value
-            if value == nil { $0.extras &= ~bit } else { $0.extras |= bit }
-        }
+    /// Makes the box unique and sets or clears `bit` in `extras`, for one of `identity`,
+    /// `message` and `close` whose value the caller then stores. Each of the three is stored by
+    /// its own setter, not one generic over a key path: that went through the runtime's generic
+    /// value witnesses, copying and destroying the struct of strings member by member.
+    private mutating func uniqueStorage(markingExtra bit: UInt8, set: Bool) -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.values) }
+        if set { storage.values.extras |= bit } else { storage.values.extras &= ~bit }
+        return storage
     }
 
     /// The packet type or AMQP method (`PUBLISH`, `basic.deliver`), else the frame type (`body`).
@@ -136,17 +138,17 @@ public struct PDUFacts: Sendable, Equatable {
     /// Who the AMQP client is (connection.start-ok, connection.open).
     public var identity: ClientIdentity? {
         get { storage.values.extras & Values.identityBit == 0 ? nil : storage.values.identity }
-        set { setExtra(\.identity, newValue, bit: Values.identityBit) }
+        set { uniqueStorage(markingExtra: Values.identityBit, set: newValue != nil).values.identity = newValue }
     }
     /// The message this PDU completed (AMQP content assembly).
     public var message: MessageFacts? {
         get { storage.values.extras & Values.messageBit == 0 ? nil : storage.values.message }
-        set { setExtra(\.message, newValue, bit: Values.messageBit) }
+        set { uniqueStorage(markingExtra: Values.messageBit, set: newValue != nil).values.message = newValue }
     }
     /// A channel.close or connection.close.
     public var close: CloseFacts? {
         get { storage.values.extras & Values.closeBit == 0 ? nil : storage.values.close }
-        set { setExtra(\.close, newValue, bit: Values.closeBit) }
+        set { uniqueStorage(markingExtra: Values.closeBit, set: newValue != nil).values.close = newValue }
     }
 
     public init(kind: String) {
