@@ -74,14 +74,36 @@ public struct ConnectionSummary: Sendable {
     }
 }
 
+/// A decoded PDU with where it was seen; `direction` says whether the client sent it.
+///
+/// A struct, not the case's tuple of three: one event is made and destroyed per PDU, and a
+/// tuple payload was destroyed through the runtime's generic tuple witness (about 200
+/// instructions a PDU), a struct's through its own.
+public struct PDUEvent: Sendable {
+    public var context: StreamContext
+    public var direction: Direction
+    public var pdu: DissectedPDU
+
+    public init(_ context: StreamContext, _ direction: Direction, _ pdu: DissectedPDU) {
+        self.context = context
+        self.direction = direction
+        self.pdu = pdu
+    }
+}
+
 /// What the pipeline hands renderers, in capture order.
 public enum OutputEvent: Sendable {
-    /// A decoded PDU; `direction` says whether the client sent it.
-    case pdu(StreamContext, Direction, DissectedPDU)
+    /// A decoded PDU.
+    case pdu(PDUEvent)
     /// Something that happened to a stream: bytes lost, a retransmission that differs, a limit hit.
-    case streamNote(StreamContext, Problem)
+    indirect case streamNote(StreamContext, Problem)
     /// Something about the capture itself (a link type that is not supported, a file cut short).
-    case captureNote(Problem)
+    indirect case captureNote(Problem)
     /// A connection ended (or the capture did).
-    case connectionClosed(ConnectionSummary)
+    indirect case connectionClosed(ConnectionSummary)
+
+    /// A decoded PDU's event.
+    public static func pdu(_ context: StreamContext, _ direction: Direction, _ pdu: DissectedPDU) -> OutputEvent {
+        .pdu(PDUEvent(context, direction, pdu))
+    }
 }

@@ -30,7 +30,8 @@ public struct JSONRenderer: Renderer {
 
     private mutating func write(_ event: OutputEvent, into out: inout ByteSink) {
         switch event {
-        case .pdu(let ctx, _, let pdu):
+        case .pdu(let event):
+            let ctx = event.context, pdu = event.pdu
             out.literal("{")
             if !cachedContext.write(ctx, into: &out) {
                 let start = out.bytes.count

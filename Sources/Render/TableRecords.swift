@@ -103,7 +103,8 @@ public final class TableRecordWriter {
     /// Writes the record of what `TableRenderer.render` would count of `event`.
     public func write(_ event: OutputEvent, into sink: inout ByteSink) {
         switch event {
-        case .pdu(let ctx, let direction, let pdu):
+        case .pdu(let event):
+            let ctx = event.context, direction = event.direction, pdu = event.pdu
             let facts = pdu.summaryFacts
             // Few PDUs have any of a message, an identity or a close: one question spares the three.
             let rare = facts.hasIdentityMessageOrClose

@@ -116,7 +116,8 @@ public struct TableRenderer: Renderer {
 
     public mutating func render(_ event: OutputEvent, into out: inout String) {
         switch event {
-        case .pdu(let ctx, let direction, let pdu):
+        case .pdu(let event):
+            let ctx = event.context, direction = event.direction, pdu = event.pdu
             let endpoints = ctx.endpoints
             notePDU(pdu.summaryFacts, stream: ctx.stream, time: ctx.time, direction: direction,
                     source: endpoints.source, destination: endpoints.destination, protocolName: pdu.protocolName)

@@ -39,7 +39,8 @@ public struct TextRenderer: Renderer {
 
     private mutating func write(_ event: OutputEvent, into out: inout ByteSink) {
         switch event {
-        case .pdu(let ctx, _, let pdu):
+        case .pdu(let event):
+            let ctx = event.context, pdu = event.pdu
             if !cachedContext.write(ctx, into: &out) {
                 let start = out.bytes.count
                 if options.color {

@@ -48,7 +48,8 @@ import Testing
         do {
             try pipeline.run(&reader) { event in
                 table.render(event, into: &ignored)
-                if case .pdu(let ctx, let direction, let pdu) = event {
+                if case .pdu(let e) = event {
+                    let ctx = e.context, direction = e.direction, pdu = e.pdu
                     if pdu.facts != nil {
                         fast[pdu.protocolName, default: 0] += 1
                         #expect(pdu.fields.isEmpty, "a fast-path PDU builds no tree")

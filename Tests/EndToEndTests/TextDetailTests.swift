@@ -21,7 +21,7 @@ import Testing
         do {
             try pipeline.run(&reader) { event in
                 renderer.render(event, into: &output)
-                if case .pdu(_, _, let pdu) = event, !written(pdu).isEmpty {
+                if case .pdu(let e) = event, case let pdu = e.pdu, !written(pdu).isEmpty {
                     fast[pdu.protocolName, default: 0] += 1
                     #expect(pdu.fields.isEmpty, "a fast-path PDU builds no field tree")
                 }

@@ -50,7 +50,8 @@ struct ContextLineTests {
         let lines = Self.lines(&renderer)
         #expect(lines.count == Self.events.count)
         for (line, event) in zip(lines, Self.events) {
-            guard case .pdu(let ctx, _, _) = event else { continue }
+            guard case .pdu(let e) = event else { continue }
+            let ctx = e.context
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             #expect(object["frame"] as? Int == ctx.frame)
             #expect(object["stream"] as? Int == ctx.stream)
@@ -66,7 +67,8 @@ struct ContextLineTests {
         let lines = Self.lines(&renderer)
         #expect(lines.count == Self.events.count)
         for (line, event) in zip(lines, Self.events) {
-            guard case .pdu(let ctx, _, let pdu) = event else { continue }
+            guard case .pdu(let e) = event else { continue }
+            let ctx = e.context, pdu = e.pdu
             #expect(line == "#\(ctx.frame) \(ctx.time.timeOfDay) \(ctx.source) → \(ctx.destination) [stream \(ctx.stream)] MQTT \(pdu.summary)")
         }
     }
