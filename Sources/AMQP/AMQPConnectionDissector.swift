@@ -58,6 +58,12 @@ public struct AMQPConnectionDissector: StreamDissector {
             values.remove(at: i)
         }
 
+        /// Removes the value at `i` and returns it, moved out (not copied, then destroyed).
+        mutating func take(at i: Int) -> Value {
+            codes.remove(at: i)
+            return values.remove(at: i)
+        }
+
         /// Removes the values of one direction, keeping the others in order.
         mutating func removeAll(in direction: Direction) {
             var i = 0
@@ -413,8 +419,9 @@ public struct AMQPConnectionDissector: StreamDissector {
             messages.values[i].propertySummary = header.propertySummary
             messages.values[i].stage = .awaitingBody
             if messages.values[i].isComplete {
-                complete(messages.values[i], in: &decoded.pdu)
-                messages.remove(at: i)
+                // Moved out of the table: handing the table's own value to a mutating method
+                // copied every part of it, and the copy and the original were destroyed apart.
+                complete(messages.take(at: i), in: &decoded.pdu)
             }
         case .body:
             guard let i = messages.slot(key), messages.values[i].stage == .awaitingBody else {
@@ -432,8 +439,9 @@ public struct AMQPConnectionDissector: StreamDissector {
                                                     reference: "AMQP 0-9-1 §4.2.6.2"))
             }
             if messages.values[i].isComplete {
-                complete(messages.values[i], in: &decoded.pdu)
-                messages.remove(at: i)
+                // Moved out of the table: handing the table's own value to a mutating method
+                // copied every part of it, and the copy and the original were destroyed apart.
+                complete(messages.take(at: i), in: &decoded.pdu)
             }
         default:
             return

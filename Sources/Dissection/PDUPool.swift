@@ -33,17 +33,23 @@ enum PDUPool {
         return key
     }()
 
-    /// This thread's pool, made on first use.
-    static var current: Spares {
-        if let pointer = pthread_getspecific(key) { return Unmanaged<Spares>.fromOpaque(pointer).takeUnretainedValue() }
+    /// This thread's pool, made on first use, lent to `body` (the thread's key holds it: no
+    /// reference is counted per use, and a box is taken per PDU).
+    static func withCurrent<R>(_ body: (Spares) -> R) -> R {
+        if let pointer = pthread_getspecific(key) {
+            return Unmanaged<Spares>.fromOpaque(pointer)._withUnsafeGuaranteedRef(body)
+        }
         let spares = Spares()
         pthread_setspecific(key, Unmanaged.passRetained(spares).toOpaque())
-        return spares
+        return body(spares)
     }
+
+    /// This thread's pool (for the tests).
+    static var current: Spares { withCurrent { $0 } }
 
     /// A box nothing else holds, if the pool has one.
     @usableFromInline static func take() -> DissectedPDU.Storage? {
-        current.boxes.popLast()
+        withCurrent { $0.boxes.popLast() }
     }
 }
 
@@ -56,16 +62,15 @@ extension DissectedPDU {
     /// renderer that kept a PDU still holds its box) to this thread's pool, for the PDUs made
     /// next. What a caller does with the PDUs it still holds is not affected.
     public static func recycle(_ pdus: inout [DissectedPDU]) {
-        let spares = PDUPool.current
-        var room = PDUPool.maxSpares - spares.boxes.count
-        if room > 0 {
-            for i in pdus.indices {
-                guard room > 0 else { break }
-                guard isKnownUniquelyReferenced(&pdus[i].storage), pdus[i].storage.tailCapacity <= PDUPool.maxKeptTail else { continue }
-                spares.boxes.append(pdus[i].storage)
-                room -= 1
+        guard !pdus.isEmpty else { return }
+        PDUPool.withCurrent { spares in
+            // Each PDU moved out of the array (its box is then handed over, not copied and let
+            // go), from the last; the array keeps its capacity.
+            while var pdu = pdus.popLast() {
+                guard spares.boxes.count < PDUPool.maxSpares else { continue }
+                guard isKnownUniquelyReferenced(&pdu.storage), pdu.storage.tailCapacity <= PDUPool.maxKeptTail else { continue }
+                spares.boxes.append(pdu.storage)
             }
         }
-        pdus.removeAll(keepingCapacity: true)
     }
 }
