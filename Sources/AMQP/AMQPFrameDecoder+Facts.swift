@@ -20,33 +20,34 @@ extension AMQPFrameDecoder {
     /// the full decoder, which reports it.
     func decodeFacts(_ frame: AMQPRawFrame) -> Decoded? {
         guard frame.isWhole, frame.frameEnd == AMQPSpec.frameEnd else { return nil }
-        var method: AMQPMethodDecoder.Result?
-        var header: AMQPContentHeaderDecoder.Result?
-        let kind: String
+        // Each case makes its `Decoded` whole: a method or header kept in an optional first
+        // was copied into it, and both destroyed, per frame.
+        var decoded: Decoded
         switch frame.type {
         case .method:
             // AMQP 0-9-1 §4.2.3: content methods are never on channel 0.
             guard frame.channel != 0, let frequent = frequentMethod(frame.payload), let spec = frequent.spec else { return nil }
-            method = frequent
-            kind = spec.fullName
+            decoded = Decoded(pdu: Self.factsPDU(spec.fullName, frame), method: frequent)
         case .header:
             guard frame.channel != 0, let facts = headerFacts(frame.payload) else { return nil }
-            header = facts
-            kind = "header"
+            decoded = Decoded(pdu: Self.factsPDU("header", frame), header: facts)
         case .body:
             guard frame.channel != 0 else { return nil }
-            kind = "body"
+            decoded = Decoded(pdu: Self.factsPDU("body", frame))
         case .heartbeat:
             // AMQP 0-9-1 §4.2.7: channel 0, no payload.
             guard frame.channel == 0, frame.size == 0 else { return nil }
-            kind = "heartbeat"
+            decoded = Decoded(pdu: Self.factsPDU("heartbeat", frame))
         default:
             return nil
         }
-        var decoded = Decoded(pdu: DissectedPDU(protocolName: "amqp", summary: kind, wireLength: frame.wireLength, kind: kind),
-                              method: method, header: header)
         decoded.pdu.facts!.channel = Int(frame.channel)
         return decoded
+    }
+
+    /// A facts fast path's PDU of kind `kind`, its summary the kind.
+    private static func factsPDU(_ kind: String, _ frame: AMQPRawFrame) -> DissectedPDU {
+        DissectedPDU(protocolName: "amqp", summary: kind, wireLength: frame.wireLength, kind: kind)
     }
 
     /// A method frame's payload of a frequent method (`isFrequentMethod`) whose arguments the
