@@ -222,16 +222,16 @@ public struct AMQPConnectionDissector: StreamDissector {
     // MARK: - Connection state
 
     private mutating func process(_ unit: AMQPFramedUnit, from direction: Direction) -> DissectedPDU {
-        // The frame is taken out of the unit once: each `case .frame(let frame, _)` copies it.
+        // The frame is taken out of the unit once: each `case .frame(let framed)` copies it.
         // Not as an optional: destroying an optional frame went through the runtime's generic
         // value witnesses (about 150 instructions a frame); `isFrame` says whether there is one.
         let frame: AMQPRawFrame
         let isFrame: Bool
         let framedCleanly: Bool
-        if case .frame(let f, _) = unit {
-            frame = f
+        if case .frame(let framed) = unit {
+            frame = framed.frame
             isFrame = true
-            framedCleanly = unit.problems.isEmpty
+            framedCleanly = framed.problems.isEmpty
         } else {
             frame = AMQPRawFrame(type: .method, channel: 0, size: 0, bytes: [], payload: [], frameEnd: nil,
                                  payloadNotHeld: 0, payloadLost: 0)

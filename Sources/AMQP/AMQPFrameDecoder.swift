@@ -22,7 +22,8 @@ struct AMQPFrameDecoder {
             let summary = problems.last?.message ?? "\(count) bytes not framed"
             return Decoded(pdu: DissectedPDU(protocolName: "amqp", summary: summary, fields: fields,
                                              problems: problems, wireLength: count))
-        case .frame(let frame, let problems):
+        case .frame(let framed):
+            let frame = framed.frame, problems = framed.problems
             return decode(frame, problems: problems, requests: requests)
         }
     }

@@ -233,7 +233,10 @@ public struct AMQPFramer {
             partial.lost += max(partial.remaining - 1, 0)
             partial.remaining = 0
             var unit = emit(partial)
-            if case .frame(let f, let p) = unit { unit = .frame(f, problems: p + [ended]) }
+            if case .frame(var framed) = unit {
+                framed.problems.append(ended)
+                unit = .frame(framed)
+            }
             out.append(unit)
         case .inSync where window.count >= 7:
             if let size = readUInt32(at: 3) {
@@ -244,7 +247,10 @@ public struct AMQPFramer {
                 partial.lost = Int(size) + 8 - window.count - 1
                 window = []
                 var unit = emit(partial)
-                if case .frame(let f, let p) = unit { unit = .frame(f, problems: p + [ended]) }
+                if case .frame(var framed) = unit {
+                    framed.problems.append(ended)
+                    unit = .frame(framed)
+                }
                 out.append(unit)
             }
         case .inSync, .streamStart, .hunting:

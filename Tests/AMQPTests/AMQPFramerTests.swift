@@ -7,7 +7,8 @@ private func describe(_ unit: AMQPFramedUnit) -> String {
     switch unit {
     case .protocolHeader(let bytes, let problems):
         return "header \(Array(bytes)) \(problems.map(\.code))"
-    case .frame(let f, let problems):
+    case .frame(let framed):
+        let f = framed.frame, problems = framed.problems
         return "frame \(f.type.rawValue) ch\(f.channel) size\(f.size) \(Array(f.payload)) end\(f.frameEnd.map(String.init) ?? "-") \(problems.map(\.code))"
     case .unframed(let count, let problems):
         return "unframed \(count) \(problems.map(\.code))"
@@ -100,7 +101,7 @@ struct AMQPFramerTests {
             while case .unit(let u) = framer.next() { units.append(u) }
             i += 300
         }
-        guard units.count == 2, case .frame(let f, let problems) = units[0] else {
+        guard units.count == 2, case .frame(let framed) = units[0], case let f = framed.frame, case let problems = framed.problems else {
             Issue.record("expected 2 units, got \(units.map(describe))")
             return
         }
@@ -125,7 +126,7 @@ struct AMQPFramerTests {
         #expect(units.isEmpty)
         framer.append(body[14...] + Wire.heartbeat[...])
         while case .unit(let u) = framer.next() { units.append(u) }
-        guard units.count == 2, case .frame(let f, let problems) = units[0] else {
+        guard units.count == 2, case .frame(let framed) = units[0], case let f = framed.frame, case let problems = framed.problems else {
             Issue.record("got \(units.map(describe))")
             return
         }
@@ -266,7 +267,7 @@ struct AMQPFramerTests {
         framer.append(body[..<9])
         _ = framer.next()
         let units = framer.finish()
-        guard units.count == 1, case .frame(let f, let problems) = units[0] else {
+        guard units.count == 1, case .frame(let framed) = units[0], case let f = framed.frame, case let problems = framed.problems else {
             Issue.record("got \(units.map(describe))")
             return
         }

@@ -65,7 +65,8 @@ struct AMQPTextDetailTests {
                 }
                 var framer = AMQPFramer(options: options, atStreamStart: false)
                 framer.append(bytes[...])
-                guard case .unit(.frame(let frame, let problems)) = framer.next(), problems.isEmpty else { continue }
+                guard case .unit(.frame(let framed)) = framer.next(), framed.problems.isEmpty else { continue }
+                let frame = framed.frame
                 out.append((bytes, frame, decoder.decode(frame, problems: [])))
             }
         }
@@ -161,7 +162,7 @@ struct AMQPTextDetailTests {
         var tree = ByteSink(), line = ByteSink()
         var framer = AMQPFramer(atStreamStart: false)
         framer.append(Wire.publish(channel: 1, exchange: "x", routingKey: "k")[...])
-        guard case .unit(.frame(let frame, _)) = framer.next() else {
+        guard case .unit(.frame(let framed)) = framer.next(), case let frame = framed.frame else {
             Issue.record("the fixture frames")
             return
         }
@@ -177,7 +178,7 @@ struct AMQPTextDetailTests {
         func frame(_ bytes: [UInt8]) -> AMQPRawFrame? {
             var framer = AMQPFramer(atStreamStart: false)
             framer.append(bytes[...])
-            guard case .unit(.frame(let frame, _)) = framer.next() else { return nil }
+            guard case .unit(.frame(let framed)) = framer.next(), case let frame = framed.frame else { return nil }
             return frame
         }
         let methods = [
