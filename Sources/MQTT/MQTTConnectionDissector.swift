@@ -146,10 +146,15 @@ public struct MQTTConnectionDissector: StreamDissector {
     }
 
     private mutating func decode(_ frame: MQTTFrame, from direction: Direction) -> DissectedPDU {
+        let type = frame.held.first.map { MQTTPacketType(rawValue: $0 >> 4) }
+        // The facts path writes into neither buffer: it goes before they are checked.
+        if type != .connect, let version = session.version, case .facts = options.detail,
+           let pdu = MQTTDecoder.facts(of: frame, version: version) {
+            return pdu
+        }
         // Copies of a dissector may be used on different threads: one never writes into another's buffer.
         if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }
         if !treeSink.isUniquelyReferenced { treeSink = ByteSink(capacity: 1024) }
-        let type = frame.held.first.map { MQTTPacketType(rawValue: $0 >> 4) }
         if type == .connect {
             var state = session[direction]
             var (pdu, facts) = MQTTDecoder.decodeFrame(frame, version: session.version ?? .v3_1_1, state: &state, options: options, lineSink: lineSink)
@@ -174,10 +179,9 @@ public struct MQTTConnectionDissector: StreamDissector {
 
         if let version = session.version {
             switch options.detail {
-            case .tree:
+            case .tree, .facts:
+                // The facts path was tried above, before the buffers were checked.
                 break
-            case .facts:
-                if let pdu = MQTTDecoder.facts(of: frame, version: version) { return pdu }
             case .text(let style):
                 if let pdu = MQTTDecoder.textTree(of: frame, version: version, style: style, options: options,
                                                   tree: &treeSink, line: &lineSink) { return pdu }
