@@ -54,8 +54,7 @@ public struct AMQPConnectionDissector: StreamDissector {
         }
 
         mutating func remove(at i: Int) {
-            codes.remove(at: i)
-            values.remove(at: i)
+            _ = take(at: i)
         }
 
         /// Removes the value at `i` and returns it, moved out (not copied, then destroyed).

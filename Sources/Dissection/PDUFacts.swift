@@ -65,19 +65,23 @@ public struct PDUFacts: Sendable, Equatable {
         a.storage === b.storage || a.storage.values == b.storage.values
     }
 
-    private mutating func update(_ change: (inout Values) -> Void) {
+    /// The box, made this value's own first (copy on write).
+    private mutating func uniqueStorage() -> Storage {
         if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.values) }
-        change(&storage.values)
+        return storage
     }
 
-    /// Makes the box unique and sets or clears `bit` in `extras`, for one of `identity`,
-    /// `message` and `close` whose value the caller then stores. Each of the three is stored by
-    /// its own setter, not one generic over a key path: that went through the runtime's generic
-    /// value witnesses, copying and destroying the struct of strings member by member.
-    private mutating func uniqueStorage(markingExtra bit: UInt8, set: Bool) -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.values) }
-        if set { storage.values.extras |= bit } else { storage.values.extras &= ~bit }
-        return storage
+    private mutating func update(_ change: (inout Values) -> Void) {
+        change(&uniqueStorage().values)
+    }
+
+    /// Stores one of `identity`, `message` and `close` in `s` and sets or clears its bit in
+    /// `extras`. Each of the three has its own setter calling this, not one generic over a key
+    /// path: that went through the runtime's generic value witnesses, copying and destroying the
+    /// struct of strings member by member.
+    @inline(__always)
+    private static func markExtra(_ bit: UInt8, present: Bool, in s: Storage) {
+        if present { s.values.extras |= bit } else { s.values.extras &= ~bit }
     }
 
     /// The packet type or AMQP method (`PUBLISH`, `basic.deliver`), else the frame type (`body`).
@@ -138,17 +142,29 @@ public struct PDUFacts: Sendable, Equatable {
     /// Who the AMQP client is (connection.start-ok, connection.open).
     public var identity: ClientIdentity? {
         get { storage.values.extras & Values.identityBit == 0 ? nil : storage.values.identity }
-        set { uniqueStorage(markingExtra: Values.identityBit, set: newValue != nil).values.identity = newValue }
+        set {
+            let s = uniqueStorage()
+            Self.markExtra(Values.identityBit, present: newValue != nil, in: s)
+            s.values.identity = newValue
+        }
     }
     /// The message this PDU completed (AMQP content assembly).
     public var message: MessageFacts? {
         get { storage.values.extras & Values.messageBit == 0 ? nil : storage.values.message }
-        set { uniqueStorage(markingExtra: Values.messageBit, set: newValue != nil).values.message = newValue }
+        set {
+            let s = uniqueStorage()
+            Self.markExtra(Values.messageBit, present: newValue != nil, in: s)
+            s.values.message = newValue
+        }
     }
     /// A channel.close or connection.close.
     public var close: CloseFacts? {
         get { storage.values.extras & Values.closeBit == 0 ? nil : storage.values.close }
-        set { uniqueStorage(markingExtra: Values.closeBit, set: newValue != nil).values.close = newValue }
+        set {
+            let s = uniqueStorage()
+            Self.markExtra(Values.closeBit, present: newValue != nil, in: s)
+            s.values.close = newValue
+        }
     }
 
     public init(kind: String) {

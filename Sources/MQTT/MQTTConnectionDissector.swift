@@ -146,12 +146,12 @@ public struct MQTTConnectionDissector: StreamDissector {
     }
 
     private mutating func decode(_ frame: MQTTFrame, from direction: Direction) -> DissectedPDU {
-        let type = frame.held.first.map { MQTTPacketType(rawValue: $0 >> 4) }
-        // The facts path writes into neither buffer: it goes before they are checked.
-        if type != .connect, let version = session.version, case .facts = options.detail,
-           let pdu = MQTTDecoder.facts(of: frame, version: version) {
+        // The facts path writes into neither buffer: it goes before they are checked (it takes no
+        // CONNECT, which sets the session's version below).
+        if let version = session.version, case .facts = options.detail, let pdu = MQTTDecoder.facts(of: frame, version: version) {
             return pdu
         }
+        let type = frame.held.first.map { MQTTPacketType(rawValue: $0 >> 4) }
         // Copies of a dissector may be used on different threads: one never writes into another's buffer.
         if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }
         if !treeSink.isUniquelyReferenced { treeSink = ByteSink(capacity: 1024) }
