@@ -93,30 +93,6 @@ struct AMQPArgumentReader {
         return table
     }
 
-    /// Steps over one argument, keeping no value and building no field; false where `skim`
-    /// would be (the bytes ran out, a field table decoding would report a problem), and a long
-    /// string that claims more bytes than remain is a problem as there. For content headers,
-    /// whose property values the facts path does not keep.
-    mutating func pass(_ arg: AMQPArgumentSpec) -> Bool {
-        if arg.type != .bit { finishBits() }
-        switch arg.type {
-        case .octet: return reader.readUInt8() != nil
-        case .short: return reader.readUInt16() != nil
-        case .long: return reader.readUInt32() != nil
-        case .longlong, .timestamp: return reader.readUInt64() != nil
-        case .shortstr:
-            guard let length = reader.readUInt8() else { return false }
-            return reader.readBytes(Int(length)) != nil
-        case .table:
-            return AMQPFieldTableDecoder.checkTable(&reader, depthLimit: options.effectiveTableDepth) == true
-        case .bit, .longstr:
-            // Rare in the frequent frames: read as `skim` reads them, with their problems.
-            let kept = values
-            defer { values = kept }
-            return skim(arg)
-        }
-    }
-
     /// Reads one argument's value into `values`, building no field; false when the bytes ran
     /// out. A field table is checked, not decoded (its value is an empty table): false too when
     /// decoding it would report a problem, which only the full decoder words.
