@@ -10,11 +10,13 @@ extension MQTTDecoder {
     static func facts(of frame: MQTTFrame, version: MQTTVersion) -> DissectedPDU? {
         guard frame.isComplete, frame.missingBytes == 0, frame.unseenBytes == 0, frame.unheldBytes == 0,
               frame.held.count >= 2 else { return nil }
-        // MQTT 5.0 §1.5.5: a minimal remaining length that ends the frame exactly.
-        guard case .value(let length, let n, true) = VariableByteInteger.decode(frame.held, at: 1),
-              1 + n + length == frame.held.count else { return nil }
         // Read from 0, wherever the frame's slice starts in its packet.
-        return frame.held.withUnsafeBufferPointer { facts(of: $0, length: length, body: 1 + n, version: version) }
+        return frame.held.withUnsafeBufferPointer { bytes in
+            // MQTT 5.0 §1.5.5: a minimal remaining length that ends the frame exactly.
+            guard case .value(let length, let n, true) = VariableByteInteger.decode(bytes, at: 1),
+                  1 + n + length == bytes.count else { return nil }
+            return facts(of: bytes, length: length, body: 1 + n, version: version)
+        }
     }
 
     /// `bytes`: the whole packet; `length`: its remaining length; `body`: where that begins.

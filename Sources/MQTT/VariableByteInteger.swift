@@ -34,6 +34,28 @@ public enum VariableByteInteger {
         }
     }
 
+    /// `decode(_:at:)` over bytes already in memory (the fast paths and the framer read a whole
+    /// packet where it is): no slice to retain and release, and no bounds checks past the count.
+    @inline(__always)
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> Decoded {
+        var value = 0
+        var shift = 0
+        var i = offset
+        while i < offset + 4 {
+            guard i >= 0, i < bytes.count else { return .needMore }
+            let b = bytes[i]
+            value |= Int(b & 0x7F) << shift
+            i += 1
+            if b & 0x80 == 0 {
+                let length = i - offset
+                // A last byte of 0 in a multi-byte encoding adds nothing: the encoding is not minimal.
+                return .value(value, length: length, isMinimal: length == 1 || b != 0)
+            }
+            shift += 7
+        }
+        return .tooLong
+    }
+
     /// The minimal encoding of `value` (0...maximum); larger values are clamped to `maximum`.
     public static func encode(_ value: Int) -> [UInt8] {
         var v = max(0, min(value, maximum))

@@ -44,6 +44,28 @@ struct VariableByteIntegerTests {
         #expect(VariableByteInteger.decode(bytes[...]) == .value(value, length: bytes.count, isMinimal: false))
     }
 
+    /// The fast paths and the framer decode from a pointer to the packet's bytes: that decoder
+    /// must agree with the slice's on every input, at every offset.
+    @Test("decoding from a buffer pointer gives the slice decoder's result, byte sequences of every shape")
+    func pointerAgreesWithSlice() {
+        // Bytes that end, continue with a zero or a non-zero low part, and every length 0...6.
+        let alphabet: [UInt8] = [0x00, 0x01, 0x7F, 0x80, 0x81, 0xFF]
+        var sequences: [[UInt8]] = [[]]
+        var checked = 0
+        for _ in 0..<6 {
+            sequences = sequences.flatMap { s in alphabet.map { s + [$0] } }
+            for bytes in sequences {
+                for offset in 0...bytes.count {
+                    let fromSlice = VariableByteInteger.decode(bytes[...], at: offset)
+                    let fromPointer = bytes.withUnsafeBufferPointer { VariableByteInteger.decode($0, at: offset) }
+                    #expect(fromPointer == fromSlice, "\(bytes) at \(offset)")
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked > 50_000)
+    }
+
     @Test("a packet with a non-minimal remaining length is flagged but decoded")
     func nonMinimalPacket() {
         let pdu = decode([
