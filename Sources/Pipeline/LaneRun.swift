@@ -5,6 +5,11 @@ import Reassembly
 /// Renders one event into the bytes given.
 public typealias LaneRenderer = (OutputEvent, inout ByteSink) -> Void
 
+/// Called on the second lane's thread after it dissected a batch, with the connections that
+/// leave it after the batch and whether the batch is the input's last: bytes written here come
+/// after the batch's events, before the connections change lanes (a table's sums of them).
+public typealias LaneBatchEnd = (_ leaving: [Int], _ isLast: Bool, inout ByteSink) -> Void
+
 /// A connection changing lanes: after the batch that carries it, lane `to` dissects it.
 struct LaneMigration {
     let stream: Int
@@ -36,15 +41,21 @@ extension Pipeline {
     /// difference lately moves to the other lane, its dissector handed over whole between two
     /// batches. Lane 1's bytes come back in a fixed number of chunks (`LaneChunks`), so memory
     /// stays flat however far the reading thread runs ahead. With `maxPDUs` set, this is `run`.
+    ///
+    /// `secondLaneBatchEnd`, when given, is called after each batch lane 1 dissected (see
+    /// `LaneBatchEnd`); what it writes is copied into `sink` after the batch's events.
     public func runInLanes<S: PacketSource>(_ source: inout S, into sink: inout ByteSink,
                                             render: LaneRenderer, secondLane: @escaping LaneRenderer,
+                                            secondLaneBatchEnd: LaneBatchEnd? = nil,
                                             eventDone: (inout ByteSink) -> Bool) throws {
-        try runInLanes(&source, into: &sink, render: render, secondLane: secondLane, balancing: .byWaits, eventDone: eventDone)
+        try runInLanes(&source, into: &sink, render: render, secondLane: secondLane, secondLaneBatchEnd: secondLaneBatchEnd,
+                       balancing: .byWaits, eventDone: eventDone)
     }
 
     /// `runInLanes`, with the connections moved as `balancing` says (tests move them often).
     func runInLanes<S: PacketSource>(_ source: inout S, into sink: inout ByteSink,
                                      render: LaneRenderer, secondLane: @escaping LaneRenderer,
+                                     secondLaneBatchEnd: LaneBatchEnd? = nil,
                                      balancing: LaneBalancer.Policy, eventDone: (inout ByteSink) -> Bool) throws {
         guard options.maxPDUs == nil else {
             return try run(&source) { event in
@@ -53,7 +64,7 @@ extension Pipeline {
             }
         }
         let queues = RoundTrip<Batch>(batches: batchesInFlightInLanes)
-        let lane = SecondLane(stage: StreamStage(registry: registry, maxPDUs: nil), render: secondLane)
+        let lane = SecondLane(stage: StreamStage(registry: registry, maxPDUs: nil), render: secondLane, batchEnd: secondLaneBatchEnd)
         var failure: Error?
         try withUnsafeMutablePointer(to: &source) { pointer in
             let reading = SourcePointer(pointer)
@@ -74,8 +85,20 @@ extension Pipeline {
                         lane.stop()
                     }
                 }
-                // What the lane still has of this batch: nothing but its end, unless stopped.
-                while lane.chunks.pop({ _ in }) != .batchEnd {}
+                // What the lane still has of this batch: what it wrote at the batch's end (for a
+                // `secondLaneBatchEnd`), then its end; the rest of what it had, when stopped.
+                while true {
+                    let kind = lane.chunks.pop { bytes in
+                        guard !stage.stopped else { return }
+                        sink.append(bytes: bytes)
+                        if !eventDone(&sink) { stage.stopped = true }
+                    }
+                    if kind == .batchEnd { break }
+                }
+                if stage.stopped, !lane.stopped {
+                    queues.stop()
+                    lane.stop()
+                }
                 if !stage.stopped {
                     // Connections leaving lane 0 are handed over; those coming were handed
                     // over before the batch was.

@@ -10,6 +10,9 @@ final class SecondLane: @unchecked Sendable {
     let handoff = StreamHandoff()
     private let stopRequested = Atomic<Bool>(false)
     private let render: LaneRenderer
+    /// At the end of each batch the lane dissected: what it still has to write of the
+    /// connections leaving it (`LaneBatchEnd`).
+    private let batchEnd: LaneBatchEnd?
     // The reading thread's alone.
     /// The lane of each open connection, by stream number.
     @exclusivity(unchecked) private var laneOf: [Int: UInt8] = [:]
@@ -27,9 +30,10 @@ final class SecondLane: @unchecked Sendable {
     /// Caller's thread: how long the lane has spent dissecting so far.
     var dissected: UInt64 { dissectingNanoseconds.load(ordering: .relaxed) }
 
-    init(stage: StreamStage, render: @escaping LaneRenderer) {
+    init(stage: StreamStage, render: @escaping LaneRenderer, batchEnd: LaneBatchEnd? = nil) {
         self.stage = stage
         self.render = render
+        self.batchEnd = batchEnd
     }
 
     var stopped: Bool { stopRequested.load(ordering: .relaxed) }
@@ -92,6 +96,13 @@ final class SecondLane: @unchecked Sendable {
             // counted as the reading thread's wait already.
             let start = monotonicNanoseconds(), waitedBefore = chunks.waited().producer
             dissect(batch)
+            if let batchEnd {
+                let leaving = batch.migrations.filter { $0.to == 0 }.map(\.stream)
+                if !leaving.isEmpty || batch.isLast {
+                    let chunk = self.chunk ?? take()
+                    batchEnd(leaving, batch.isLast, &chunk.bytes)
+                }
+            }
             let spent = (monotonicNanoseconds() &- start) &- (chunks.waited().producer &- waitedBefore)
             // Written by this thread alone: a load and a store, no read-modify-write.
             dissectingNanoseconds.store(dissected &+ spent, ordering: .relaxed)

@@ -22,6 +22,8 @@ enum TableRecord {
         /// A note's problem.
         case problem = 3
         case closed = 4
+        /// PDUs that count alike, summed (`TableRenderer.RepeatedPDUs`).
+        case repeated = 5
     }
 
     /// Which optional facts a PDU record carries, in this order after its fixed part.
@@ -62,6 +64,19 @@ enum TableRecord {
     /// that moves to the caller's lane and closes there is never seen closing here), and a
     /// connection introduced again only repeats its endpoints.
     static let maxIntroduced = 4_096
+    /// Sums of PDUs kept by the writer at most, over all connections: past it, all are written.
+    static let maxRepeats = 4_096
+    /// Topics, queues by kind, and exchanges by routing key remembered as counted at most (each):
+    /// past it, the set is emptied (their next PDU is then written in full again).
+    static let maxCounted = 1 << 16
+    /// Whether a table counts a PDU of `kind` in its queue's row (`TableRenderer.noteQueue`).
+    static func settles(_ kind: String) -> Bool {
+        switch kind {
+        case "basic.deliver", "basic.get-ok", "basic.ack", "basic.nack", "basic.reject": return true
+        default: return false
+        }
+    }
+
     /// The number that says "written in full, here".
     static let inline = UInt32.max
 }
@@ -84,20 +99,83 @@ public final class TableRecordWriter {
     /// Bytes of the strings named so far.
     @exclusivity(unchecked) private(set) var namedBytes = 0
 
+    /// What a sum of PDUs that count alike is kept by: within one connection, its kind, channel,
+    /// and (by string number) its topic, queue and message. `flags`: which are present.
+    struct RepeatKey: Hashable {
+        var kind: UInt32
+        var channel: Int
+        var topic: UInt32
+        var queue: UInt32
+        var method: UInt32
+        var exchange: UInt32
+        var routingKey: UInt32
+        var flags: UInt8
+
+        static let hasTopic: UInt8 = 1, hasQueue: UInt8 = 2, hasMessage: UInt8 = 4
+        static let hasMethod: UInt8 = 8, hasExchange: UInt8 = 16, hasRoutingKey: UInt8 = 32
+
+        /// Hashed as one word mixed from the fields: the synthesized hash fed each of them to
+        /// the hasher.
+        func hash(into hasher: inout Hasher) {
+            var h = UInt64(kind) &* 0x9E37_79B9_7F4A_7C15
+            h = (h ^ UInt64(UInt(bitPattern: channel))) &* 0xBF58_476D_1CE4_E5B9
+            h = (h ^ UInt64(topic) ^ UInt64(queue) << 32) &* 0x94D0_49BB_1331_11EB
+            h = (h ^ UInt64(method) ^ UInt64(exchange) << 21 ^ UInt64(routingKey) << 42 ^ UInt64(flags) << 56) &* 0x9E37_79B9_7F4A_7C15
+            hasher.combine(h)
+        }
+    }
+
+    /// The sums of one key: how many PDUs, the last one's time, and what their rows add up.
+    struct Repeat {
+        var key: RepeatKey
+        var count = 0
+        var time: Timestamp
+        var payloadBytes = 0
+        var qos = (0, 0, 0)
+        var retained = 0
+        var acked = 0
+        var bodyBytes = 0
+    }
+
+    /// A connection as the lane has counted it: the kinds its own records counted (a sum of a
+    /// kind comes only after one), and its sums not yet written.
+    final class LaneConnection {
+        @exclusivity(unchecked) var kinds: [UInt32] = []
+        @exclusivity(unchecked) var index: [RepeatKey: Int] = [:]
+        @exclusivity(unchecked) var repeats: [Repeat] = []
+    }
+
+    /// The connections the lane counts, by stream; the last one looked up.
+    @exclusivity(unchecked) private var laneConnections: [Int: LaneConnection] = [:]
+    @exclusivity(unchecked) private var lastLane: (stream: Int, connection: LaneConnection)?
+    /// Sums kept over all connections.
+    @exclusivity(unchecked) private var repeatCount = 0
+    /// Topics (by number) a PUBLISH record of its own counted; queues by kind, and exchanges by
+    /// routing key (of a publish), likewise: their rows were made then, or the rows were full.
+    @exclusivity(unchecked) private var countedTopics: Set<UInt32> = []
+    @exclusivity(unchecked) private var countedQueues: Set<UInt64> = []
+    @exclusivity(unchecked) private var countedExchanges: Set<UInt64> = []
+
     /// Connections remembered as introduced (for the tests: it stays bounded).
     var introducedCount: Int { introduced.count }
+    /// PDUs added to a sum rather than written in full (for the tests).
+    @exclusivity(unchecked) private(set) var summedPDUs = 0
+    /// Sums kept, and connections the lane keeps state for (for the tests: both stay bounded).
+    var keptRepeats: Int { repeatCount }
+    var laneConnectionCount: Int { laneConnections.count }
 
     /// The bounds of `TableRecord` (tests make them small).
-    private let maxNamedStrings: Int, maxNamedBytes: Int, maxNamedLength: Int, maxIntroduced: Int
+    private let maxNamedStrings: Int, maxNamedBytes: Int, maxNamedLength: Int, maxIntroduced: Int, maxRepeats: Int
 
     public convenience init() { self.init(maxNamedStrings: TableRecord.maxNamedStrings) }
 
     init(maxNamedStrings: Int, maxNamedBytes: Int = TableRecord.maxNamedBytes, maxNamedLength: Int = TableRecord.maxNamedLength,
-         maxIntroduced: Int = TableRecord.maxIntroduced) {
+         maxIntroduced: Int = TableRecord.maxIntroduced, maxRepeats: Int = TableRecord.maxRepeats) {
         self.maxNamedStrings = maxNamedStrings
         self.maxNamedBytes = maxNamedBytes
         self.maxNamedLength = maxNamedLength
         self.maxIntroduced = maxIntroduced
+        self.maxRepeats = maxRepeats
     }
 
     /// Writes the record of what `TableRenderer.render` would count of `event`.
@@ -128,6 +206,34 @@ public final class TableRecordWriter {
             let payloadLength = facts.payloadLength, qos = facts.qos, channel = facts.channel, ackedCount = facts.ackedCount
             let clientID = facts.clientID, connectVersion = facts.connectVersion, version = facts.version
             let problems = pdu.problems
+            let isPublish = Self.kind(facts.kind, is: "PUBLISH")
+            let settles = queue != nil && TableRecord.settles(facts.kind)
+            let publishes = messageNumbers != nil && facts.message?.method == "basic.publish"
+            // A PDU that counts as one before it did (its connection, kind, topic, queue and
+            // exchange each counted by a record of their own) is added to a sum, and only its
+            // weight written here (what the lanes are balanced by); anything else, in full.
+            if problems.isEmpty, !hasIdentity, !hasClose, clientID == nil, connectVersion == nil, version == nil,
+               ctx.stream == lastIntroduced || introduced.contains(ctx.stream),
+               let key = repeatKey(kind: kind, channel: channel, topic: isPublish ? topic : nil, isPublish: isPublish,
+                                   queue: queue, settles: settles, message: messageNumbers, publishes: publishes),
+               addRepeat(key, stream: ctx.stream, time: ctx.time, payloadLength: payloadLength, qos: qos,
+                         retained: facts.retained, ackedCount: ackedCount, bodySize: publishes ? facts.message?.bodySize : nil) {
+                sink.append(byte: TableRecord.Tag.counted.rawValue)
+                // Bounded: past the bound, every sum is written (a sum can always be written early).
+                summedPDUs += 1
+                if repeatCount > maxRepeats { flushRepeats(of: [], all: true, into: &sink) }
+                return
+            }
+            // The connection's sums first: they count before this PDU, as their PDUs came.
+            flushRepeats(of: ctx.stream, into: &sink)
+            if laneConnections.count >= maxIntroduced, laneConnections[ctx.stream] == nil {
+                // Bounded: every connection is let go, its sums written first.
+                flushRepeats(of: [], all: true, into: &sink)
+                laneConnections.removeAll()
+                lastLane = nil
+            }
+            noteCounted(stream: ctx.stream, kind: kind, topic: isPublish ? topic : nil, queue: settles ? queue : nil,
+                        exchange: publishes ? messageNumbers : nil)
             var present: TableRecord.Present = []
             if topic != nil { present.insert(.topic) }
             if payloadLength != nil { present.insert(.payloadLength) }
@@ -215,6 +321,10 @@ public final class TableRecordWriter {
             Self.string(p.code, into: &sink)
             Self.string(p.description, into: &sink)
         case .connectionClosed(let c):
+            // Its sums count before its end (which sets its times); then it is forgotten.
+            flushRepeats(of: c.stream, into: &sink)
+            laneConnections[c.stream] = nil
+            if lastLane?.stream == c.stream { lastLane = nil }
             introduced.remove(c.stream)
             if lastIntroduced == c.stream { lastIntroduced = -1 }
             sink.append(byte: TableRecord.Tag.closed.rawValue)
@@ -227,6 +337,169 @@ public final class TableRecordWriter {
             Self.raw(Int64(c.bytesToServer), into: &sink)
             Self.raw(Int64(c.bytesToClient), into: &sink)
         }
+    }
+
+    /// Writes the sums kept for `streams` (connections leaving the lane: the caller's thread counts
+    /// their PDUs from now on, and their sums must count before those), or all of them (`all`: the
+    /// end of the input, or at any point: a sum can always be written early).
+    public func flushRepeats(of streams: [Int], all: Bool, into sink: inout ByteSink) {
+        if all {
+            for stream in laneConnections.keys.sorted() { flushRepeats(of: stream, into: &sink) }
+        } else {
+            for stream in streams { flushRepeats(of: stream, into: &sink) }
+        }
+    }
+
+    /// Writes the sums of one connection, as they were begun.
+    private func flushRepeats(of stream: Int, into sink: inout ByteSink) {
+        guard repeatCount > 0, let lane = laneConnection(stream, making: false), !lane.repeats.isEmpty else { return }
+        for r in lane.repeats { writeRepeat(r, stream: stream, into: &sink) }
+        repeatCount -= lane.repeats.count
+        lane.repeats.removeAll(keepingCapacity: true)
+        lane.index.removeAll(keepingCapacity: true)
+    }
+
+    private func writeRepeat(_ r: Repeat, stream: Int, into sink: inout ByteSink) {
+        let k = r.key
+        sink.append(byte: TableRecord.Tag.repeated.rawValue)
+        sink.append(byte: k.flags)
+        Self.raw(Int64(stream), into: &sink)
+        Self.time(r.time, into: &sink)
+        Self.raw(k.kind, into: &sink)
+        Self.raw(Int64(r.count), into: &sink)
+        Self.raw(Int64(k.channel), into: &sink)
+        if k.flags & RepeatKey.hasTopic != 0 {
+            Self.raw(k.topic, into: &sink)
+            Self.raw(Int64(r.payloadBytes), into: &sink)
+            Self.raw(Int64(r.qos.0), into: &sink)
+            Self.raw(Int64(r.qos.1), into: &sink)
+            Self.raw(Int64(r.qos.2), into: &sink)
+            Self.raw(Int64(r.retained), into: &sink)
+        }
+        if k.flags & RepeatKey.hasQueue != 0 {
+            Self.raw(k.queue, into: &sink)
+            Self.raw(Int64(r.acked), into: &sink)
+        }
+        if k.flags & RepeatKey.hasMessage != 0 {
+            if k.flags & RepeatKey.hasMethod != 0 { Self.raw(k.method, into: &sink) }
+            if k.flags & RepeatKey.hasExchange != 0 { Self.raw(k.exchange, into: &sink) }
+            if k.flags & RepeatKey.hasRoutingKey != 0 { Self.raw(k.routingKey, into: &sink) }
+            Self.raw(Int64(r.bodyBytes), into: &sink)
+        }
+    }
+
+    /// The lane's state of a connection (made when `making`; the last one is kept at hand).
+    private func laneConnection(_ stream: Int, making: Bool) -> LaneConnection? {
+        if let last = lastLane, last.stream == stream { return last.connection }
+        if let found = laneConnections[stream] {
+            lastLane = (stream, found)
+            return found
+        }
+        guard making else { return nil }
+        let made = LaneConnection()
+        laneConnections[stream] = made
+        lastLane = (stream, made)
+        return made
+    }
+
+    /// The key of a PDU's sum, or nil when a string it counts by has no number (or the kind
+    /// has none: strings written in full are not summed). Topic, queue and message are the
+    /// PDU's when the table counts them: a PUBLISH's topic, a settling kind's queue.
+    private func repeatKey(kind: UInt32, channel: Int?, topic: UInt32?, isPublish: Bool, queue: UInt32?, settles: Bool,
+                           message: (UInt32?, UInt32?, UInt32?)?, publishes: Bool) -> RepeatKey? {
+        guard kind != TableRecord.inline else { return nil }
+        var key = RepeatKey(kind: kind, channel: channel ?? 0, topic: 0, queue: 0, method: 0, exchange: 0, routingKey: 0, flags: 0)
+        if isPublish {
+            // A PUBLISH without a topic counts under "?": written in full.
+            guard let topic, topic != TableRecord.inline, countedTopics.contains(topic) else { return nil }
+            key.topic = topic
+            key.flags |= RepeatKey.hasTopic
+        }
+        if let queue {
+            // A queue of a kind that settles nothing still counts when the rows are full: in full.
+            guard settles, queue != TableRecord.inline, countedQueues.contains(UInt64(queue) << 32 | UInt64(kind)) else { return nil }
+            key.queue = queue
+            key.flags |= RepeatKey.hasQueue
+        }
+        if case let (method, exchange, routingKey)? = message {
+            key.flags |= RepeatKey.hasMessage
+            if let method {
+                guard method != TableRecord.inline else { return nil }
+                key.method = method
+                key.flags |= RepeatKey.hasMethod
+            }
+            if let exchange {
+                guard exchange != TableRecord.inline else { return nil }
+                key.exchange = exchange
+                key.flags |= RepeatKey.hasExchange
+            }
+            if let routingKey {
+                guard routingKey != TableRecord.inline else { return nil }
+                key.routingKey = routingKey
+                key.flags |= RepeatKey.hasRoutingKey
+            }
+            if publishes {
+                guard let exchange, let routingKey, countedExchanges.contains(UInt64(exchange) << 32 | UInt64(routingKey)) else { return nil }
+            }
+        }
+        return key
+    }
+
+    /// Adds a PDU to its connection's sum of `key`; false when its kind was not counted in the
+    /// connection by a record of its own yet.
+    private func addRepeat(_ key: RepeatKey, stream: Int, time: Timestamp, payloadLength: Int?, qos: Int?, retained: Bool,
+                           ackedCount: Int?, bodySize: Int?) -> Bool {
+        guard let lane = laneConnection(stream, making: false), lane.kinds.contains(key.kind) else { return false }
+        let i: Int
+        if let found = lane.index[key] {
+            i = found
+        } else {
+            i = lane.repeats.count
+            lane.index[key] = i
+            lane.repeats.append(Repeat(key: key, time: time))
+            repeatCount += 1
+        }
+        lane.repeats[i].count += 1
+        lane.repeats[i].time = time
+        if key.flags & RepeatKey.hasTopic != 0 {
+            lane.repeats[i].payloadBytes += payloadLength ?? 0
+            switch qos {
+            case 0?: lane.repeats[i].qos.0 += 1
+            case 1?: lane.repeats[i].qos.1 += 1
+            case 2?: lane.repeats[i].qos.2 += 1
+            default: break
+            }
+            if retained { lane.repeats[i].retained += 1 }
+        }
+        if key.flags & RepeatKey.hasQueue != 0 { lane.repeats[i].acked += ackedCount ?? 1 }
+        lane.repeats[i].bodyBytes += bodySize ?? 0
+        return true
+    }
+
+    /// After a PDU's record of its own: its kind in its connection, and its topic, queue and
+    /// exchange, are counted, so the next PDUs like it can be summed. All bounded: a set past
+    /// its bound is emptied (the connections are, by the caller, after their sums are written).
+    private func noteCounted(stream: Int, kind: UInt32, topic: UInt32?, queue: UInt32?, exchange: (UInt32?, UInt32?, UInt32?)?) {
+        guard kind != TableRecord.inline else { return }
+        if let lane = laneConnection(stream, making: true), !lane.kinds.contains(kind) { lane.kinds.append(kind) }
+        if let topic, topic != TableRecord.inline {
+            if countedTopics.count >= TableRecord.maxCounted { countedTopics.removeAll() }
+            countedTopics.insert(topic)
+        }
+        if let queue, queue != TableRecord.inline {
+            if countedQueues.count >= TableRecord.maxCounted { countedQueues.removeAll() }
+            countedQueues.insert(UInt64(queue) << 32 | UInt64(kind))
+        }
+        if case let (_, exchange?, routingKey?)? = exchange, exchange != TableRecord.inline, routingKey != TableRecord.inline {
+            if countedExchanges.count >= TableRecord.maxCounted { countedExchanges.removeAll() }
+            countedExchanges.insert(UInt64(exchange) << 32 | UInt64(routingKey))
+        }
+    }
+
+    /// Whether `kind` is `name` (lengths first: most kinds differ in length from the one sought).
+    @inline(__always)
+    private static func kind(_ kind: String, is name: String) -> Bool {
+        kind.utf8.count == name.utf8.count && kind == name
     }
 
     /// The number of `s`, writing its definition first if it has none yet; `TableRecord.inline`
@@ -369,6 +642,31 @@ public final class TableRecordReader {
                         table.noteProblem(code: code, example: example)
                     }
                 }
+            case .repeated:
+                let flags = r.byte()
+                let stream = Int(r.raw(Int64.self))
+                let time = r.time()
+                var repeated = TableRenderer.RepeatedPDUs(stream: stream, time: time, kind: strings[Int(r.raw(UInt32.self))],
+                                                          count: Int(r.raw(Int64.self)), channel: Int(r.raw(Int64.self)))
+                typealias Key = TableRecordWriter.RepeatKey
+                if flags & Key.hasTopic != 0 {
+                    repeated.topic = strings[Int(r.raw(UInt32.self))]
+                    repeated.payloadBytes = Int(r.raw(Int64.self))
+                    repeated.qos = (Int(r.raw(Int64.self)), Int(r.raw(Int64.self)), Int(r.raw(Int64.self)))
+                    repeated.retained = Int(r.raw(Int64.self))
+                }
+                if flags & Key.hasQueue != 0 {
+                    repeated.queue = strings[Int(r.raw(UInt32.self))]
+                    repeated.acked = Int(r.raw(Int64.self))
+                }
+                if flags & Key.hasMessage != 0 {
+                    let method = flags & Key.hasMethod != 0 ? strings[Int(r.raw(UInt32.self))] : nil
+                    let exchange = flags & Key.hasExchange != 0 ? strings[Int(r.raw(UInt32.self))] : nil
+                    let routingKey = flags & Key.hasRoutingKey != 0 ? strings[Int(r.raw(UInt32.self))] : nil
+                    repeated.message = (method, exchange, routingKey)
+                    repeated.bodyBytes = Int(r.raw(Int64.self))
+                }
+                table.noteRepeated(repeated)
             case .problem:
                 let code = r.string(), example = r.string()
                 table.noteProblem(code: code, example: example)

@@ -178,6 +178,92 @@ public struct TableRenderer: Renderer {
         }
     }
 
+    /// PDUs that count alike, summed by `TableRecordWriter` (`TableRecord.Tag.repeated`): `count`
+    /// PDUs of one connection, kind, channel, topic, queue and message, the last of them at `time`.
+    /// Counting them is counting each with `notePDU`, given what the writer vouches for: none has
+    /// problems, a client id, a version, an identity or a close; the connection, the kind in its
+    /// row, the topic, the queue (for the same kind) and the exchange and routing key (for a
+    /// publish) were each counted before, by a PDU of its own, so every row they count in was
+    /// made then, or never will be (the rows were full). Only sums and the last time are kept.
+    struct RepeatedPDUs {
+        var stream: Int
+        var time: Timestamp
+        var kind: String
+        var count: Int
+        /// nil and 0 count alike (no channel).
+        var channel: Int?
+        /// A PUBLISH's topic, its payload bytes, QoS 0, 1 and 2 and retained counts.
+        var topic: String?
+        var payloadBytes = 0
+        var qos = (0, 0, 0)
+        var retained = 0
+        /// The queue of a delivery or settlement, and the deliveries the settlements covered
+        /// (each PDU's `ackedCount`, 1 when it has none).
+        var queue: String?
+        var acked = 0
+        /// A completed message: its method, exchange and routing key, and its body sizes.
+        var message: (method: String?, exchange: String?, routingKey: String?)?
+        var bodyBytes = 0
+    }
+
+    /// Counts `r` as `notePDU` counts each of its PDUs.
+    mutating func noteRepeated(_ r: RepeatedPDUs) {
+        if let last = lastConnection, last.stream == r.stream {
+            Self.noteRepeated(r, in: &connections.values[last.index])
+        } else if let i = connections.index(forKey: r.stream) {
+            lastConnection = (r.stream, i)
+            Self.noteRepeated(r, in: &connections.values[i])
+        } else {
+            // The connection's first PDU found the rows full (rows are never taken away).
+            Self.noteRepeated(r, in: &untracked)
+        }
+        if Self.kind(r.kind, is: "PUBLISH") {
+            if let i = topics.index(forKey: TopicKey(r.topic ?? "?")) {
+                topics.values[i].messages += r.count
+                topics.values[i].bytes += r.payloadBytes
+                topics.values[i].qos[0] += r.qos.0
+                topics.values[i].qos[1] += r.qos.1
+                topics.values[i].qos[2] += r.qos.2
+                topics.values[i].retained += r.retained
+            } else {
+                untrackedTopics += r.count
+            }
+        }
+        if let m = r.message, m.method == "basic.publish" {
+            let key = ExchangeKey(exchange: m.exchange ?? "", routingKey: m.routingKey ?? "")
+            if let i = exchanges.index(forKey: key) {
+                exchanges.values[i].publishes += r.count
+                exchanges.values[i].bytes += r.bodyBytes
+            } else {
+                untrackedExchanges += r.count
+            }
+        }
+        if let queue = r.queue {
+            if let i = queues.index(forKey: queue) {
+                switch r.kind {
+                case "basic.deliver", "basic.get-ok": queues.values[i].deliveries += r.count
+                case "basic.ack": queues.values[i].acks += r.acked
+                case "basic.nack": queues.values[i].nacks += r.acked
+                case "basic.reject": queues.values[i].rejects += r.count
+                default: break
+                }
+            } else {
+                untrackedQueues += r.count
+            }
+        }
+    }
+
+    /// `note` for each PDU of `r`, in its connection's row.
+    private static func noteRepeated(_ r: RepeatedPDUs, in row: inout ConnectionRow) {
+        row.last = r.time
+        row.pdus += r.count
+        if let i = kindIndex(r.kind, in: row.kinds) { row.kinds[i].1 += r.count } else { row.kinds.append((r.kind, r.count)) }
+        if let c = r.channel, c != 0, c != row.lastChannel {
+            row.channels.insert(c)
+            row.lastChannel = c
+        }
+    }
+
     /// A connection's end: its endpoints, bytes and times.
     mutating func noteClosed(_ c: ConnectionSummary) {
         guard tracks(c.stream) else {

@@ -260,6 +260,7 @@ struct ProtoDissect: ParsableCommand {
             let records = TableRecordWriter(), reading = TableRecordReader()
             try dissect(with: TableRenderer(options: renderOptions()), inLanes: nil,
                         recordsInLanes: (count: { $0.count($1, markingIn: &$2) }, write: { records.write($0, into: &$1) },
+                                         batchEnd: { records.flushRepeats(of: $0, all: $1, into: &$2) },
                                          read: { reading.read($1, into: &$0) }),
                         registry: registry, options: options)
         }
@@ -269,9 +270,12 @@ struct ProtoDissect: ParsableCommand {
     /// (`Pipeline.runInLanes`: a renderer whose output for an event depends on that event alone).
     /// `recordsInLanes`, when given, runs in lanes a renderer that sums events (a table): the
     /// caller's lane counts its events as they come (`count`, which marks each in the sink), the
-    /// second lane writes records of its own (`write`), and `read` counts those in their place.
+    /// second lane writes records of its own (`write`, and `batchEnd` after each of its batches:
+    /// the sums it keeps of connections leaving it, or all at the end), and `read` counts those
+    /// in their place.
     private func dissect<R: Renderer>(with renderer: R, inLanes laneRenderer: R?,
                                       recordsInLanes: (count: (inout R, OutputEvent, inout ByteSink) -> Void, write: LaneRenderer,
+                                                       batchEnd: LaneBatchEnd,
                                                        read: (inout R, UnsafeBufferPointer<UInt8>) -> Void)? = nil,
                                       registry: ProtocolRegistry, options: PipelineOptions) throws {
         var renderer = renderer
@@ -322,7 +326,7 @@ struct ProtoDissect: ParsableCommand {
                                 recordsInLanes.count(&summing.renderer, event, &sink)
                             }, secondLane: { event, sink in
                                 recordsInLanes.write(event, &sink)
-                            }, eventDone: { sink in
+                            }, secondLaneBatchEnd: recordsInLanes.batchEnd, eventDone: { sink in
                                 recordsInLanes.read(&summing.renderer, sink.bytes)
                                 sink.removeAll()
                                 return true

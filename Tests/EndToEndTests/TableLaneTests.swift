@@ -59,6 +59,8 @@ import Testing
             }, secondLane: { event, sink in
                 records.count += 1
                 writer.write(event, into: &sink)
+            }, secondLaneBatchEnd: { leaving, isLast, sink in
+                writer.flushRepeats(of: leaving, all: isLast, into: &sink)
             }, balancing: policy, eventDone: { sink in
                 reading.read(sink.bytes, into: &box.table)
                 sink.removeAll()
@@ -123,6 +125,38 @@ import Testing
         let (lanes, records, pipeline) = try Self.inLanes(path, maxTableRows: 7, batchPackets: 8, policy: .everyWindow(batches: 2))
         #expect(pipeline.laneMoves > 20, "connections changed lanes many times")
         #expect(records > 20, "the second lane wrote records")
+        Self.expectSame(lanes, alone)
+    }
+
+    @Test("PDUs that count alike are summed by the lane (topics, kinds and channels of 40 connections moved every other batch, rows limited to 7): the tables of run")
+    func summed() throws {
+        let path = try ConcurrentRunTests.interleavedCapture()
+        for rows in [1000, 7] {
+            let alone = try Self.alone(path, maxTableRows: rows)
+            let writer = TableRecordWriter()
+            let (lanes, records, _) = try Self.inLanes(path, maxTableRows: rows, batchPackets: 8, policy: .everyWindow(batches: 2),
+                                                       writer: writer)
+            #expect(writer.summedPDUs > records / 4, "most of the lane's PDUs repeat a kind, topic and connection counted before")
+            #expect(writer.keptRepeats == 0, "every sum is written by the end")
+            Self.expectSame(lanes, alone)
+            // Two sums and three connections at most: written early, and let go, over and over.
+            let bounded = TableRecordWriter(maxNamedStrings: TableRecord.maxNamedStrings, maxIntroduced: 3, maxRepeats: 2)
+            let (cut, _, _) = try Self.inLanes(path, maxTableRows: rows, batchPackets: 8, policy: .everyWindow(batches: 2),
+                                               writer: bounded)
+            #expect(bounded.summedPDUs > 0)
+            #expect(bounded.laneConnectionCount <= 3)
+            Self.expectSame(cut, alone)
+        }
+    }
+
+    @Test("sums and the lane's connections within their bounds (2 sums, 3 connections): written early, the same tables",
+          arguments: FactsDetailTests.captures())
+    func summedBounded(capture: String) throws {
+        let alone = try Self.alone(capture)
+        let writer = TableRecordWriter(maxNamedStrings: TableRecord.maxNamedStrings, maxIntroduced: 3, maxRepeats: 2)
+        let (lanes, _, _) = try Self.inLanes(capture, batchPackets: 4, policy: .everyWindow(batches: 1), writer: writer)
+        #expect(writer.laneConnectionCount <= 3)
+        #expect(writer.keptRepeats == 0)
         Self.expectSame(lanes, alone)
     }
 
