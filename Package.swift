@@ -34,7 +34,7 @@ let package = Package(
         .executableTarget(name: "proto-dissect", dependencies: [
             "Pipeline", "Render", "MQTT", "AMQP", "Capture", "Dissection", "CMimalloc",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+        ], linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "-l_FoundationCShims", "-Xlinker", "-l_FoundationCollections"])]),
         // Fuzzing (scripts/fuzz.sh): the targets' code is a library, so tests replay saved inputs;
         // each executable is libFuzzer's entry point when built with FUZZING, a replayer otherwise.
         .target(name: "FuzzTargets", dependencies: ["MQTT", "AMQP", "Pipeline", "Capture", "Reassembly", "Render", "Dissection"], path: "Fuzz/Targets"),
