@@ -60,9 +60,19 @@ struct AMQPMessageAssembly {
 
     /// What summaries count of the message: the same values `field()` shows.
     var facts: PDUFacts.MessageFacts {
-        PDUFacts.MessageFacts(method: method.fullName, exchange: methodValues.string("exchange"),
-                              routingKey: methodValues.string("routing-key"),
+        PDUFacts.MessageFacts(method: method.fullName, exchange: methodString(at: method.exchangeArgument),
+                              routingKey: methodString(at: method.routingKeyArgument),
                               bodySize: bodySize <= UInt64(Int.max) ? Int(bodySize) : nil)
+    }
+
+    /// The string value of the method's argument at `index`, as `AMQPArgumentValues.string` gives it.
+    private func methodString(at index: Int?) -> String? {
+        guard let index else { return nil }
+        switch methodValue(at: index) {
+        case .string(let s)?: return s
+        case .longString(let bytes, _)?: return AMQPText.shortString(bytes)
+        default: return nil
+        }
     }
 
     /// The `message` field's text lines, as `TextTree` writes `field()` one level down,
