@@ -110,6 +110,10 @@ public struct AMQPConnectionDissector: StreamDissector {
     private var messages = ChannelTable<AMQPMessageAssembly>()
     /// The last request of each method per channel and direction, for close explanations.
     private var requests = ChannelTable<[AMQPMethodID: AMQPArgumentValues]>()
+    /// The last basic.publish of each channel and direction, apart from `requests`: a publisher
+    /// sends one per message, and storing each into a dictionary cost several hundred
+    /// instructions; they join the rest only when a frame reads its peer's requests.
+    private var lastPublish = ChannelTable<AMQPArgumentValues>()
     /// Directions that lost frame sync at some point: content out of context is expected there.
     private var lostSyncToServer = false
     private var lostSyncToClient = false
@@ -239,7 +243,9 @@ public struct AMQPConnectionDissector: StreamDissector {
         }
         var channelRequests: [AMQPMethodID: AMQPArgumentValues] = [:]
         if isFrame, AMQPConnectionDissector.readsRequests(frame) {
-            channelRequests = requests[ChannelKey(direction: direction.reversed, channel: frame.channel)] ?? [:]
+            let peer = ChannelKey(direction: direction.reversed, channel: frame.channel)
+            channelRequests = requests[peer] ?? [:]
+            if let i = lastPublish.slot(peer) { channelRequests[.basicPublish] = lastPublish.values[i] }
         }
         var decoded: AMQPFrameDecoder.Decoded
         if writesTree, framedCleanly, let fast = writtenDecode(frame) {
@@ -367,7 +373,13 @@ public struct AMQPConnectionDissector: StreamDissector {
                 messages[key] = AMQPMessageAssembly(method: spec, values: method.values,
                                                     previewLimit: options.detail == .facts ? 0 : options.bodyPreviewBytes)
             }
-            if AMQPConnectionDissector.isRemembered(id) {
+            if id == .basicPublish {
+                if let i = lastPublish.slot(key) {
+                    lastPublish.values[i] = method.values.withoutBulk
+                } else {
+                    lastPublish[key] = method.values.withoutBulk
+                }
+            } else if AMQPConnectionDissector.isRemembered(id) {
                 if let i = requests.slot(key) {
                     requests.values[i][id] = method.values.withoutBulk
                 } else {
@@ -377,6 +389,7 @@ public struct AMQPConnectionDissector: StreamDissector {
             if spec.classID == 20, spec.methodName == "close-ok" || spec.methodName == "open" {
                 for d in [Direction.toServer, .toClient] {
                     requests[ChannelKey(direction: d, channel: frame.channel)] = nil
+                    lastPublish[ChannelKey(direction: d, channel: frame.channel)] = nil
                 }
                 openChannels[frame.channel] = spec.methodName == "open"
                 queues.reset(channel: frame.channel)
