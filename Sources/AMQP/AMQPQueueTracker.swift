@@ -36,7 +36,11 @@ struct AMQPQueueTracker {
     /// Most outstanding deliveries remembered per channel; beyond it new ones are not
     /// attributed (a consumer with no prefetch limit that never acks would grow it forever).
     let maxOutstanding: Int
-    private var channels: [UInt16: ChannelState] = [:]
+    /// Each channel's state, in a short list searched from the last one used (a connection uses
+    /// a few channels; a dictionary hashed the number per frame).
+    private var channelNumbers: [UInt16] = []
+    private var channelStates: [ChannelState] = []
+    private var lastChannel = 0
 
     init(maxOutstanding: Int) {
         self.maxOutstanding = max(maxOutstanding, 0)
@@ -44,7 +48,36 @@ struct AMQPQueueTracker {
 
     /// Forgets a channel's consumers and deliveries (channel.open, channel.close-ok).
     mutating func reset(channel: UInt16) {
-        channels[channel] = nil
+        guard let i = channelNumbers.firstIndex(of: channel) else { return }
+        channelNumbers.remove(at: i)
+        channelStates.remove(at: i)
+        lastChannel = 0
+    }
+
+    /// Where `channel`'s state is, made empty if it has none.
+    private mutating func slot(_ channel: UInt16) -> Int {
+        if lastChannel < channelNumbers.count, channelNumbers[lastChannel] == channel { return lastChannel }
+        if let i = channelNumbers.firstIndex(of: channel) {
+            lastChannel = i
+            return i
+        }
+        channelNumbers.append(channel)
+        channelStates.append(ChannelState())
+        lastChannel = channelNumbers.count - 1
+        return lastChannel
+    }
+
+    /// Whether `track` does anything with the method from that direction: most frames (publishes,
+    /// content) look up no channel.
+    private static func concernsQueues(_ id: AMQPMethodID, from direction: Direction) -> Bool {
+        switch (id.classID, id.methodID, direction) {
+        case (50, 11, .toClient), (60, 20, .toServer), (60, 21, .toClient), (60, 31, .toClient), (60, 30, .toClient),
+             (60, 60, .toClient), (60, 70, .toServer), (60, 72, .toClient), (60, 71, .toClient),
+             (60, 80, .toServer), (60, 120, .toServer), (60, 90, .toServer), (60, 100, .toServer), (60, 110, .toServer):
+            return true
+        default:
+            return false
+        }
     }
 
     /// What a delivery or a settlement was attributed to: its queue (none when a `multiple`
@@ -111,13 +144,14 @@ struct AMQPQueueTracker {
 
     /// Notes what a method says about queues and returns what it attributes the PDU to, if anything.
     mutating func track(_ id: AMQPMethodID, _ values: AMQPArgumentValues, channel: UInt16, from direction: Direction) -> Attribution? {
-        // Only methods of the basic and queue classes concern queues: others need no channel state.
-        guard id.classID == 60 || id.classID == 50 else { return nil }
+        // Only these methods concern queues: others need no channel state.
+        guard Self.concernsQueues(id, from: direction) else { return nil }
+        let i = slot(channel)
         // Changed where it is stored: a copy would share, then copy, its dictionaries per frame.
-        // The steps are static: a method of `self` called with `self.channels` in-out would
-        // be called on a copy of `self`, which shares `channels`, so the in-out access copied
-        // the whole dictionary per frame (callgrind: 4,048 copies on a 6,000-packet capture).
-        return Self.track(id, values, from: direction, maxOutstanding: maxOutstanding, &channels[channel, default: ChannelState()])
+        // The steps are static: a method of `self` called with `self.channelStates` in-out
+        // would be called on a copy of `self`, which shares the array, so the in-out access
+        // copied it per frame.
+        return Self.track(id, values, from: direction, maxOutstanding: maxOutstanding, &channelStates[i])
     }
 
     private static func track(_ id: AMQPMethodID, _ values: AMQPArgumentValues, from direction: Direction, maxOutstanding: Int,
