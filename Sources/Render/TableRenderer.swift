@@ -19,7 +19,7 @@ public struct TableRenderer: Renderer {
         var first: Timestamp?
         var last: Timestamp?
         var pdus = 0
-        var kinds: [(String, Int)] = []
+        var kinds = KindCounts()
         var bytesToServer = 0
         var bytesToClient = 0
         var user = ""
@@ -257,7 +257,7 @@ public struct TableRenderer: Renderer {
     private static func noteRepeated(_ r: RepeatedPDUs, in row: inout ConnectionRow) {
         row.last = r.time
         row.pdus += r.count
-        if let i = kindIndex(r.kind, in: row.kinds) { row.kinds[i].1 += r.count } else { row.kinds.append((r.kind, r.count)) }
+        row.kinds.add(r.kind, r.count)
         if let c = r.channel, c != 0, c != row.lastChannel {
             row.channels.insert(c)
             row.lastChannel = c
@@ -303,7 +303,7 @@ public struct TableRenderer: Renderer {
         if row.first == nil { row.first = time }
         row.last = time
         row.pdus += 1
-        if let i = kindIndex(kind, in: row.kinds) { row.kinds[i].1 += 1 } else { row.kinds.append((kind, 1)) }
+        row.kinds.add(kind, 1)
         if Self.kind(kind, is: "CONNECT") {
             if let id = facts.clientID { row.clientID = id }
             if let v = facts.connectVersion { row.version = v }
@@ -330,11 +330,42 @@ public struct TableRenderer: Renderer {
         kind.utf8.count == name.utf8.count && kind == name
     }
 
+    /// A connection's PDUs by kind, in the order the kinds were first seen (as the table lists
+    /// them), with a small cache of where each kind is, by the two words of its String: a
+    /// connection has a few dozen kinds, and the frequent ones (an AMQP delivery's four) were
+    /// found by passing over those before them, per PDU.
+    struct KindCounts {
+        private(set) var list: [(String, Int)] = []
+        /// By a hash of a kind's bits: those bits (of the String kept in `list`, which stays alive,
+        /// so equal bits are that very string) and its index; -1 when empty.
+        private var cache = [(UInt64, UInt64, Int)](repeating: (0, 0, -1), count: 16)
+
+        mutating func add(_ kind: String, _ count: Int) {
+            let bits = unsafeBitCast(kind, to: (UInt64, UInt64).self)
+            let slot = Int(truncatingIfNeeded: ((bits.0 ^ bits.1) &* 0x9E37_79B9_7F4A_7C15) >> 60)
+            let cached = cache[slot]
+            if cached.2 >= 0, cached.0 == bits.0, cached.1 == bits.1 {
+                list[cached.2].1 += count
+                return
+            }
+            let i: Int
+            if let found = TableRenderer.kindIndex(kind, in: list) {
+                i = found
+            } else {
+                list.append((kind, 0))
+                i = list.count - 1
+            }
+            list[i].1 += count
+            let kept = unsafeBitCast(list[i].0, to: (UInt64, UInt64).self)
+            if kept.0 == bits.0, kept.1 == bits.1 { cache[slot] = (kept.0, kept.1, i) }
+        }
+    }
+
     /// Where `kind` is counted in `kinds`. Kinds are names from decoders' tables, so a kind is
     /// nearly always the very same string value as the one counted before it, bit for bit: that is
     /// checked first, as two words, since a String comparison of two different names costs a call
     /// into the standard library per name passed over. Equal bits are always equal strings.
-    private static func kindIndex(_ kind: String, in kinds: [(String, Int)]) -> Int? {
+    fileprivate static func kindIndex(_ kind: String, in kinds: [(String, Int)]) -> Int? {
         let bits = unsafeBitCast(kind, to: (UInt64, UInt64).self)
         for i in kinds.indices {
             let other = unsafeBitCast(kinds[i].0, to: (UInt64, UInt64).self)
@@ -424,7 +455,7 @@ public struct TableRenderer: Renderer {
                        + pad(size(row.bytesToServer), 8, right: true) + " " + pad(size(row.bytesToClient), 8, right: true) + "\n")
             let identity = identityLine(row)
             if !identity.isEmpty { out.append(wrap(identity, indent: 7, width: 80)) }
-            let kinds = row.kinds.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
+            let kinds = row.kinds.list.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
             if !kinds.isEmpty { out.append(wrap(kinds, indent: 7, width: 80)) }
         }
         if untrackedConnections > 0 || untracked.pdus > 0 {

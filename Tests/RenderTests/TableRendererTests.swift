@@ -301,3 +301,29 @@ struct TableByteCountTests {
         #expect(size(bytes).count <= 8)
     }
 }
+
+/// A connection's kinds are found through a small cache keyed by the kind String's bits: the
+/// counts and the first-seen order must be those of a plain search, whether each kind comes as
+/// the very string counted before, as an equal string made anew, or as one colliding in the cache.
+@Suite("Table kind counts")
+struct TableKindCountsTests {
+    @Test("forty kinds, each the same string or an equal one made anew, interleaved: the counts and order of a plain search")
+    func countsAndOrder() {
+        var rng = SplitMix64(seed: 0x51A7)
+        // Longer than a small string: their bits name their storage, not their bytes.
+        let names = (0..<40).map { "kind-number-\($0)-of-the-connection" }
+        var counts = TableRenderer.KindCounts()
+        var expected: [(String, Int)] = []
+        for step in 0..<5_000 {
+            let k = Int(rng.next() % UInt64(step < 200 ? 10 : 40))
+            // Half the time an equal string made anew (other bits), else the very same string.
+            let kind = rng.next() % 2 == 0 ? names[k] : String(names[k].utf8.map { Character(Unicode.Scalar($0)) })
+            let n = Int(rng.next() % 3) + 1
+            counts.add(kind, n)
+            if let i = expected.firstIndex(where: { $0.0 == kind }) { expected[i].1 += n } else { expected.append((kind, n)) }
+        }
+        #expect(counts.list.map(\.0) == expected.map(\.0))
+        #expect(counts.list.map(\.1) == expected.map(\.1))
+        #expect(counts.list.count == 40)
+    }
+}
