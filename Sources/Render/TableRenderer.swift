@@ -43,9 +43,26 @@ public struct TableRenderer: Renderer {
     /// A topic as the key of its row (`DigestKey`: hashed by FNV-1a).
     private typealias TopicKey = DigestKey
 
-    private struct ExchangeKey: Hashable, Comparable {
-        var exchange: String
-        var routingKey: String
+    /// An exchange and routing key, with a digest of both (FNV-1a over the exchange's bytes, a
+    /// separator, the routing key's): the key of a `DigestTable`.
+    private struct ExchangeKey: DigestHashed, Comparable {
+        let exchange: String
+        let routingKey: String
+        let digest: UInt64
+
+        init(exchange: String, routingKey: String) {
+            self.exchange = exchange
+            self.routingKey = routingKey
+            var h: UInt64 = 0xCBF2_9CE4_8422_2325
+            for b in exchange.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
+            h = (h ^ 0xFF) &* 0x100_0000_01B3
+            for b in routingKey.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
+            digest = h
+        }
+
+        static func == (a: ExchangeKey, b: ExchangeKey) -> Bool {
+            a.digest == b.digest && a.exchange == b.exchange && a.routingKey == b.routingKey
+        }
 
         static func < (a: ExchangeKey, b: ExchangeKey) -> Bool {
             (a.exchange, a.routingKey) < (b.exchange, b.routingKey)
@@ -78,10 +95,10 @@ public struct TableRenderer: Renderer {
     /// The row of the last PDU's connection, where it is in `connections` (most PDUs follow one
     /// of the same connection); forgotten whenever a row is added or replaced.
     private var lastConnection: (stream: Int, index: Dictionary<Int, ConnectionRow>.Index)?
-    private var topics: [TopicKey: TopicRow] = [:]
+    private var topics = DigestTable<TopicKey, TopicRow>()
     private var topicOrder: [String] = []
-    private var exchanges: [ExchangeKey: ExchangeRow] = [:]
-    private var queues: [String: QueueRow] = [:]
+    private var exchanges = DigestTable<ExchangeKey, ExchangeRow>()
+    private var queues = DigestTable<DigestKey, QueueRow>()
     private var closes: [CloseRow] = []
     private var problems: [String: (count: Int, example: String)] = [:]
     /// What did not fit the row limit, summed.
@@ -160,7 +177,7 @@ public struct TableRenderer: Renderer {
                 topicOrder.append(name)
                 var row = TopicRow(name: name)
                 Self.count(bytes: facts.payloadLength ?? 0, qos: facts.qos, retained: facts.retained, in: &row)
-                topics[key] = row
+                topics.append(key, row)
             }
         }
         // Few PDUs have any of a message, an identity or a close: one question spares the three.
@@ -239,7 +256,7 @@ public struct TableRenderer: Renderer {
             }
         }
         if let queue = r.queue {
-            if let i = queues.index(forKey: queue) {
+            if let i = queues.index(forKey: DigestKey(queue)) {
                 switch r.kind {
                 case "basic.deliver", "basic.get-ok": queues.values[i].deliveries += r.count
                 case "basic.ack": queues.values[i].acks += r.acked
@@ -385,7 +402,7 @@ public struct TableRenderer: Renderer {
         } else if exchanges.count >= options.maxTableRows {
             untrackedExchanges += 1
         } else {
-            exchanges[key] = ExchangeRow(publishes: 1, bytes: message.bodySize ?? 0)
+            exchanges.append(key, ExchangeRow(publishes: 1, bytes: message.bodySize ?? 0))
         }
     }
 
@@ -402,13 +419,14 @@ public struct TableRenderer: Renderer {
             return true
         }
         // The row is found with one hash of the name and updated where it is.
-        if let i = queues.index(forKey: queue) {
+        let key = DigestKey(queue)
+        if let i = queues.index(forKey: key) {
             _ = settle(&queues.values[i])
         } else if queues.count >= options.maxTableRows {
             untrackedQueues += 1
         } else {
             var row = QueueRow()
-            if settle(&row) { queues[queue] = row }
+            if settle(&row) { queues.append(key, row) }
         }
     }
 
@@ -476,7 +494,7 @@ public struct TableRenderer: Renderer {
             out.append("\nExchanges\n")
             out.append(pad("exchange", 26) + " " + pad("routing key", 32) + " " + pad("publishes", 9, right: true) + " "
                        + pad("bytes", 9, right: true) + "\n")
-            for (key, row) in exchanges.sorted(by: { $0.key < $1.key }) {
+            for (key, row) in exchanges.rows.sorted(by: { $0.0 < $1.0 }) {
                 out.append(pad(key.exchange.isEmpty ? "(default)" : key.exchange, 26) + " "
                            + pad(key.routingKey.isEmpty ? "(empty)" : key.routingKey, 32) + " "
                            + pad(String(row.publishes), 9, right: true) + " " + pad(size(row.bytes), 9, right: true) + "\n")
@@ -487,7 +505,8 @@ public struct TableRenderer: Renderer {
             out.append("\nQueues\n")
             out.append(pad("queue", 40) + " " + pad("deliveries", 10, right: true) + " " + pad("acks", 8, right: true) + " "
                        + pad("nacks", 8, right: true) + " " + pad("rejects", 8, right: true) + "\n")
-            for (name, row) in queues.sorted(by: { $0.key < $1.key }) {
+            for (key, row) in queues.rows.sorted(by: { $0.0.name < $1.0.name }) {
+                let name = key.name
                 out.append(pad(name.isEmpty ? "(unnamed)" : name, 40) + " " + pad(String(row.deliveries), 10, right: true) + " "
                            + pad(String(row.acks), 8, right: true) + " " + pad(String(row.nacks), 8, right: true) + " "
                            + pad(String(row.rejects), 8, right: true) + "\n")

@@ -327,3 +327,45 @@ struct TableKindCountsTests {
         #expect(counts.list.count == 40)
     }
 }
+
+/// The table's rows are found through `DigestTable`, an open-addressed index probed by each key's
+/// digest: it must find exactly what a dictionary finds, digests colliding or not.
+@Suite("Digest table")
+struct DigestTableTests {
+    /// A key whose digest is chosen, so that keys can collide.
+    struct Key: DigestHashed {
+        let name: String
+        let digest: UInt64
+    }
+
+    @Test("3,000 keys, a third of them sharing a few digests, looked up as they are added: a dictionary's answers, rows in insertion order")
+    func sameAsDictionary() {
+        var rng = SplitMix64(seed: 0xD16E)
+        var table = DigestTable<Key, Int>()
+        var reference: [String: Int] = [:]
+        var order: [String] = []
+        for step in 0..<6_000 {
+            let n = Int(rng.next() % 3_000)
+            let name = "key-\(n)"
+            // Keys below 1,000 share eight digests; the others have their own.
+            let fixed = Key(name: name, digest: n < 1_000 ? UInt64(n % 8) : DigestKey(name).digest)
+            if let i = table.index(forKey: fixed) {
+                table.values[i] += step
+            } else {
+                #expect(reference[name] == nil)
+                table.append(fixed, step)
+                order.append(name)
+            }
+            reference[name, default: 0] += step
+        }
+        #expect(table.count == reference.count)
+        #expect(table.keys.map(\.name) == order)
+        for (name, value) in reference {
+            let n = Int(name.dropFirst(4))!
+            let fixed = Key(name: name, digest: n < 1_000 ? UInt64(n % 8) : DigestKey(name).digest)
+            #expect(table[fixed] == value)
+        }
+        #expect(table[Key(name: "absent", digest: 3)] == nil)
+        #expect(table[Key(name: "key-5", digest: 4)] == nil, "the same name under another digest is another key")
+    }
+}
