@@ -15,7 +15,7 @@ final class SecondLane: @unchecked Sendable {
     private let batchEnd: LaneBatchEnd?
     // The reading thread's alone.
     /// The lane of each open connection, by stream number.
-    @exclusivity(unchecked) private var laneOf: [Int: UInt8] = [:]
+    @exclusivity(unchecked) private var laneOf = StreamTable<UInt8>()
     /// Connections that come to lane 1 after the last batch: taken over before the next one.
     @exclusivity(unchecked) private var arriving: [Int] = []
     /// The chunk being rendered into.

@@ -9,7 +9,7 @@ final class StreamStage {
     private let maxPDUs: Int?
     // Used from one thread, one call at a time; nothing it calls out to reaches back into these
     // while they are being written: no runtime exclusivity checks.
-    @exclusivity(unchecked) private var streams: [Int: StreamState] = [:]
+    @exclusivity(unchecked) private var streams = StreamTable<StreamState>()
     @exclusivity(unchecked) private var pdus: [DissectedPDU] = []
     /// True once `maxPDUs` is reached or `emit` returned false: no more PDUs are emitted.
     @exclusivity(unchecked) var stopped = false
