@@ -9,7 +9,7 @@ extension DigestKey: DigestHashed {}
 /// Rows by a key with its own digest, in insertion order, found through an open-addressed index
 /// probed by that digest. A Swift dictionary of the same keys hashed the digest again with its
 /// seeded hasher per lookup, about 250 instructions a topic; here a lookup is a multiply, a probe
-/// or two, and the key comparison. Rows are never removed (the tables only add).
+/// or two, and the key comparison. Rows are not removed one by one; the table can be emptied.
 struct DigestTable<Key: DigestHashed, Value> {
     private(set) var keys: [Key] = []
     /// Each key's row, at the key's index.
@@ -58,6 +58,13 @@ struct DigestTable<Key: DigestHashed, Value> {
         slots = [Int32](repeating: -1, count: slots.count * 2)
         shift -= 1
         for index in keys.indices { place(index) }
+    }
+
+    /// Empties the table, keeping its room.
+    mutating func removeAll() {
+        keys.removeAll(keepingCapacity: true)
+        values.removeAll(keepingCapacity: true)
+        for i in slots.indices { slots[i] = -1 }
     }
 
     /// The rows with their keys, in insertion order.

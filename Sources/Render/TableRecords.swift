@@ -66,8 +66,9 @@ enum TableRecord {
     static let maxIntroduced = 4_096
     /// Sums of PDUs kept by the writer at most, over all connections: past it, all are written.
     static let maxRepeats = 4_096
-    /// Topics, queues by kind, and exchanges by routing key remembered as counted at most (each):
-    /// past it, the set is emptied (their next PDU is then written in full again).
+    /// Queues by kind, and exchanges by routing key, remembered as counted at most (each): past
+    /// it, the set is emptied (their next PDU is then written in full again). Topics are kept as
+    /// a bit per string number, bounded by `maxNamedStrings`.
     static let maxCounted = 1 << 16
     /// Whether a table counts a PDU of `kind` in its queue's row (`TableRenderer.noteQueue`).
     static func settles(_ kind: String) -> Bool {
@@ -93,6 +94,9 @@ public final class TableRecordWriter {
     /// digest and one comparison (equal strings made from the same literal compare at once).
     @exclusivity(unchecked) private var recent = [(digest: UInt64, number: UInt32, name: String)](repeating: (0, 0, ""), count: recentSlots)
     private static let recentSlots = 1024
+    /// Strings named lately by a hash of their two words (`number`), and their numbers; `inline`
+    /// when empty.
+    @exclusivity(unchecked) private var sameStrings = [(number: UInt32, name: String)](repeating: (TableRecord.inline, ""), count: 64)
     /// Connections whose endpoints went with a record already (forgotten when they close).
     @exclusivity(unchecked) private var introduced: Set<Int> = []
     @exclusivity(unchecked) private var lastIntroduced = -1
@@ -101,7 +105,7 @@ public final class TableRecordWriter {
 
     /// What a sum of PDUs that count alike is kept by: within one connection, its kind, channel,
     /// and (by string number) its topic, queue and message. `flags`: which are present.
-    struct RepeatKey: Hashable {
+    struct RepeatKey: DigestHashed {
         var kind: UInt32
         var channel: Int
         var topic: UInt32
@@ -114,20 +118,17 @@ public final class TableRecordWriter {
         static let hasTopic: UInt8 = 1, hasQueue: UInt8 = 2, hasMessage: UInt8 = 4
         static let hasMethod: UInt8 = 8, hasExchange: UInt8 = 16, hasRoutingKey: UInt8 = 32
 
-        /// Hashed as one word mixed from the fields: the synthesized hash fed each of them to
-        /// the hasher.
-        func hash(into hasher: inout Hasher) {
+        /// One word mixed from the fields, which a `DigestTable` probes by.
+        var digest: UInt64 {
             var h = UInt64(kind) &* 0x9E37_79B9_7F4A_7C15
             h = (h ^ UInt64(UInt(bitPattern: channel))) &* 0xBF58_476D_1CE4_E5B9
             h = (h ^ UInt64(topic) ^ UInt64(queue) << 32) &* 0x94D0_49BB_1331_11EB
-            h = (h ^ UInt64(method) ^ UInt64(exchange) << 21 ^ UInt64(routingKey) << 42 ^ UInt64(flags) << 56) &* 0x9E37_79B9_7F4A_7C15
-            hasher.combine(h)
+            return (h ^ UInt64(method) ^ UInt64(exchange) << 21 ^ UInt64(routingKey) << 42 ^ UInt64(flags) << 56) &* 0x9E37_79B9_7F4A_7C15
         }
     }
 
     /// The sums of one key: how many PDUs, the last one's time, and what their rows add up.
     struct Repeat {
-        var key: RepeatKey
         var count = 0
         var time: Timestamp
         var payloadBytes = 0
@@ -141,8 +142,7 @@ public final class TableRecordWriter {
     /// kind comes only after one), and its sums not yet written.
     final class LaneConnection {
         @exclusivity(unchecked) var kinds: [UInt32] = []
-        @exclusivity(unchecked) var index: [RepeatKey: Int] = [:]
-        @exclusivity(unchecked) var repeats: [Repeat] = []
+        @exclusivity(unchecked) var repeats = DigestTable<RepeatKey, Repeat>()
     }
 
     /// The connections the lane counts, by stream; the last one looked up.
@@ -152,7 +152,8 @@ public final class TableRecordWriter {
     @exclusivity(unchecked) private var repeatCount = 0
     /// Topics (by number) a PUBLISH record of its own counted; queues by kind, and exchanges by
     /// routing key (of a publish), likewise: their rows were made then, or the rows were full.
-    @exclusivity(unchecked) private var countedTopics: Set<UInt32> = []
+    /// By string number, a bit each (numbers are dense, below `maxNamedStrings`).
+    @exclusivity(unchecked) private var countedTopics: [UInt64] = []
     @exclusivity(unchecked) private var countedQueues: Set<UInt64> = []
     @exclusivity(unchecked) private var countedExchanges: Set<UInt64> = []
 
@@ -212,8 +213,9 @@ public final class TableRecordWriter {
             // A PDU that counts as one before it did (its connection, kind, topic, queue and
             // exchange each counted by a record of their own) is added to a sum, and only its
             // weight written here (what the lanes are balanced by); anything else, in full.
+            // (Its connection was introduced by the record that counted its kind: `addRepeat`
+            // takes a kind the connection's own records counted, in this writer.)
             if problems.isEmpty, !hasIdentity, !hasClose, clientID == nil, connectVersion == nil, version == nil,
-               ctx.stream == lastIntroduced || introduced.contains(ctx.stream),
                let key = repeatKey(kind: kind, channel: channel, topic: isPublish ? topic : nil, isPublish: isPublish,
                                    queue: queue, settles: settles, message: messageNumbers, publishes: publishes),
                addRepeat(key, stream: ctx.stream, time: ctx.time, payloadLength: payloadLength, qos: qos,
@@ -353,14 +355,12 @@ public final class TableRecordWriter {
     /// Writes the sums of one connection, as they were begun.
     private func flushRepeats(of stream: Int, into sink: inout ByteSink) {
         guard repeatCount > 0, let lane = laneConnection(stream, making: false), !lane.repeats.isEmpty else { return }
-        for r in lane.repeats { writeRepeat(r, stream: stream, into: &sink) }
+        for (k, r) in lane.repeats.rows { writeRepeat(r, key: k, stream: stream, into: &sink) }
         repeatCount -= lane.repeats.count
-        lane.repeats.removeAll(keepingCapacity: true)
-        lane.index.removeAll(keepingCapacity: true)
+        lane.repeats.removeAll()
     }
 
-    private func writeRepeat(_ r: Repeat, stream: Int, into sink: inout ByteSink) {
-        let k = r.key
+    private func writeRepeat(_ r: Repeat, key k: RepeatKey, stream: Int, into sink: inout ByteSink) {
         sink.append(byte: TableRecord.Tag.repeated.rawValue)
         sink.append(byte: k.flags)
         Self.raw(Int64(stream), into: &sink)
@@ -411,7 +411,8 @@ public final class TableRecordWriter {
         var key = RepeatKey(kind: kind, channel: channel ?? 0, topic: 0, queue: 0, method: 0, exchange: 0, routingKey: 0, flags: 0)
         if isPublish {
             // A PUBLISH without a topic counts under "?": written in full.
-            guard let topic, topic != TableRecord.inline, countedTopics.contains(topic) else { return nil }
+            guard let topic, topic != TableRecord.inline, Int(topic >> 6) < countedTopics.count,
+                  countedTopics[Int(topic >> 6)] >> UInt64(topic & 63) & 1 == 1 else { return nil }
             key.topic = topic
             key.flags |= RepeatKey.hasTopic
         }
@@ -451,28 +452,27 @@ public final class TableRecordWriter {
                            ackedCount: Int?, bodySize: Int?) -> Bool {
         guard let lane = laneConnection(stream, making: false), lane.kinds.contains(key.kind) else { return false }
         let i: Int
-        if let found = lane.index[key] {
+        if let found = lane.repeats.index(forKey: key) {
             i = found
         } else {
             i = lane.repeats.count
-            lane.index[key] = i
-            lane.repeats.append(Repeat(key: key, time: time))
+            lane.repeats.append(key, Repeat(time: time))
             repeatCount += 1
         }
-        lane.repeats[i].count += 1
-        lane.repeats[i].time = time
+        lane.repeats.values[i].count += 1
+        lane.repeats.values[i].time = time
         if key.flags & RepeatKey.hasTopic != 0 {
-            lane.repeats[i].payloadBytes += payloadLength ?? 0
+            lane.repeats.values[i].payloadBytes += payloadLength ?? 0
             switch qos {
-            case 0?: lane.repeats[i].qos.0 += 1
-            case 1?: lane.repeats[i].qos.1 += 1
-            case 2?: lane.repeats[i].qos.2 += 1
+            case 0?: lane.repeats.values[i].qos.0 += 1
+            case 1?: lane.repeats.values[i].qos.1 += 1
+            case 2?: lane.repeats.values[i].qos.2 += 1
             default: break
             }
-            if retained { lane.repeats[i].retained += 1 }
+            if retained { lane.repeats.values[i].retained += 1 }
         }
-        if key.flags & RepeatKey.hasQueue != 0 { lane.repeats[i].acked += ackedCount ?? 1 }
-        lane.repeats[i].bodyBytes += bodySize ?? 0
+        if key.flags & RepeatKey.hasQueue != 0 { lane.repeats.values[i].acked += ackedCount ?? 1 }
+        lane.repeats.values[i].bodyBytes += bodySize ?? 0
         return true
     }
 
@@ -483,8 +483,9 @@ public final class TableRecordWriter {
         guard kind != TableRecord.inline else { return }
         if let lane = laneConnection(stream, making: true), !lane.kinds.contains(kind) { lane.kinds.append(kind) }
         if let topic, topic != TableRecord.inline {
-            if countedTopics.count >= TableRecord.maxCounted { countedTopics.removeAll() }
-            countedTopics.insert(topic)
+            let word = Int(topic >> 6)
+            if word >= countedTopics.count { countedTopics += [UInt64](repeating: 0, count: word + 1 - countedTopics.count) }
+            countedTopics[word] |= 1 << UInt64(topic & 63)
         }
         if let queue, queue != TableRecord.inline {
             if countedQueues.count >= TableRecord.maxCounted { countedQueues.removeAll() }
@@ -505,6 +506,22 @@ public final class TableRecordWriter {
     /// The number of `s`, writing its definition first if it has none yet; `TableRecord.inline`
     /// when the numbers are all taken (the string is then written where it is used).
     private func number(_ s: String, into sink: inout ByteSink) -> UInt32 {
+        // First by the String's two words: kinds are nearly always the very strings named before
+        // (literals, a method spec's name), and equal words are that string while it is kept
+        // here. Only strings with a number are kept.
+        let bits = unsafeBitCast(s, to: (UInt64, UInt64).self)
+        let quick = Int(truncatingIfNeeded: ((bits.0 ^ bits.1) &* 0x9E37_79B9_7F4A_7C15) >> 58)
+        let seen = sameStrings[quick]
+        if seen.number != TableRecord.inline {
+            let kept = unsafeBitCast(seen.name, to: (UInt64, UInt64).self)
+            if kept.0 == bits.0, kept.1 == bits.1 { return seen.number }
+        }
+        let n = numberByDigest(s, into: &sink)
+        if n != TableRecord.inline { sameStrings[quick] = (n, s) }
+        return n
+    }
+
+    private func numberByDigest(_ s: String, into sink: inout ByteSink) -> UInt32 {
         let key = Key(s)
         let slot = Int(truncatingIfNeeded: key.digest) & (Self.recentSlots - 1)
         if recent[slot].digest == key.digest, recent[slot].name == s { return recent[slot].number }
