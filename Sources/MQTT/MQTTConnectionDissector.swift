@@ -26,6 +26,8 @@ public struct MQTTConnectionDissector: StreamDissector {
     private var pendingToServer = Pending()
     private var pendingToClient = Pending()
     private var guessNoted = false
+    /// Topic names published to lately (the facts fast path's): one String per topic.
+    private var topicNames = TopicNames()
     /// Summary lines are written here, packet after packet (one buffer, not one per line). A
     /// reference: a copy of the dissector makes its own before writing (in `decode`).
     private var lineSink = ByteSink(capacity: 128)
@@ -148,7 +150,7 @@ public struct MQTTConnectionDissector: StreamDissector {
     private mutating func decode(_ frame: MQTTFrame, from direction: Direction) -> DissectedPDU {
         // The facts path writes into neither buffer: it goes before they are checked (it takes no
         // CONNECT, which sets the session's version below).
-        if let version = session.version, case .facts = options.detail, let pdu = MQTTDecoder.facts(of: frame, version: version) {
+        if let version = session.version, case .facts = options.detail, let pdu = MQTTDecoder.facts(of: frame, version: version, topics: &topicNames) {
             return pdu
         }
         let type = frame.held.first.map { MQTTPacketType(rawValue: $0 >> 4) }

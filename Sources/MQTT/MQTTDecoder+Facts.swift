@@ -8,6 +8,12 @@ extension MQTTDecoder {
     /// anything unusual (properties, non-ASCII or empty topics, odd lengths, reason codes, a
     /// frame with bytes not held) to the full decoder, which then reports it.
     static func facts(of frame: MQTTFrame, version: MQTTVersion) -> DissectedPDU? {
+        var topics = TopicNames()
+        return facts(of: frame, version: version, topics: &topics)
+    }
+
+    /// `facts(of:version:)`, a PUBLISH's topic name taken from `topics` when it was seen lately.
+    static func facts(of frame: MQTTFrame, version: MQTTVersion, topics: inout TopicNames) -> DissectedPDU? {
         guard frame.isComplete, frame.missingBytes == 0, frame.unseenBytes == 0, frame.unheldBytes == 0,
               frame.held.count >= 2 else { return nil }
         // Read from 0, wherever the frame's slice starts in its packet.
@@ -15,17 +21,18 @@ extension MQTTDecoder {
             // MQTT 5.0 §1.5.5: a minimal remaining length that ends the frame exactly.
             guard case .value(let length, let n, true) = VariableByteInteger.decode(bytes, at: 1),
                   1 + n + length == bytes.count else { return nil }
-            return facts(of: bytes, length: length, body: 1 + n, version: version)
+            return facts(of: bytes, length: length, body: 1 + n, version: version, topics: &topics)
         }
     }
 
     /// `bytes`: the whole packet; `length`: its remaining length; `body`: where that begins.
-    private static func facts(of bytes: UnsafeBufferPointer<UInt8>, length: Int, body: Int, version: MQTTVersion) -> DissectedPDU? {
+    private static func facts(of bytes: UnsafeBufferPointer<UInt8>, length: Int, body: Int, version: MQTTVersion,
+                              topics: inout TopicNames) -> DissectedPDU? {
         let type = MQTTPacketType(rawValue: bytes[0] >> 4)
         let flags = bytes[0] & 0x0F
         switch type {
         case .publish:
-            return publishFacts(bytes, body: body, flags: flags, version: version)
+            return publishFacts(bytes, body: body, flags: flags, version: version, topics: &topics)
         case .puback, .pubrec, .pubrel, .pubcomp:
             guard bareAcknowledgementID(bytes, type: type, flags: flags, length: length, body: body) != nil else { return nil }
         case .pingreq, .pingresp:
@@ -41,10 +48,11 @@ extension MQTTDecoder {
     /// not a box made per acknowledgement (a segment can carry thousands, all alive at once).
     private static let kindFacts: [PDUFacts] = (0...15).map { PDUFacts(kind: MQTTPacketType(rawValue: UInt8($0)).name) }
 
-    private static func publishFacts(_ bytes: UnsafeBufferPointer<UInt8>, body: Int, flags: UInt8, version: MQTTVersion) -> DissectedPDU? {
+    private static func publishFacts(_ bytes: UnsafeBufferPointer<UInt8>, body: Int, flags: UInt8, version: MQTTVersion,
+                                     topics: inout TopicNames) -> DissectedPDU? {
         guard let publish = PlainPublish(bytes, body: body, flags: flags, version: version) else { return nil }
         var pdu = DissectedPDU(protocolName: "mqtt", summary: "PUBLISH", wireLength: bytes.count, kind: "PUBLISH")
-        pdu.facts!.setPublish(topic: String(decoding: UnsafeBufferPointer(rebasing: bytes[publish.topic]), as: UTF8.self),
+        pdu.facts!.setPublish(topic: topics.name(UnsafeBufferPointer(rebasing: bytes[publish.topic])),
                               payloadLength: bytes.count - publish.payloadStart, qos: publish.qos, retained: flags & 0x01 != 0)
         return pdu
     }

@@ -96,6 +96,11 @@ public struct TableRenderer: Renderer {
     /// of the same connection); forgotten whenever a row is added or replaced.
     private var lastConnection: (stream: Int, index: Dictionary<Int, ConnectionRow>.Index)?
     private var topics = DigestTable<TopicKey, TopicRow>()
+    /// Topic rows by a hash of the topic String's two words: the String (kept here, so equal
+    /// words are that string) and its row. A connection's decoder hands out one String per topic
+    /// (`TopicNames`), and the second lane's records one per string number, so most PUBLISHes are
+    /// found here without digesting the name.
+    private var topicRowCache = [(name: String, row: Int)](repeating: ("", -1), count: 64)
     private var topicOrder: [String] = []
     private var exchanges = DigestTable<ExchangeKey, ExchangeRow>()
     private var queues = DigestTable<DigestKey, QueueRow>()
@@ -168,8 +173,9 @@ public struct TableRenderer: Renderer {
         }
         if Self.kind(kind, is: "PUBLISH") {
             let name = facts.topic ?? "?"
-            let key = TopicKey(name)
-            if let i = topics.index(forKey: key) {
+            if let i = cachedTopicRow(name) {
+                Self.count(bytes: facts.payloadLength ?? 0, qos: facts.qos, retained: facts.retained, in: &topics.values[i])
+            } else if let i = topicRow(name) {
                 Self.count(bytes: facts.payloadLength ?? 0, qos: facts.qos, retained: facts.retained, in: &topics.values[i])
             } else if topics.count >= options.maxTableRows {
                 untrackedTopics += 1
@@ -177,7 +183,7 @@ public struct TableRenderer: Renderer {
                 topicOrder.append(name)
                 var row = TopicRow(name: name)
                 Self.count(bytes: facts.payloadLength ?? 0, qos: facts.qos, retained: facts.retained, in: &row)
-                topics.append(key, row)
+                topics.append(TopicKey(name), row)
             }
         }
         // Few PDUs have any of a message, an identity or a close: one question spares the three.
@@ -235,7 +241,8 @@ public struct TableRenderer: Renderer {
             Self.noteRepeated(r, in: &untracked)
         }
         if Self.kind(r.kind, is: "PUBLISH") {
-            if let i = topics.index(forKey: TopicKey(r.topic ?? "?")) {
+            let name = r.topic ?? "?"
+            if let i = cachedTopicRow(name) ?? topicRow(name) {
                 topics.values[i].messages += r.count
                 topics.values[i].bytes += r.payloadBytes
                 topics.values[i].qos[0] += r.qos.0
@@ -268,6 +275,29 @@ public struct TableRenderer: Renderer {
                 untrackedQueues += r.count
             }
         }
+    }
+
+    /// The slot of `topicRowCache` for a String's two words.
+    @inline(__always)
+    private static func topicSlot(_ bits: (UInt64, UInt64)) -> Int {
+        Int(truncatingIfNeeded: ((bits.0 ^ bits.1) &* 0x9E37_79B9_7F4A_7C15) >> 58)
+    }
+
+    /// The row of the topic `name`, when `name` is the very String cached for it.
+    @inline(__always)
+    private func cachedTopicRow(_ name: String) -> Int? {
+        let bits = unsafeBitCast(name, to: (UInt64, UInt64).self)
+        let cached = topicRowCache[Self.topicSlot(bits)]
+        guard cached.row >= 0 else { return nil }
+        let kept = unsafeBitCast(cached.name, to: (UInt64, UInt64).self)
+        return kept.0 == bits.0 && kept.1 == bits.1 ? cached.row : nil
+    }
+
+    /// The row of the topic `name`, found by its digest, and cached for this very String.
+    private mutating func topicRow(_ name: String) -> Int? {
+        guard let i = topics.index(forKey: TopicKey(name)) else { return nil }
+        topicRowCache[Self.topicSlot(unsafeBitCast(name, to: (UInt64, UInt64).self))] = (name, i)
+        return i
     }
 
     /// `note` for each PDU of `r`, in its connection's row.
