@@ -84,6 +84,57 @@ extension ByteWords {
     }
     #endif
 
+    /// Whether every byte is printable ASCII (0x20...0x7E) other than `a` and `b`: an MQTT topic
+    /// name the fast paths take (no wildcards). Sixteen or eight bytes at a time, the last ones
+    /// overlapping those before, as `isPlainASCII`.
+    @inlinable
+    public static func isPrintableASCII(_ p: UnsafeBufferPointer<UInt8>, without a: UInt8, _ b: UInt8) -> Bool {
+        guard let base = p.baseAddress else { return true }
+        let n = p.count
+        let raw = UnsafeRawPointer(base)
+        #if arch(x86_64) && canImport(_Builtin_intrinsics.intel)
+        if n >= 16 {
+            var i = 0
+            while i + 16 <= n {
+                if !printable16(raw + i, without: a, b) { return false }
+                i += 16
+            }
+            return i == n || printable16(raw + (n - 16), without: a, b)
+        }
+        #endif
+        if n >= 8 {
+            var i = 0
+            while i + 8 <= n {
+                if notPrintableFlags(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self), without: a, b) != 0 { return false }
+                i += 8
+            }
+            return i == n || notPrintableFlags(raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self), without: a, b) == 0
+        }
+        for c in p where c &- 0x20 >= 0x5F || c == a || c == b { return false }
+        return true
+    }
+
+    #if arch(x86_64) && canImport(_Builtin_intrinsics.intel)
+    /// Sixteen bytes at `p` are printable ASCII other than `a` and `b` (see `isPrintableASCII`).
+    @inlinable @inline(__always)
+    static func printable16(_ p: UnsafeRawPointer, without a: UInt8, _ b: UInt8) -> Bool {
+        let v = _mm_loadu_si128(p.assumingMemoryBound(to: __m128i.self))
+        let outside = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)), _mm_cmpgt_epi8(v, _mm_set1_epi8(0x7E)))
+        let special = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(CChar(bitPattern: a))),
+                                   _mm_cmpeq_epi8(v, _mm_set1_epi8(CChar(bitPattern: b))))
+        return _mm_movemask_epi8(_mm_or_si128(outside, special)) == 0
+    }
+    #endif
+
+    /// Non-zero when a byte of `x` is below 0x20, above 0x7E, `a` or `b`.
+    @inlinable @inline(__always)
+    static func notPrintableFlags(_ x: UInt64, without a: UInt8, _ b: UInt8) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let below = (x &- ones &* 0x20) & ~x
+        let above = (x &+ ones) | x
+        return (below | above | zeroByteFlags(x ^ (ones &* UInt64(a))) | zeroByteFlags(x ^ (ones &* UInt64(b)))) & highs
+    }
+
     /// Non-zero when a byte of `x` is below 0x20, above 0x7E, a quote or a backslash.
     @inlinable @inline(__always)
     static func notPlainFlags(_ x: UInt64) -> UInt64 {

@@ -87,10 +87,8 @@ extension MQTTDecoder {
             guard topicLength > 0, topicEnd <= bytes.count else { return nil }
             // Printable ASCII without wildcards is well-formed UTF-8 without U+0000 and a valid Topic
             // Name (MQTT 5.0 §1.5.4, §3.3.2.1); anything else goes to the full decoder's checks.
-            for i in topicStart..<topicEnd {
-                let b = bytes[i]
-                guard b >= 0x20, b < 0x7F, b != UInt8(ascii: "+"), b != UInt8(ascii: "#") else { return nil }
-            }
+            guard ByteWords.isPrintableASCII(UnsafeBufferPointer(rebasing: bytes[topicStart..<topicEnd]),
+                                             without: UInt8(ascii: "+"), UInt8(ascii: "#")) else { return nil }
             var offset = topicEnd
             var id: Int?
             if qos != 0 {

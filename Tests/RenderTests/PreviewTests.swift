@@ -102,4 +102,35 @@ struct PreviewTests {
         }
         #expect(plain > 5_000 && plain < 45_000)
     }
+
+    @Test("printable ASCII without two bytes (an MQTT topic's check): a naive loop's answer for every byte at every position of 0 to 40 bytes, and many odd bytes at once")
+    func printableWithout() {
+        let plus = UInt8(ascii: "+"), hash = UInt8(ascii: "#")
+        func naive(_ b: [UInt8]) -> Bool { b.allSatisfy { $0 >= 0x20 && $0 <= 0x7E && $0 != plus && $0 != hash } }
+        func fast(_ b: [UInt8]) -> Bool { b.withUnsafeBufferPointer { ByteWords.isPrintableASCII($0, without: plus, hash) } }
+        for count in 0...40 {
+            var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: count)
+            #expect(fast(bytes))
+            for position in 0..<count {
+                for value in 0...255 {
+                    bytes[position] = UInt8(value)
+                    if fast(bytes) != naive(bytes) { Issue.record("\(value) at \(position) of \(count)"); return }
+                }
+                bytes[position] = UInt8(ascii: "a")
+            }
+        }
+        var rng = SplitMix64(seed: 0x70_91C5)
+        var printable = 0
+        for _ in 0..<50_000 {
+            let count = Int(rng.next() % 70)
+            let bytes: [UInt8] = (0..<count).map { _ in
+                let r = rng.next()
+                return r % 23 == 0 ? UInt8(truncatingIfNeeded: r >> 8) : UInt8(0x20 + (r >> 8) % 0x5F)
+            }
+            let expected = naive(bytes)
+            #expect(fast(bytes) == expected, "\(bytes)")
+            if expected { printable += 1 }
+        }
+        #expect(printable > 5_000 && printable < 45_000)
+    }
 }
