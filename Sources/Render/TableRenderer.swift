@@ -96,11 +96,11 @@ public struct TableRenderer: Renderer {
     /// of the same connection); forgotten whenever a row is added or replaced.
     private var lastConnection: (stream: Int, index: Dictionary<Int, ConnectionRow>.Index)?
     private var topics = DigestTable<TopicKey, TopicRow>()
-    /// Topic rows by a hash of the topic String's two words: the String (kept here, so equal
+    /// Topic rows by a hash of the topic String's two words (1,024 slots): the String (kept here, so equal
     /// words are that string) and its row. A connection's decoder hands out one String per topic
     /// (`TopicNames`), and the second lane's records one per string number, so most PUBLISHes are
     /// found here without digesting the name.
-    private var topicRowCache = [(name: String, row: Int)](repeating: ("", -1), count: 64)
+    private var topicRowCache = [(name: String, row: Int)](repeating: ("", -1), count: 1024)
     private var topicOrder: [String] = []
     private var exchanges = DigestTable<ExchangeKey, ExchangeRow>()
     private var queues = DigestTable<DigestKey, QueueRow>()
@@ -280,7 +280,7 @@ public struct TableRenderer: Renderer {
     /// The slot of `topicRowCache` for a String's two words.
     @inline(__always)
     private static func topicSlot(_ bits: (UInt64, UInt64)) -> Int {
-        Int(truncatingIfNeeded: ((bits.0 ^ bits.1) &* 0x9E37_79B9_7F4A_7C15) >> 58)
+        Int(truncatingIfNeeded: ((bits.0 ^ bits.1) &* 0x9E37_79B9_7F4A_7C15) >> 54)
     }
 
     /// The row of the topic `name`, when `name` is the very String cached for it.

@@ -20,6 +20,14 @@ struct TopicNamesTests {
                 #expect(Array(made.utf8) == Array(topic.utf8))
             }
         }
+        // More topics than slots, over and over (the slots grow, names are replaced): always the bytes.
+        for round in 0..<3 {
+            for i in 0..<1_000 {
+                let topic = "fleet/vehicle-\(i * 7919 % 1_000)/telemetry/\(round)"
+                let made = Array(topic.utf8).withUnsafeBufferPointer { names.name($0) }
+                if made != topic { Issue.record("\(made) for \(topic)"); return }
+            }
+        }
         // Seen twice in a row, a long topic is the very String made the first time.
         let a = Array("bench/bench-pub-5/15".utf8).withUnsafeBufferPointer { names.name($0) }
         let b = Array("bench/bench-pub-5/15".utf8).withUnsafeBufferPointer { names.name($0) }
