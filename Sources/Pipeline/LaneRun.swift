@@ -140,7 +140,8 @@ extension Pipeline {
                 stage.handle(events[i...i], frame: frame, time: time) { event in
                     let before = sink.bytes.count
                     render(event, &sink)
-                    written += sink.bytes.count - before
+                    // An event that writes nothing (a table's, counted as it comes) weighs one.
+                    written += max(sink.bytes.count - before, 1)
                     return eventDone(&sink)
                 }
                 balancer.add(written, stream: stream, lane: 0)

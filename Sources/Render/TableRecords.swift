@@ -14,7 +14,7 @@ import Dissection
 /// PDU's facts and endpoints were made on one core and read and freed on the other.
 enum TableRecord {
     enum Tag: UInt8 {
-        /// An event the caller's lane counted as it came: only the lane's weight.
+        /// A PDU the second lane added to a sum: only its weight, by which the lanes are balanced.
         case counted = 0
         /// A string named by the next number.
         case string = 1
@@ -577,8 +577,8 @@ public final class TableRecordWriter {
 }
 
 /// Reads the records of a table's input back into the table, in order: one reader per run, on
-/// the caller's thread, for the records of one `TableRecordWriter` and the marks of
-/// `TableRenderer.count(_:markingIn:)`.
+/// the caller's thread, for the records of one `TableRecordWriter`, passing over the bytes that
+/// are only the second lane's weights (`TableRecord.Tag.counted`).
 public final class TableRecordReader {
     // The caller's thread alone.
     @exclusivity(unchecked) private var strings: [String] = []
@@ -748,11 +748,10 @@ public final class TableRecordReader {
 }
 
 extension TableRenderer {
-    /// Counts `event` as `render` does, and writes one byte for it into `sink` (which
-    /// `TableRecordReader` passes over): a run in lanes weighs a lane's work by the bytes it writes.
-    public mutating func count(_ event: OutputEvent, markingIn sink: inout ByteSink) {
+    /// Counts `event` as `render` does, writing nothing (a run in lanes weighs an event of the
+    /// caller's lane that writes nothing as one byte).
+    public mutating func count(_ event: OutputEvent) {
         var nothing = ""
         render(event, into: &nothing)
-        sink.append(byte: TableRecord.Tag.counted.rawValue)
     }
 }

@@ -259,7 +259,7 @@ struct ProtoDissect: ParsableCommand {
         case .table:
             let records = TableRecordWriter(), reading = TableRecordReader()
             try dissect(with: TableRenderer(options: renderOptions()), inLanes: nil,
-                        recordsInLanes: (count: { $0.count($1, markingIn: &$2) }, write: { records.write($0, into: &$1) },
+                        recordsInLanes: (count: { table, event, _ in table.count(event) }, write: { records.write($0, into: &$1) },
                                          batchEnd: { records.flushRepeats(of: $0, all: $1, into: &$2) },
                                          read: { reading.read($1, into: &$0) }),
                         registry: registry, options: options)
@@ -269,7 +269,7 @@ struct ProtoDissect: ParsableCommand {
     /// `laneRenderer`, when given, renders the second lane's connections in a run in lanes
     /// (`Pipeline.runInLanes`: a renderer whose output for an event depends on that event alone).
     /// `recordsInLanes`, when given, runs in lanes a renderer that sums events (a table): the
-    /// caller's lane counts its events as they come (`count`, which marks each in the sink), the
+    /// caller's lane counts its events as they come (`count`, writing nothing), the
     /// second lane writes records of its own (`write`, and `batchEnd` after each of its batches:
     /// the sums it keeps of connections leaving it, or all at the end), and `read` counts those
     /// in their place.
@@ -327,6 +327,8 @@ struct ProtoDissect: ParsableCommand {
                             }, secondLane: { event, sink in
                                 recordsInLanes.write(event, &sink)
                             }, secondLaneBatchEnd: recordsInLanes.batchEnd, eventDone: { sink in
+                                // Empty after an event of the caller's lane (counted as it came).
+                                guard sink.bytes.count > 0 else { return true }
                                 recordsInLanes.read(&summing.renderer, sink.bytes)
                                 sink.removeAll()
                                 return true

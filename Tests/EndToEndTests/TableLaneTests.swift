@@ -55,7 +55,7 @@ import Testing
         var sink = ByteSink()
         do {
             try pipeline.runInLanes(&reader, into: &sink, render: { event, sink in
-                box.table.count(event, markingIn: &sink)
+                box.table.count(event)
             }, secondLane: { event, sink in
                 records.count += 1
                 writer.write(event, into: &sink)
