@@ -69,7 +69,7 @@ extension DissectedPDU {
             while var pdu = pdus.popLast() {
                 guard spares.boxes.count < PDUPool.maxSpares else { continue }
                 guard isKnownUniquelyReferenced(&pdu.storage), pdu.storage.tailCapacity <= PDUPool.maxKeptTail else { continue }
-                spares.boxes.append(pdu.storage)
+                spares.boxes.append((consume pdu).storage)
             }
         }
     }

@@ -139,11 +139,14 @@ public struct TableRenderer: Renderer {
     public mutating func render(_ event: OutputEvent, into out: inout String) {
         switch event {
         case .pdu(let event):
-            let ctx = event.context, direction = event.direction, pdu = event.pdu
-            let endpoints = ctx.endpoints
-            notePDU(pdu.summaryFacts, stream: ctx.stream, time: ctx.time, direction: direction,
-                    source: endpoints.source, destination: endpoints.destination, protocolName: pdu.protocolName)
-            for p in pdu.problems { noteProblem(code: p.code, example: p.description) }
+            // Read through `event`, not copied out of it: a copy of the context and the PDU
+            // retained and released each per PDU.
+            notePDU(event.pdu.summaryFacts, stream: event.context.stream, time: event.context.time, direction: event.direction,
+                    source: event.context.endpoints.source, destination: event.context.endpoints.destination,
+                    protocolName: event.pdu.protocolName)
+            if event.pdu.problemCount > 0 {
+                for p in event.pdu.problems { noteProblem(code: p.code, example: p.description) }
+            }
         case .streamNote(_, let p), .captureNote(let p):
             noteProblem(code: p.code, example: p.description)
         case .connectionClosed(let c):
