@@ -101,6 +101,10 @@ public struct TableRenderer: Renderer {
     /// (`TopicNames`), and the second lane's records one per string number, so most PUBLISHes are
     /// found here without digesting the name.
     private var topicRowCache = [(name: String, row: Int)](repeating: ("", -1), count: 1024)
+    /// Queue and exchange rows likewise, by their Strings' words (names up to 15 bytes are their
+    /// words, so equal names hit however often they are made anew).
+    private var queueRowCache = [(name: String, row: Int)](repeating: ("", -1), count: 64)
+    private var exchangeRowCache = [(exchange: String, routingKey: String, row: Int)](repeating: ("", "", -1), count: 64)
     private var topicOrder: [String] = []
     private var exchanges = DigestTable<ExchangeKey, ExchangeRow>()
     private var queues = DigestTable<DigestKey, QueueRow>()
@@ -257,8 +261,7 @@ public struct TableRenderer: Renderer {
             }
         }
         if let m = r.message, m.method == "basic.publish" {
-            let key = ExchangeKey(exchange: m.exchange ?? "", routingKey: m.routingKey ?? "")
-            if let i = exchanges.index(forKey: key) {
+            if let i = exchangeRow(m.exchange ?? "", m.routingKey ?? "") ?? exchanges.index(forKey: ExchangeKey(exchange: m.exchange ?? "", routingKey: m.routingKey ?? "")) {
                 exchanges.values[i].publishes += r.count
                 exchanges.values[i].bytes += r.bodyBytes
             } else {
@@ -266,7 +269,7 @@ public struct TableRenderer: Renderer {
             }
         }
         if let queue = r.queue {
-            if let i = queues.index(forKey: DigestKey(queue)) {
+            if let i = queueRow(queue) ?? queues.index(forKey: DigestKey(queue)) {
                 switch r.kind {
                 case "basic.deliver", "basic.get-ok": queues.values[i].deliveries += r.count
                 case "basic.ack": queues.values[i].acks += r.acked
@@ -284,6 +287,35 @@ public struct TableRenderer: Renderer {
     @inline(__always)
     private static func topicSlot(_ bits: (UInt64, UInt64)) -> Int {
         Int(truncatingIfNeeded: ((bits.0 ^ bits.1) &* 0x9E37_79B9_7F4A_7C15) >> 54)
+    }
+
+    /// The row of the queue `name`, from the cache by its words, else by its digest (then cached).
+    private mutating func queueRow(_ name: String) -> Int? {
+        let bits = unsafeBitCast(name, to: (UInt64, UInt64).self)
+        let slot = Int(truncatingIfNeeded: ((bits.0 ^ bits.1) &* 0x9E37_79B9_7F4A_7C15) >> 58)
+        let cached = queueRowCache[slot]
+        if cached.row >= 0 {
+            let kept = unsafeBitCast(cached.name, to: (UInt64, UInt64).self)
+            if kept.0 == bits.0, kept.1 == bits.1 { return cached.row }
+        }
+        guard let i = queues.index(forKey: DigestKey(name)) else { return nil }
+        queueRowCache[slot] = (name, i)
+        return i
+    }
+
+    /// The row of an exchange and routing key, likewise.
+    private mutating func exchangeRow(_ exchange: String, _ routingKey: String) -> Int? {
+        let e = unsafeBitCast(exchange, to: (UInt64, UInt64).self), r = unsafeBitCast(routingKey, to: (UInt64, UInt64).self)
+        let slot = Int(truncatingIfNeeded: ((e.0 ^ e.1 &* 31 ^ r.0 &* 0xBF58_476D_1CE4_E5B9 ^ r.1) &* 0x9E37_79B9_7F4A_7C15) >> 58)
+        let cached = exchangeRowCache[slot]
+        if cached.row >= 0 {
+            let ke = unsafeBitCast(cached.exchange, to: (UInt64, UInt64).self)
+            let kr = unsafeBitCast(cached.routingKey, to: (UInt64, UInt64).self)
+            if ke.0 == e.0, ke.1 == e.1, kr.0 == r.0, kr.1 == r.1 { return cached.row }
+        }
+        guard let i = exchanges.index(forKey: ExchangeKey(exchange: exchange, routingKey: routingKey)) else { return nil }
+        exchangeRowCache[slot] = (exchange, routingKey, i)
+        return i
     }
 
     /// The row of the topic `name`, when `name` is the very String cached for it.
@@ -427,7 +459,13 @@ public struct TableRenderer: Renderer {
     /// A completed published message: counted once, on the PDU that completed it.
     private mutating func notePublish(_ message: PDUFacts.MessageFacts) {
         guard message.method == "basic.publish" else { return }
-        let key = ExchangeKey(exchange: message.exchange ?? "", routingKey: message.routingKey ?? "")
+        let exchange = message.exchange ?? "", routingKey = message.routingKey ?? ""
+        if let i = exchangeRow(exchange, routingKey) {
+            exchanges.values[i].publishes += 1
+            exchanges.values[i].bytes += message.bodySize ?? 0
+            return
+        }
+        let key = ExchangeKey(exchange: exchange, routingKey: routingKey)
         // The row is found with one hash of the key and updated where it is.
         if let i = exchanges.index(forKey: key) {
             exchanges.values[i].publishes += 1
@@ -452,6 +490,10 @@ public struct TableRenderer: Renderer {
             return true
         }
         // The row is found with one hash of the name and updated where it is.
+        if let i = queueRow(queue) {
+            _ = settle(&queues.values[i])
+            return
+        }
         let key = DigestKey(queue)
         if let i = queues.index(forKey: key) {
             _ = settle(&queues.values[i])
