@@ -91,10 +91,16 @@ public struct TableRenderer: Renderer {
         var failedMethod: String?
     }
 
-    private var connections: [Int: ConnectionRow] = [:]
+    /// A stream number as the key of its connection's row (a `DigestTable`'s: the number mixed).
+    private struct StreamKey: DigestHashed {
+        let stream: Int
+        var digest: UInt64 { UInt64(bitPattern: Int64(stream)) &* 0x9E37_79B9_7F4A_7C15 }
+    }
+
+    private var connections = DigestTable<StreamKey, ConnectionRow>()
     /// The row of the last PDU's connection, where it is in `connections` (most PDUs follow one
     /// of the same connection); forgotten whenever a row is added or replaced.
-    private var lastConnection: (stream: Int, index: Dictionary<Int, ConnectionRow>.Index)?
+    private var lastConnection: (stream: Int, index: Int)?
     private var topics = DigestTable<TopicKey, TopicRow>()
     /// Topic rows by a hash of the topic String's two words (1,024 slots): the String (kept here, so equal
     /// words are that string) and its row. A connection's decoder hands out one String per topic
@@ -120,7 +126,7 @@ public struct TableRenderer: Renderer {
 
     /// Whether a row for `stream` is (or may become) tracked.
     private func tracks(_ stream: Int) -> Bool {
-        connections.index(forKey: stream) != nil || connections.count < options.maxTableRows
+        connections.index(forKey: StreamKey(stream: stream)) != nil || connections.count < options.maxTableRows
     }
 
     public init(options: RenderOptions) {
@@ -167,14 +173,14 @@ public struct TableRenderer: Renderer {
         // The row is updated in place (a copy out of the dictionary would copy its arrays per PDU).
         if let last = lastConnection, last.stream == stream {
             Self.note(facts, kind, protocolName(), source(), destination(), time, direction, in: &connections.values[last.index])
-        } else if let i = connections.index(forKey: stream) {
+        } else if let i = connections.index(forKey: StreamKey(stream: stream)) {
             lastConnection = (stream, i)
             Self.note(facts, kind, protocolName(), source(), destination(), time, direction, in: &connections.values[i])
         } else if connections.count < options.maxTableRows {
             var row = ConnectionRow(stream: stream)
             Self.note(facts, kind, protocolName(), source(), destination(), time, direction, in: &row)
             lastConnection = nil
-            connections[stream] = row
+            connections.append(StreamKey(stream: stream), row)
         } else {
             Self.note(facts, kind, protocolName(), source(), destination(), time, direction, in: &untracked)
         }
@@ -240,7 +246,7 @@ public struct TableRenderer: Renderer {
     mutating func noteRepeated(_ r: RepeatedPDUs) {
         if let last = lastConnection, last.stream == r.stream {
             Self.noteRepeated(r, in: &connections.values[last.index])
-        } else if let i = connections.index(forKey: r.stream) {
+        } else if let i = connections.index(forKey: StreamKey(stream: r.stream)) {
             lastConnection = (r.stream, i)
             Self.noteRepeated(r, in: &connections.values[i])
         } else {
@@ -354,7 +360,9 @@ public struct TableRenderer: Renderer {
             untracked.bytesToClient += c.bytesToClient
             return
         }
-        var row = connections[c.stream] ?? ConnectionRow(stream: c.stream)
+        let key = StreamKey(stream: c.stream)
+        let existing = connections.index(forKey: key)
+        var row = existing.map { connections.values[$0] } ?? ConnectionRow(stream: c.stream)
         row.client = c.client
         row.server = c.server
         if row.protocolName.isEmpty { row.protocolName = c.protocolName }
@@ -363,7 +371,7 @@ public struct TableRenderer: Renderer {
         if row.first == nil || c.firstSeen < row.first! { row.first = c.firstSeen }
         if row.last == nil || row.last! < c.lastSeen { row.last = c.lastSeen }
         lastConnection = nil
-        connections[c.stream] = row
+        if let i = existing { connections.values[i] = row } else { connections.append(key, row) }
     }
 
     private static func count(bytes: Int, qos: Int?, retained: Bool, in t: inout TopicRow) {
