@@ -40,53 +40,16 @@ public enum ByteWords {
 extension ByteWords {
     /// Whether every byte is printable ASCII other than a quote and a backslash (0x20...0x7E
     /// without 0x22 and 0x5C): text that is its own UTF-8 and its own JSON and text-tree string,
-    /// as most payloads are. One pass, eight bytes at a time, the last eight overlapping the ones
-    /// before (the general path took a pass for the text check and another for escapes).
+    /// as most payloads are. One pass (the general path took a pass for the text check and
+    /// another for escapes).
     @inlinable
     public static func isPlainASCII(_ p: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = p.baseAddress else { return true }
-        let n = p.count
-        let raw = UnsafeRawPointer(base)
-        #if arch(x86_64) && canImport(_Builtin_intrinsics.intel)
-        if n >= 16 {
-            var i = 0
-            while i + 16 <= n {
-                if !plain16(raw + i) { return false }
-                i += 16
-            }
-            return i == n || plain16(raw + (n - 16))
-        }
-        #endif
-        if n >= 8 {
-            var i = 0
-            var flags: UInt64 = 0
-            while i + 8 <= n {
-                flags |= notPlainFlags(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-                if flags != 0 { return false }
-                i += 8
-            }
-            return i == n || notPlainFlags(raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)) == 0
-        }
-        for b in p where b &- 0x20 >= 0x5F || b == 0x22 || b == 0x5C { return false }
-        return true
+        isPrintableASCII(p, without: 0x22, 0x5C)
     }
 
-    #if arch(x86_64) && canImport(_Builtin_intrinsics.intel)
-    /// Sixteen bytes at `p` are plain (see `isPlainASCII`): four SSE2 comparisons, where the
-    /// word-at-a-time test takes about 40 operations. Compared as signed bytes, those from 0x80 up
-    /// are below 0x20.
-    @inlinable @inline(__always)
-    static func plain16(_ p: UnsafeRawPointer) -> Bool {
-        let v = _mm_loadu_si128(p.assumingMemoryBound(to: __m128i.self))
-        let outside = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)), _mm_cmpgt_epi8(v, _mm_set1_epi8(0x7E)))
-        let special = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x22)), _mm_cmpeq_epi8(v, _mm_set1_epi8(0x5C)))
-        return _mm_movemask_epi8(_mm_or_si128(outside, special)) == 0
-    }
-    #endif
-
-    /// Whether every byte is printable ASCII (0x20...0x7E) other than `a` and `b`: an MQTT topic
-    /// name the fast paths take (no wildcards). Sixteen or eight bytes at a time, the last ones
-    /// overlapping those before, as `isPlainASCII`.
+    /// Whether every byte is printable ASCII (0x20...0x7E) other than `a` and `b` (a quote and a
+    /// backslash for `isPlainASCII`; the wildcards for an MQTT topic name the fast paths take).
+    /// Sixteen or eight bytes at a time, the last ones overlapping those before.
     @inlinable
     public static func isPrintableASCII(_ p: UnsafeBufferPointer<UInt8>, without a: UInt8, _ b: UInt8) -> Bool {
         guard let base = p.baseAddress else { return true }
@@ -115,7 +78,9 @@ extension ByteWords {
     }
 
     #if arch(x86_64) && canImport(_Builtin_intrinsics.intel)
-    /// Sixteen bytes at `p` are printable ASCII other than `a` and `b` (see `isPrintableASCII`).
+    /// Sixteen bytes at `p` are printable ASCII other than `a` and `b` (see `isPrintableASCII`):
+    /// four SSE2 comparisons, where the word-at-a-time test takes about 40 operations. Compared
+    /// as signed bytes, those from 0x80 up are below 0x20.
     @inlinable @inline(__always)
     static func printable16(_ p: UnsafeRawPointer, without a: UInt8, _ b: UInt8) -> Bool {
         let v = _mm_loadu_si128(p.assumingMemoryBound(to: __m128i.self))
@@ -126,22 +91,13 @@ extension ByteWords {
     }
     #endif
 
-    /// Non-zero when a byte of `x` is below 0x20, above 0x7E, `a` or `b`.
+    /// Non-zero when a byte of `x` is below 0x20, above 0x7E, `a` or `b`. A byte below 0x20
+    /// borrows into its high bit; one above 0x7E has or gets it when 1 is added.
     @inlinable @inline(__always)
     static func notPrintableFlags(_ x: UInt64, without a: UInt8, _ b: UInt8) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         let below = (x &- ones &* 0x20) & ~x
         let above = (x &+ ones) | x
         return (below | above | zeroByteFlags(x ^ (ones &* UInt64(a))) | zeroByteFlags(x ^ (ones &* UInt64(b)))) & highs
-    }
-
-    /// Non-zero when a byte of `x` is below 0x20, above 0x7E, a quote or a backslash.
-    @inlinable @inline(__always)
-    static func notPlainFlags(_ x: UInt64) -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        // A byte below 0x20 borrows into its high bit; one above 0x7E has or gets it when 1 is added.
-        let below = (x &- ones &* 0x20) & ~x
-        let above = (x &+ ones) | x
-        return (below | above | zeroByteFlags(x ^ (ones &* 0x22)) | zeroByteFlags(x ^ (ones &* 0x5C))) & highs
     }
 }

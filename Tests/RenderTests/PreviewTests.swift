@@ -69,68 +69,54 @@ struct PreviewTests {
         }
     }
 
-    @Test("plain ASCII: every byte value at every position of buffers of 0 to 40 bytes, and random buffers, as a byte-by-byte test says")
-    func plainASCII() {
-        func naive(_ bytes: [UInt8]) -> Bool { bytes.allSatisfy { $0 >= 0x20 && $0 <= 0x7E && $0 != 0x22 && $0 != 0x5C } }
+    /// `fast` must give `naive`'s answer for every byte value at every position of buffers of 0
+    /// to 40 bytes (otherwise `a`), and for 50,000 random buffers with several odd bytes at once
+    /// (a borrow or carry from one must not hide or fake another).
+    static func expectSameAsNaive(_ fast: (UnsafeBufferPointer<UInt8>) -> Bool, _ naive: ([UInt8]) -> Bool, seed: UInt64,
+                                  sourceLocation: SourceLocation = #_sourceLocation) {
         var checked = 0
         for count in 0...40 {
             var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: count)
-            #expect(bytes.withUnsafeBufferPointer(ByteWords.isPlainASCII))
+            let allA = bytes.withUnsafeBufferPointer(fast)
+            #expect(allA, sourceLocation: sourceLocation)
             for position in 0..<count {
                 for value in 0...255 {
                     bytes[position] = UInt8(value)
-                    let got = bytes.withUnsafeBufferPointer(ByteWords.isPlainASCII)
-                    if got != naive(bytes) { Issue.record("\(value) at \(position) of \(count)"); return }
+                    if bytes.withUnsafeBufferPointer(fast) != naive(bytes) {
+                        Issue.record("\(value) at \(position) of \(count)", sourceLocation: sourceLocation)
+                        return
+                    }
                     checked += 1
                 }
                 bytes[position] = UInt8(ascii: "a")
             }
         }
-        #expect(checked == 256 * (0...40).reduce(0, +))
-        // Several odd bytes at once (a borrow or carry from one must not hide or fake another).
-        var rng = SplitMix64(seed: 0xA5C1_1234)
-        var plain = 0
+        #expect(checked == 256 * (0...40).reduce(0, +), sourceLocation: sourceLocation)
+        var rng = SplitMix64(seed: seed)
+        var accepted = 0
         for _ in 0..<50_000 {
             let count = Int(rng.next() % 70)
             let bytes: [UInt8] = (0..<count).map { _ in
                 let r = rng.next()
                 return r % 23 == 0 ? UInt8(truncatingIfNeeded: r >> 8) : UInt8(0x20 + (r >> 8) % 0x5F)
             }
-            let expected = naive(bytes)
-            #expect(bytes.withUnsafeBufferPointer(ByteWords.isPlainASCII) == expected, "\(bytes)")
-            if expected { plain += 1 }
+            let expected = naive(bytes), got = bytes.withUnsafeBufferPointer(fast)
+            #expect(got == expected, "\(bytes)", sourceLocation: sourceLocation)
+            if expected { accepted += 1 }
         }
-        #expect(plain > 5_000 && plain < 45_000)
+        #expect(accepted > 5_000 && accepted < 45_000, sourceLocation: sourceLocation)
     }
 
-    @Test("printable ASCII without two bytes (an MQTT topic's check): a naive loop's answer for every byte at every position of 0 to 40 bytes, and many odd bytes at once")
+    @Test("plain ASCII: every byte value at every position of buffers of 0 to 40 bytes, and random buffers, as a byte-by-byte test says")
+    func plainASCII() {
+        Self.expectSameAsNaive(ByteWords.isPlainASCII, { $0.allSatisfy { $0 >= 0x20 && $0 <= 0x7E && $0 != 0x22 && $0 != 0x5C } },
+                               seed: 0xA5C1_1234)
+    }
+
+    @Test("printable ASCII without two bytes (an MQTT topic's check): every byte value at every position of 0 to 40 bytes, and random buffers, as a byte-by-byte test says")
     func printableWithout() {
         let plus = UInt8(ascii: "+"), hash = UInt8(ascii: "#")
-        func naive(_ b: [UInt8]) -> Bool { b.allSatisfy { $0 >= 0x20 && $0 <= 0x7E && $0 != plus && $0 != hash } }
-        func fast(_ b: [UInt8]) -> Bool { b.withUnsafeBufferPointer { ByteWords.isPrintableASCII($0, without: plus, hash) } }
-        for count in 0...40 {
-            var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: count)
-            #expect(fast(bytes))
-            for position in 0..<count {
-                for value in 0...255 {
-                    bytes[position] = UInt8(value)
-                    if fast(bytes) != naive(bytes) { Issue.record("\(value) at \(position) of \(count)"); return }
-                }
-                bytes[position] = UInt8(ascii: "a")
-            }
-        }
-        var rng = SplitMix64(seed: 0x70_91C5)
-        var printable = 0
-        for _ in 0..<50_000 {
-            let count = Int(rng.next() % 70)
-            let bytes: [UInt8] = (0..<count).map { _ in
-                let r = rng.next()
-                return r % 23 == 0 ? UInt8(truncatingIfNeeded: r >> 8) : UInt8(0x20 + (r >> 8) % 0x5F)
-            }
-            let expected = naive(bytes)
-            #expect(fast(bytes) == expected, "\(bytes)")
-            if expected { printable += 1 }
-        }
-        #expect(printable > 5_000 && printable < 45_000)
+        Self.expectSameAsNaive({ ByteWords.isPrintableASCII($0, without: plus, hash) },
+                               { $0.allSatisfy { $0 >= 0x20 && $0 <= 0x7E && $0 != plus && $0 != hash } }, seed: 0x70_91C5)
     }
 }
