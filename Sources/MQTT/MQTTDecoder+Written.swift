@@ -22,7 +22,7 @@ extension MQTTDecoder {
         guard frame.isComplete, frame.missingBytes == 0, frame.unseenBytes == 0, frame.unheldBytes == 0,
               frame.held.count >= 2 else { return nil }
         // MQTT 5.0 §1.5.5: a minimal remaining length that ends the frame exactly.
-        guard case .value(let length, let n, true) = frame.held.withUnsafeBufferPointer({ VariableByteInteger.decode($0, at: 1) }),
+        guard case .value(let length, let n, true) = VariableByteInteger.decode(frame.held, at: 1),
               1 + n + length == frame.held.count else { return nil }
         tree.removeAll()
         line.removeAll()

@@ -227,7 +227,7 @@ public struct MQTTFramer {
             return .needMore
         case .bytes(let slice, _)?:
             // The usual case: a whole PDU at the front of one segment's bytes, taken in one copy.
-            if header.isEmpty, case .value(let length, let n, _) = slice.withUnsafeBufferPointer({ VariableByteInteger.decode($0, at: 1) }),
+            if header.isEmpty, case .value(let length, let n, _) = VariableByteInteger.decode(slice, at: 1),
                1 + n + length <= slice.count, 1 + n + length <= maxHeldPDUBytes {
                 let cut = slice.startIndex + 1 + n + length
                 if cut == slice.endIndex { popFront() } else { advanceFront(1 + n + length) }

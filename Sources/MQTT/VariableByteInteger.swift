@@ -14,28 +14,13 @@ public enum VariableByteInteger {
     }
 
     /// Decodes the integer starting at `offset` (relative to `bytes.startIndex`).
+    @inline(__always)
     public static func decode(_ bytes: ArraySlice<UInt8>, at offset: Int = 0) -> Decoded {
-        var value = 0
-        var multiplier = 1
-        var length = 0
-        var i = bytes.startIndex + offset
-        while true {
-            guard length < 4 else { return .tooLong }
-            guard i >= bytes.startIndex, i < bytes.endIndex else { return .needMore }
-            let b = bytes[i]
-            value += Int(b & 0x7F) * multiplier
-            length += 1
-            i += 1
-            if b & 0x80 == 0 {
-                // A last byte of 0 in a multi-byte encoding adds nothing: the encoding is not minimal.
-                return .value(value, length: length, isMinimal: length == 1 || b != 0)
-            }
-            multiplier *= 128
-        }
+        bytes.withUnsafeBufferPointer { decode($0, at: offset) }
     }
 
-    /// `decode(_:at:)` over bytes already in memory (the fast paths and the framer read a whole
-    /// packet where it is): no slice to retain and release, and no bounds checks past the count.
+    /// Decodes the integer starting at `offset` of bytes already in memory (the fast paths and the
+    /// framer read a whole packet where it is: no slice to retain and release).
     @inline(__always)
     static func decode(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> Decoded {
         var value = 0

@@ -44,11 +44,22 @@ struct VariableByteIntegerTests {
         #expect(VariableByteInteger.decode(bytes[...]) == .value(value, length: bytes.count, isMinimal: false))
     }
 
-    /// The fast paths and the framer decode from a pointer to the packet's bytes: that decoder
-    /// must agree with the slice's on every input, at every offset.
-    @Test("decoding from a buffer pointer gives the slice decoder's result, byte sequences of every shape")
-    func pointerAgreesWithSlice() {
-        // Bytes that end, continue with a zero or a non-zero low part, and every length 0...6.
+    /// The decoder, from a slice and from a pointer, against the spec read byte by byte (MQTT 5.0
+    /// §1.5.5): seven bits a byte, low bits first, the high bit saying another byte follows, at
+    /// most four bytes; an encoding is minimal when a multi-byte one does not end in a zero byte.
+    @Test("every sequence of up to six bytes of an alphabet of edge values, at every offset: the spec's reading, from a slice and from a pointer")
+    func againstTheSpec() {
+        func spec(_ bytes: [UInt8], at offset: Int) -> VariableByteInteger.Decoded {
+            var value = 0
+            for k in 0..<4 {
+                guard offset + k < bytes.count else { return .needMore }
+                let b = bytes[offset + k]
+                value += Int(b & 0x7F) * (1 << (7 * k))
+                if b < 0x80 { return .value(value, length: k + 1, isMinimal: k == 0 || b != 0) }
+            }
+            return .tooLong
+        }
+        // Bytes that end, continue with a zero or a non-zero low part.
         let alphabet: [UInt8] = [0x00, 0x01, 0x7F, 0x80, 0x81, 0xFF]
         var sequences: [[UInt8]] = [[]]
         var checked = 0
@@ -56,9 +67,13 @@ struct VariableByteIntegerTests {
             sequences = sequences.flatMap { s in alphabet.map { s + [$0] } }
             for bytes in sequences {
                 for offset in 0...bytes.count {
-                    let fromSlice = VariableByteInteger.decode(bytes[...], at: offset)
+                    let expected = spec(bytes, at: offset)
+                    #expect(VariableByteInteger.decode(bytes[...], at: offset) == expected, "\(bytes) at \(offset)")
+                    // A slice not starting at 0: offsets count from its start.
+                    let padded = [0xEE] + bytes
+                    #expect(VariableByteInteger.decode(padded[1...], at: offset) == expected, "\(bytes) at \(offset)")
                     let fromPointer = bytes.withUnsafeBufferPointer { VariableByteInteger.decode($0, at: offset) }
-                    #expect(fromPointer == fromSlice, "\(bytes) at \(offset)")
+                    #expect(fromPointer == expected, "\(bytes) at \(offset)")
                     checked += 1
                 }
             }
