@@ -7,15 +7,20 @@ struct DigestKey: Hashable {
 
     init(_ name: String) {
         self.name = name
-        var h: UInt64 = 0xCBF2_9CE4_8422_2325
-        let done: Bool? = name.utf8.withContiguousStorageIfAvailable { bytes in
+        digest = Self.fnv1a(name)
+    }
+
+    /// FNV-1a over `s`'s UTF-8 bytes, from `h` (the offset basis, or a digest to continue).
+    static func fnv1a(_ s: String, from h: UInt64 = 0xCBF2_9CE4_8422_2325) -> UInt64 {
+        var h = h
+        let done: Bool? = s.utf8.withContiguousStorageIfAvailable { bytes in
             for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
             return true
         }
         if done == nil {
-            for b in name.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
+            for b in s.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
         }
-        digest = h
+        return h
     }
 
     static func == (a: DigestKey, b: DigestKey) -> Bool { a.digest == b.digest && a.name == b.name }

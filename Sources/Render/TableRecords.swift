@@ -70,14 +70,6 @@ enum TableRecord {
     /// it, the set is emptied (their next PDU is then written in full again). Topics are kept as
     /// a bit per string number, bounded by `maxNamedStrings`.
     static let maxCounted = 1 << 16
-    /// Whether a table counts a PDU of `kind` in its queue's row (`TableRenderer.noteQueue`).
-    static func settles(_ kind: String) -> Bool {
-        switch kind {
-        case "basic.deliver", "basic.get-ok", "basic.ack", "basic.nack", "basic.reject": return true
-        default: return false
-        }
-    }
-
     /// The number that says "written in full, here".
     static let inline = UInt32.max
 }
@@ -94,9 +86,9 @@ public final class TableRecordWriter {
     /// digest and one comparison (equal strings made from the same literal compare at once).
     @exclusivity(unchecked) private var recent = [(digest: UInt64, number: UInt32, name: String)](repeating: (0, 0, ""), count: recentSlots)
     private static let recentSlots = 1024
-    /// Strings named lately by a hash of their two words (`number`), and their numbers; `inline`
-    /// when empty.
-    @exclusivity(unchecked) private var sameStrings = [(number: UInt32, name: String)](repeating: (TableRecord.inline, ""), count: 64)
+    /// The numbers of strings named lately, by their Strings (kinds are nearly always the very
+    /// strings named before: literals, a method spec's name).
+    @exclusivity(unchecked) private var sameStrings = StringWordsCache<UInt32>(slots: 64)
     /// Connections whose endpoints went with a record already (forgotten when they close).
     @exclusivity(unchecked) private var introduced: Set<Int> = []
     @exclusivity(unchecked) private var lastIntroduced = -1
@@ -208,7 +200,8 @@ public final class TableRecordWriter {
             let clientID = facts.clientID, connectVersion = facts.connectVersion, version = facts.version
             let problems = pdu.problems
             let isPublish = Self.kind(facts.kind, is: "PUBLISH")
-            let settles = queue != nil && TableRecord.settles(facts.kind)
+            // Whether the table counts the PDU in its queue's row.
+            let settles = queue != nil && TableRenderer.QueueEffect(kind: facts.kind) != nil
             let publishes = messageNumbers != nil && facts.message?.method == "basic.publish"
             // A PDU that counts as one before it did (its connection, kind, topic, queue and
             // exchange each counted by a record of their own) is added to a sum, and only its
@@ -509,15 +502,9 @@ public final class TableRecordWriter {
         // First by the String's two words: kinds are nearly always the very strings named before
         // (literals, a method spec's name), and equal words are that string while it is kept
         // here. Only strings with a number are kept.
-        let bits = unsafeBitCast(s, to: (UInt64, UInt64).self)
-        let quick = Int(truncatingIfNeeded: ((bits.0 ^ bits.1) &* 0x9E37_79B9_7F4A_7C15) >> 58)
-        let seen = sameStrings[quick]
-        if seen.number != TableRecord.inline {
-            let kept = unsafeBitCast(seen.name, to: (UInt64, UInt64).self)
-            if kept.0 == bits.0, kept.1 == bits.1 { return seen.number }
-        }
+        if let n = sameStrings.value(for: s) { return n }
         let n = numberByDigest(s, into: &sink)
-        if n != TableRecord.inline { sameStrings[quick] = (n, s) }
+        if n != TableRecord.inline { sameStrings.remember(s, n) }
         return n
     }
 

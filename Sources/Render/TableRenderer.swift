@@ -53,11 +53,8 @@ public struct TableRenderer: Renderer {
         init(exchange: String, routingKey: String) {
             self.exchange = exchange
             self.routingKey = routingKey
-            var h: UInt64 = 0xCBF2_9CE4_8422_2325
-            for b in exchange.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
-            h = (h ^ 0xFF) &* 0x100_0000_01B3
-            for b in routingKey.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
-            digest = h
+            // A separator byte between the two (0xFF is never UTF-8).
+            digest = DigestKey.fnv1a(routingKey, from: (DigestKey.fnv1a(exchange) ^ 0xFF) &* 0x100_0000_01B3)
         }
 
         static func == (a: ExchangeKey, b: ExchangeKey) -> Bool {
@@ -102,15 +99,12 @@ public struct TableRenderer: Renderer {
     /// of the same connection); forgotten whenever a row is added or replaced.
     private var lastConnection: (stream: Int, index: Int)?
     private var topics = DigestTable<TopicKey, TopicRow>()
-    /// Topic rows by a hash of the topic String's two words (1,024 slots): the String (kept here, so equal
-    /// words are that string) and its row. A connection's decoder hands out one String per topic
-    /// (`TopicNames`), and the second lane's records one per string number, so most PUBLISHes are
-    /// found here without digesting the name.
-    private var topicRowCache = [(name: String, row: Int)](repeating: ("", -1), count: 1024)
-    /// Queue and exchange rows likewise, by their Strings' words (names up to 15 bytes are their
-    /// words, so equal names hit however often they are made anew).
-    private var queueRowCache = [(name: String, row: Int)](repeating: ("", -1), count: 64)
-    private var exchangeRowCache = [(exchange: String, routingKey: String, row: Int)](repeating: ("", "", -1), count: 64)
+    /// Rows by their names' Strings (`StringWordsCache`), before the digest: topics (a
+    /// connection's decoder hands out one String per topic), queues, and exchanges by routing key
+    /// (with the exchange's String checked too).
+    private var topicRowCache = StringWordsCache<Int>(slots: 1024)
+    private var queueRowCache = StringWordsCache<Int>(slots: 64)
+    private var exchangeRowCache = StringWordsCache<(exchange: String, row: Int)>(slots: 64)
     private var topicOrder: [String] = []
     private var exchanges = DigestTable<ExchangeKey, ExchangeRow>()
     private var queues = DigestTable<DigestKey, QueueRow>()
@@ -186,9 +180,7 @@ public struct TableRenderer: Renderer {
         }
         if Self.kind(kind, is: "PUBLISH") {
             let name = facts.topic ?? "?"
-            if let i = cachedTopicRow(name) {
-                Self.count(bytes: facts.payloadLength ?? 0, qos: facts.qos, retained: facts.retained, in: &topics.values[i])
-            } else if let i = topicRow(name) {
+            if let i = topicRow(name) {
                 Self.count(bytes: facts.payloadLength ?? 0, qos: facts.qos, retained: facts.retained, in: &topics.values[i])
             } else if topics.count >= options.maxTableRows {
                 untrackedTopics += 1
@@ -255,7 +247,7 @@ public struct TableRenderer: Renderer {
         }
         if Self.kind(r.kind, is: "PUBLISH") {
             let name = r.topic ?? "?"
-            if let i = cachedTopicRow(name) ?? topicRow(name) {
+            if let i = topicRow(name) {
                 topics.values[i].messages += r.count
                 topics.values[i].bytes += r.payloadBytes
                 topics.values[i].qos[0] += r.qos.0
@@ -267,7 +259,7 @@ public struct TableRenderer: Renderer {
             }
         }
         if let m = r.message, m.method == "basic.publish" {
-            if let i = exchangeRow(m.exchange ?? "", m.routingKey ?? "") ?? exchanges.index(forKey: ExchangeKey(exchange: m.exchange ?? "", routingKey: m.routingKey ?? "")) {
+            if let i = exchangeRow(m.exchange ?? "", m.routingKey ?? "") {
                 exchanges.values[i].publishes += r.count
                 exchanges.values[i].bytes += r.bodyBytes
             } else {
@@ -275,13 +267,13 @@ public struct TableRenderer: Renderer {
             }
         }
         if let queue = r.queue {
-            if let i = queueRow(queue) ?? queues.index(forKey: DigestKey(queue)) {
-                switch r.kind {
-                case "basic.deliver", "basic.get-ok": queues.values[i].deliveries += r.count
-                case "basic.ack": queues.values[i].acks += r.acked
-                case "basic.nack": queues.values[i].nacks += r.acked
-                case "basic.reject": queues.values[i].rejects += r.count
-                default: break
+            if let i = queueRow(queue) {
+                switch QueueEffect(kind: r.kind) {
+                case .delivery?: queues.values[i].deliveries += r.count
+                case .ack?: queues.values[i].acks += r.acked
+                case .nack?: queues.values[i].nacks += r.acked
+                case .reject?: queues.values[i].rejects += r.count
+                case nil: break
                 }
             } else {
                 untrackedQueues += r.count
@@ -289,55 +281,31 @@ public struct TableRenderer: Renderer {
         }
     }
 
-    /// The slot of `topicRowCache` for a String's two words.
+    /// The row of the topic `name`: by its String, else by its digest (then remembered for it).
     @inline(__always)
-    private static func topicSlot(_ bits: (UInt64, UInt64)) -> Int {
-        Int(truncatingIfNeeded: ((bits.0 ^ bits.1) &* 0x9E37_79B9_7F4A_7C15) >> 54)
-    }
-
-    /// The row of the queue `name`, from the cache by its words, else by its digest (then cached).
-    private mutating func queueRow(_ name: String) -> Int? {
-        let bits = unsafeBitCast(name, to: (UInt64, UInt64).self)
-        let slot = Int(truncatingIfNeeded: ((bits.0 ^ bits.1) &* 0x9E37_79B9_7F4A_7C15) >> 58)
-        let cached = queueRowCache[slot]
-        if cached.row >= 0 {
-            let kept = unsafeBitCast(cached.name, to: (UInt64, UInt64).self)
-            if kept.0 == bits.0, kept.1 == bits.1 { return cached.row }
-        }
-        guard let i = queues.index(forKey: DigestKey(name)) else { return nil }
-        queueRowCache[slot] = (name, i)
+    private mutating func topicRow(_ name: String) -> Int? {
+        if let i = topicRowCache.value(for: name) { return i }
+        guard let i = topics.index(forKey: TopicKey(name)) else { return nil }
+        topicRowCache.remember(name, i)
         return i
     }
 
-    /// The row of an exchange and routing key, likewise.
+    /// The row of the queue `name`, likewise.
+    private mutating func queueRow(_ name: String) -> Int? {
+        if let i = queueRowCache.value(for: name) { return i }
+        guard let i = queues.index(forKey: DigestKey(name)) else { return nil }
+        queueRowCache.remember(name, i)
+        return i
+    }
+
+    /// The row of an exchange and routing key, likewise (by the routing key's String, the
+    /// exchange's checked).
     private mutating func exchangeRow(_ exchange: String, _ routingKey: String) -> Int? {
-        let e = unsafeBitCast(exchange, to: (UInt64, UInt64).self), r = unsafeBitCast(routingKey, to: (UInt64, UInt64).self)
-        let slot = Int(truncatingIfNeeded: ((e.0 ^ e.1 &* 31 ^ r.0 &* 0xBF58_476D_1CE4_E5B9 ^ r.1) &* 0x9E37_79B9_7F4A_7C15) >> 58)
-        let cached = exchangeRowCache[slot]
-        if cached.row >= 0 {
-            let ke = unsafeBitCast(cached.exchange, to: (UInt64, UInt64).self)
-            let kr = unsafeBitCast(cached.routingKey, to: (UInt64, UInt64).self)
-            if ke.0 == e.0, ke.1 == e.1, kr.0 == r.0, kr.1 == r.1 { return cached.row }
+        if let cached = exchangeRowCache.value(for: routingKey), StringWordsCache<Int>.same(cached.exchange, exchange) {
+            return cached.row
         }
         guard let i = exchanges.index(forKey: ExchangeKey(exchange: exchange, routingKey: routingKey)) else { return nil }
-        exchangeRowCache[slot] = (exchange, routingKey, i)
-        return i
-    }
-
-    /// The row of the topic `name`, when `name` is the very String cached for it.
-    @inline(__always)
-    private func cachedTopicRow(_ name: String) -> Int? {
-        let bits = unsafeBitCast(name, to: (UInt64, UInt64).self)
-        let cached = topicRowCache[Self.topicSlot(bits)]
-        guard cached.row >= 0 else { return nil }
-        let kept = unsafeBitCast(cached.name, to: (UInt64, UInt64).self)
-        return kept.0 == bits.0 && kept.1 == bits.1 ? cached.row : nil
-    }
-
-    /// The row of the topic `name`, found by its digest, and cached for this very String.
-    private mutating func topicRow(_ name: String) -> Int? {
-        guard let i = topics.index(forKey: TopicKey(name)) else { return nil }
-        topicRowCache[Self.topicSlot(unsafeBitCast(name, to: (UInt64, UInt64).self))] = (name, i)
+        exchangeRowCache.remember(routingKey, (exchange, i))
         return i
     }
 
@@ -426,16 +394,12 @@ public struct TableRenderer: Renderer {
     /// found by passing over those before them, per PDU.
     struct KindCounts {
         private(set) var list: [(String, Int)] = []
-        /// By a hash of a kind's bits: those bits (of the String kept in `list`, which stays alive,
-        /// so equal bits are that very string) and its index; -1 when empty.
-        private var cache = [(UInt64, UInt64, Int)](repeating: (0, 0, -1), count: 16)
+        /// Where each kind is in `list`, by the String kept there.
+        private var cache = StringWordsCache<Int>(slots: 16)
 
         mutating func add(_ kind: String, _ count: Int) {
-            let bits = unsafeBitCast(kind, to: (UInt64, UInt64).self)
-            let slot = Int(truncatingIfNeeded: ((bits.0 ^ bits.1) &* 0x9E37_79B9_7F4A_7C15) >> 60)
-            let cached = cache[slot]
-            if cached.2 >= 0, cached.0 == bits.0, cached.1 == bits.1 {
-                list[cached.2].1 += count
+            if let i = cache.value(for: kind) {
+                list[i].1 += count
                 return
             }
             let i: Int
@@ -446,8 +410,8 @@ public struct TableRenderer: Renderer {
                 i = list.count - 1
             }
             list[i].1 += count
-            let kept = unsafeBitCast(list[i].0, to: (UInt64, UInt64).self)
-            if kept.0 == bits.0, kept.1 == bits.1 { cache[slot] = (kept.0, kept.1, i) }
+            // Under the String kept in `list` (alive while the cache is), when it is this one.
+            if StringWordsCache<Int>.same(list[i].0, kind) { cache.remember(kind, i) }
         }
     }
 
@@ -468,48 +432,53 @@ public struct TableRenderer: Renderer {
     private mutating func notePublish(_ message: PDUFacts.MessageFacts) {
         guard message.method == "basic.publish" else { return }
         let exchange = message.exchange ?? "", routingKey = message.routingKey ?? ""
+        // The row is updated where it is.
         if let i = exchangeRow(exchange, routingKey) {
-            exchanges.values[i].publishes += 1
-            exchanges.values[i].bytes += message.bodySize ?? 0
-            return
-        }
-        let key = ExchangeKey(exchange: exchange, routingKey: routingKey)
-        // The row is found with one hash of the key and updated where it is.
-        if let i = exchanges.index(forKey: key) {
             exchanges.values[i].publishes += 1
             exchanges.values[i].bytes += message.bodySize ?? 0
         } else if exchanges.count >= options.maxTableRows {
             untrackedExchanges += 1
         } else {
-            exchanges.append(key, ExchangeRow(publishes: 1, bytes: message.bodySize ?? 0))
+            exchanges.append(ExchangeKey(exchange: exchange, routingKey: routingKey), ExchangeRow(publishes: 1, bytes: message.bodySize ?? 0))
         }
     }
 
     /// Deliveries and the client's settlements, by the queue the decoder attributed them to.
     private mutating func noteQueue(_ queue: String, count: Int, kind: String) {
-        func settle(_ row: inout QueueRow) -> Bool {
-            switch kind {
-            case "basic.deliver", "basic.get-ok": row.deliveries += 1
-            case "basic.ack": row.acks += count
-            case "basic.nack": row.nacks += count
-            case "basic.reject": row.rejects += 1
-            default: return false
+        let effect = QueueEffect(kind: kind)
+        func settle(_ row: inout QueueRow) {
+            switch effect {
+            case .delivery?: row.deliveries += 1
+            case .ack?: row.acks += count
+            case .nack?: row.nacks += count
+            case .reject?: row.rejects += 1
+            case nil: break
             }
-            return true
         }
-        // The row is found with one hash of the name and updated where it is.
+        // The row is updated where it is.
         if let i = queueRow(queue) {
-            _ = settle(&queues.values[i])
-            return
-        }
-        let key = DigestKey(queue)
-        if let i = queues.index(forKey: key) {
-            _ = settle(&queues.values[i])
+            settle(&queues.values[i])
         } else if queues.count >= options.maxTableRows {
             untrackedQueues += 1
-        } else {
+        } else if effect != nil {
             var row = QueueRow()
-            if settle(&row) { queues.append(key, row) }
+            settle(&row)
+            queues.append(DigestKey(queue), row)
+        }
+    }
+
+    /// What a PDU of a kind counts in its queue's row, if anything.
+    enum QueueEffect {
+        case delivery, ack, nack, reject
+
+        init?(kind: String) {
+            switch kind {
+            case "basic.deliver", "basic.get-ok": self = .delivery
+            case "basic.ack": self = .ack
+            case "basic.nack": self = .nack
+            case "basic.reject": self = .reject
+            default: return nil
+            }
         }
     }
 
