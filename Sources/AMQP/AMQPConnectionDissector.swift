@@ -374,11 +374,7 @@ public struct AMQPConnectionDissector: StreamDissector {
                                                     previewLimit: options.detail == .facts ? 0 : options.bodyPreviewBytes)
             }
             if id == .basicPublish {
-                if let i = lastPublish.slot(key) {
-                    lastPublish.values[i] = method.values.withoutBulk
-                } else {
-                    lastPublish[key] = method.values.withoutBulk
-                }
+                lastPublish[key] = method.values.withoutBulk
             } else if AMQPConnectionDissector.isRemembered(id) {
                 if let i = requests.slot(key) {
                     requests.values[i][id] = method.values.withoutBulk

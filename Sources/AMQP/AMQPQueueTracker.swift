@@ -67,16 +67,25 @@ struct AMQPQueueTracker {
         return lastChannel
     }
 
-    /// Whether `track` does anything with the method from that direction: most frames (publishes,
-    /// content) look up no channel.
-    private static func concernsQueues(_ id: AMQPMethodID, from direction: Direction) -> Bool {
-        switch (id.classID, id.methodID, direction) {
-        case (50, 11, .toClient), (60, 20, .toServer), (60, 21, .toClient), (60, 31, .toClient), (60, 30, .toClient),
-             (60, 60, .toClient), (60, 70, .toServer), (60, 72, .toClient), (60, 71, .toClient),
-             (60, 80, .toServer), (60, 120, .toServer), (60, 90, .toServer), (60, 100, .toServer), (60, 110, .toServer):
-            return true
-        default:
-            return false
+    /// What a method from a direction does to a channel's queue state; nil for the rest (most
+    /// frames, publishes and content, look up no channel).
+    private enum Step {
+        case declareOk, consume, consumeOk, cancel, deliver, get, getEmpty, getOk, settle, recover
+
+        init?(_ id: AMQPMethodID, from direction: Direction) {
+            switch (id.classID, id.methodID, direction) {
+            case (50, 11, .toClient): self = .declareOk // queue.declare-ok
+            case (60, 20, .toServer): self = .consume // basic.consume
+            case (60, 21, .toClient): self = .consumeOk // basic.consume-ok
+            case (60, 31, .toClient), (60, 30, .toClient): self = .cancel // basic.cancel-ok, basic.cancel from the broker
+            case (60, 60, .toClient): self = .deliver // basic.deliver
+            case (60, 70, .toServer): self = .get // basic.get
+            case (60, 72, .toClient): self = .getEmpty // basic.get-empty
+            case (60, 71, .toClient): self = .getOk // basic.get-ok
+            case (60, 80, .toServer), (60, 120, .toServer), (60, 90, .toServer): self = .settle // basic.ack, basic.nack, basic.reject
+            case (60, 100, .toServer), (60, 110, .toServer): self = .recover // basic.recover-async, basic.recover
+            default: return nil
+            }
         }
     }
 
@@ -145,52 +154,50 @@ struct AMQPQueueTracker {
     /// Notes what a method says about queues and returns what it attributes the PDU to, if anything.
     mutating func track(_ id: AMQPMethodID, _ values: AMQPArgumentValues, channel: UInt16, from direction: Direction) -> Attribution? {
         // Only these methods concern queues: others need no channel state.
-        guard Self.concernsQueues(id, from: direction) else { return nil }
+        guard let step = Step(id, from: direction) else { return nil }
         let i = slot(channel)
         // Changed where it is stored: a copy would share, then copy, its dictionaries per frame.
         // The steps are static: a method of `self` called with `self.channelStates` in-out
         // would be called on a copy of `self`, which shares the array, so the in-out access
         // copied it per frame.
-        return Self.track(id, values, from: direction, maxOutstanding: maxOutstanding, &channelStates[i])
+        return Self.track(step, values, maxOutstanding: maxOutstanding, &channelStates[i])
     }
 
-    private static func track(_ id: AMQPMethodID, _ values: AMQPArgumentValues, from direction: Direction, maxOutstanding: Int,
+    private static func track(_ step: Step, _ values: AMQPArgumentValues, maxOutstanding: Int,
                               _ state: inout ChannelState) -> Attribution? {
-        switch (id.classID, id.methodID, direction) {
-        case (50, 11, .toClient): // queue.declare-ok
+        switch step {
+        case .declareOk:
             if let queue = values.string("queue") { state.lastDeclaredQueue = queue }
-        case (60, 20, .toServer): // basic.consume
+        case .consume:
             let consumer = Source(queue: resolve(values.string("queue"), state), noAck: values.bool("no-ack") ?? false)
             state.pendingConsume = consumer
             // With nowait there is no consume-ok: the client's tag is the tag.
             if let tag = values.string("consumer-tag"), !tag.isEmpty { state.consumers[tag] = consumer }
-        case (60, 21, .toClient): // basic.consume-ok
+        case .consumeOk:
             if let tag = values.string("consumer-tag"), let consumer = state.pendingConsume {
                 state.consumers[tag] = consumer
             }
             state.pendingConsume = nil
-        case (60, 31, .toClient), (60, 30, .toClient): // basic.cancel-ok, basic.cancel from the broker
+        case .cancel:
             if let tag = values.string("consumer-tag") { state.consumers[tag] = nil }
-        case (60, 60, .toClient): // basic.deliver
+        case .deliver:
             guard let tag = values.string("consumer-tag"), let consumer = state.consumers[tag] else { return nil }
             remember(values.int("delivery-tag"), consumer, maxOutstanding: maxOutstanding, &state)
             return Attribution(queue: consumer.queue, source: .consume)
-        case (60, 70, .toServer): // basic.get
+        case .get:
             state.pendingGet = Source(queue: resolve(values.string("queue"), state), noAck: values.bool("no-ack") ?? false)
-        case (60, 72, .toClient): // basic.get-empty
+        case .getEmpty:
             state.pendingGet = nil
-        case (60, 71, .toClient): // basic.get-ok
+        case .getOk:
             guard let get = state.pendingGet else { return nil }
             state.pendingGet = nil
             remember(values.int("delivery-tag"), get, maxOutstanding: maxOutstanding, &state)
             return Attribution(queue: get.queue, source: .get)
-        case (60, 80, .toServer), (60, 120, .toServer), (60, 90, .toServer): // basic.ack, basic.nack, basic.reject
+        case .settle:
             return settle(values, &state)
-        case (60, 100, .toServer), (60, 110, .toServer): // basic.recover-async, basic.recover
+        case .recover:
             // AMQP 0-9-1 basic.recover: unacknowledged messages are redelivered with new tags.
             state.outstanding = [:]
-        default:
-            break
         }
         return nil
     }
