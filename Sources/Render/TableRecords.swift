@@ -153,9 +153,12 @@ public final class TableRecordWriter {
     var introducedCount: Int { introduced.count }
     /// PDUs added to a sum rather than written in full (for the tests).
     @exclusivity(unchecked) private(set) var summedPDUs = 0
-    /// Sums kept, and connections the lane keeps state for (for the tests: both stay bounded).
+    /// Sums kept now (for the tests: all written by the end).
     var keptRepeats: Int { repeatCount }
-    var laneConnectionCount: Int { laneConnections.count }
+    /// The most sums, and the most connections the lane kept state for, at any one time (for
+    /// the tests: both stay within their bounds).
+    @exclusivity(unchecked) private(set) var peakRepeats = 0
+    @exclusivity(unchecked) private(set) var peakLaneConnections = 0
 
     /// The bounds of `TableRecord` (tests make them small).
     private let maxNamedStrings: Int, maxNamedBytes: Int, maxNamedLength: Int, maxIntroduced: Int, maxRepeats: Int
@@ -391,6 +394,7 @@ public final class TableRecordWriter {
         guard making else { return nil }
         let made = LaneConnection()
         laneConnections[stream] = made
+        peakLaneConnections = max(peakLaneConnections, laneConnections.count)
         lastLane = (stream, made)
         return made
     }
@@ -451,6 +455,7 @@ public final class TableRecordWriter {
             i = lane.repeats.count
             lane.repeats.append(key, Repeat(time: time))
             repeatCount += 1
+            peakRepeats = max(peakRepeats, repeatCount)
         }
         lane.repeats.values[i].count += 1
         lane.repeats.values[i].time = time
