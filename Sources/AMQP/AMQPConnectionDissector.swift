@@ -128,6 +128,8 @@ public struct AMQPConnectionDissector: StreamDissector {
     private var treeSink = ByteSink(capacity: 1024)
     /// The written fast paths' summary line, frame after frame; copied out per frame.
     private var lineSink = ByteSink(capacity: 128)
+    /// The short strings (consumer tags, exchanges, routing keys) the facts fast path made lately.
+    private var shortStrings = RecentStrings()
     /// How fields this connection adds are written into a tree already written as text.
     private let textStyle: TextTree.Style
     /// Whether the detail asks for a written tree (`.text` or `.json`).
@@ -251,7 +253,7 @@ public struct AMQPConnectionDissector: StreamDissector {
         if writesTree, framedCleanly, let fast = writtenDecode(frame) {
             decoded = fast
         } else {
-            decoded = decoder.decode(unit, requests: channelRequests)
+            decoded = decoder.decode(unit, requests: channelRequests, strings: &shortStrings)
         }
         let first: Bool
         if direction == .toServer {

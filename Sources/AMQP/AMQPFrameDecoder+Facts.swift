@@ -19,6 +19,13 @@ extension AMQPFrameDecoder {
     /// or cut frame, a wrong channel, reserved bits, a bad field table, trailing bytes) goes to
     /// the full decoder, which reports it.
     func decodeFacts(_ frame: AMQPRawFrame) -> Decoded? {
+        var strings = RecentStrings()
+        return decodeFacts(frame, strings: &strings)
+    }
+
+    /// `decodeFacts(_:)`, a frequent method's short strings taken from `strings` when they were
+    /// seen lately (a connection repeats its consumer tag, exchange and routing key per message).
+    func decodeFacts(_ frame: AMQPRawFrame, strings: inout RecentStrings) -> Decoded? {
         guard frame.isWhole, frame.frameEnd == AMQPSpec.frameEnd else { return nil }
         // Each case makes its `Decoded` whole: a method or header kept in an optional first
         // was copied into it, and both destroyed, per frame.
@@ -26,7 +33,7 @@ extension AMQPFrameDecoder {
         switch frame.type {
         case .method:
             // AMQP 0-9-1 §4.2.3: content methods are never on channel 0.
-            guard frame.channel != 0, let frequent = frequentMethod(frame.payload), let spec = frequent.spec else { return nil }
+            guard frame.channel != 0, let frequent = frequentMethod(frame.payload, strings: &strings), let spec = frequent.spec else { return nil }
             decoded = Decoded(pdu: Self.factsPDU(spec.fullName, frame), method: frequent)
         case .header:
             guard frame.channel != 0, let facts = headerFacts(frame.payload) else { return nil }
@@ -60,6 +67,19 @@ extension AMQPFrameDecoder {
     /// instructions a method where the values take a few hundred. A method with a table or a
     /// long string (none of the frequent ones has one) goes to the full decoder.
     func frequentMethod(_ payload: ArraySlice<UInt8>) -> AMQPMethodDecoder.Result? {
+        frequentMethod(payload) { AMQPText.shortString($0) }
+    }
+
+    /// `frequentMethod(_:)`, its short strings taken from `strings` when they were seen lately.
+    func frequentMethod(_ payload: ArraySlice<UInt8>, strings: inout RecentStrings) -> AMQPMethodDecoder.Result? {
+        frequentMethod(payload) { bytes in
+            bytes.withUnsafeBufferPointer { p in strings.string(p) { _ in AMQPText.shortString(bytes) } }
+        }
+    }
+
+    /// `frequentMethod(_:)`, each short string's value made by `shortString`.
+    @inline(__always)
+    private func frequentMethod(_ payload: ArraySlice<UInt8>, shortString: (ArraySlice<UInt8>) -> String) -> AMQPMethodDecoder.Result? {
         var r = ByteReader(payload)
         guard let classID = r.readUInt16(), let methodID = r.readUInt16() else { return nil }
         let id = AMQPMethodID(classID: classID, methodID: methodID)
@@ -100,7 +120,7 @@ extension AMQPFrameDecoder {
                     value = .int(Int(clamping: v))
                 case .shortstr:
                     guard let length = r.readUInt8(), let bytes = r.readBytes(Int(length)) else { return nil }
-                    value = .string(AMQPText.shortString(bytes))
+                    value = .string(shortString(bytes))
                 case .bit, .longstr, .table:
                     return nil
                 }

@@ -13,6 +13,13 @@ struct AMQPFrameDecoder {
     let options: AMQPOptions
 
     func decode(_ unit: AMQPFramedUnit, requests: [AMQPMethodID: AMQPArgumentValues] = [:]) -> Decoded {
+        var strings = RecentStrings()
+        return decode(unit, requests: requests, strings: &strings)
+    }
+
+    /// `decode(_:requests:)`, the facts fast path's short strings taken from `strings` when they
+    /// were seen lately.
+    func decode(_ unit: AMQPFramedUnit, requests: [AMQPMethodID: AMQPArgumentValues] = [:], strings: inout RecentStrings) -> Decoded {
         switch unit {
         case .protocolHeader(let bytes, let problems):
             return Decoded(pdu: decodeProtocolHeader(bytes, problems: problems))
@@ -24,7 +31,7 @@ struct AMQPFrameDecoder {
                                              problems: problems, wireLength: count))
         case .frame(let framed):
             let frame = framed.frame, problems = framed.problems
-            return decode(frame, problems: problems, requests: requests)
+            return decode(frame, problems: problems, requests: requests, strings: &strings)
         }
     }
 
@@ -61,7 +68,15 @@ struct AMQPFrameDecoder {
     }
 
     func decode(_ frame: AMQPRawFrame, problems framing: [Problem], requests: [AMQPMethodID: AMQPArgumentValues] = [:]) -> Decoded {
-        if options.detail == .facts, framing.isEmpty, let fast = decodeFacts(frame) { return fast }
+        var strings = RecentStrings()
+        return decode(frame, problems: framing, requests: requests, strings: &strings)
+    }
+
+    /// `decode(_:problems:requests:)`, the facts fast path's short strings taken from `strings`
+    /// when they were seen lately (`decodeFacts(_:strings:)`).
+    func decode(_ frame: AMQPRawFrame, problems framing: [Problem], requests: [AMQPMethodID: AMQPArgumentValues] = [:],
+                strings: inout RecentStrings) -> Decoded {
+        if options.detail == .facts, framing.isEmpty, let fast = decodeFacts(frame, strings: &strings) { return fast }
         var problems = framing
         let size = Int(frame.size)
         var fields: [Field] = []

@@ -27,7 +27,7 @@ public struct MQTTConnectionDissector: StreamDissector {
     private var pendingToClient = Pending()
     private var guessNoted = false
     /// Topic names published to lately (the facts fast path's): one String per topic.
-    private var topicNames = TopicNames()
+    private var topicNames = RecentStrings()
     /// Summary lines are written here, packet after packet (one buffer, not one per line). A
     /// reference: a copy of the dissector makes its own before writing (in `decode`).
     private var lineSink = ByteSink(capacity: 128)

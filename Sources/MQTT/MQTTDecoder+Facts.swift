@@ -8,12 +8,12 @@ extension MQTTDecoder {
     /// anything unusual (properties, non-ASCII or empty topics, odd lengths, reason codes, a
     /// frame with bytes not held) to the full decoder, which then reports it.
     static func facts(of frame: MQTTFrame, version: MQTTVersion) -> DissectedPDU? {
-        var topics = TopicNames()
+        var topics = RecentStrings()
         return facts(of: frame, version: version, topics: &topics)
     }
 
     /// `facts(of:version:)`, a PUBLISH's topic name taken from `topics` when it was seen lately.
-    static func facts(of frame: MQTTFrame, version: MQTTVersion, topics: inout TopicNames) -> DissectedPDU? {
+    static func facts(of frame: MQTTFrame, version: MQTTVersion, topics: inout RecentStrings) -> DissectedPDU? {
         guard frame.isComplete, frame.missingBytes == 0, frame.unseenBytes == 0, frame.unheldBytes == 0,
               frame.held.count >= 2 else { return nil }
         // Read from 0, wherever the frame's slice starts in its packet.
@@ -27,7 +27,7 @@ extension MQTTDecoder {
 
     /// `bytes`: the whole packet; `length`: its remaining length; `body`: where that begins.
     private static func facts(of bytes: UnsafeBufferPointer<UInt8>, length: Int, body: Int, version: MQTTVersion,
-                              topics: inout TopicNames) -> DissectedPDU? {
+                              topics: inout RecentStrings) -> DissectedPDU? {
         let type = MQTTPacketType(rawValue: bytes[0] >> 4)
         let flags = bytes[0] & 0x0F
         switch type {
@@ -49,10 +49,10 @@ extension MQTTDecoder {
     private static let kindFacts: [PDUFacts] = (0...15).map { PDUFacts(kind: MQTTPacketType(rawValue: UInt8($0)).name) }
 
     private static func publishFacts(_ bytes: UnsafeBufferPointer<UInt8>, body: Int, flags: UInt8, version: MQTTVersion,
-                                     topics: inout TopicNames) -> DissectedPDU? {
+                                     topics: inout RecentStrings) -> DissectedPDU? {
         guard let publish = PlainPublish(bytes, body: body, flags: flags, version: version) else { return nil }
         var pdu = DissectedPDU(protocolName: "mqtt", summary: "PUBLISH", wireLength: bytes.count, kind: "PUBLISH")
-        pdu.facts!.setPublish(topic: topics.name(UnsafeBufferPointer(rebasing: bytes[publish.topic])),
+        pdu.facts!.setPublish(topic: topics.text(UnsafeBufferPointer(rebasing: bytes[publish.topic])),
                               payloadLength: bytes.count - publish.payloadStart, qos: publish.qos, retained: flags & 0x01 != 0)
         return pdu
     }
