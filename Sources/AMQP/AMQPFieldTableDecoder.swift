@@ -202,20 +202,38 @@ struct AMQPFieldTableDecoder {
             _ = r.readRest()
             return false
         }
-        return depth < depthLimit && checkEntries(content, depthLimit: depthLimit, depth: depth + 1)
+        // Walked over the bytes themselves: a reader over a slice per nested table and array
+        // retained and released the packet's bytes, and checked bounds, at each step.
+        return depth < depthLimit && content.withUnsafeBufferPointer { p in
+            var at = 0
+            return checkEntries(p, &at, end: p.count, depthLimit: depthLimit, depth: depth + 1)
+        }
     }
 
-    private static func checkEntries(_ content: ArraySlice<UInt8>, depthLimit: Int, depth: Int) -> Bool {
-        var r = ByteReader(content)
-        while !r.isAtEnd {
-            guard let nameLength = r.readUInt8(), r.skip(Int(nameLength)),
-                  checkValue(&r, depthLimit: depthLimit, depth: depth) else { return false }
+    /// A table's entries, from `at` to `end` of `p`.
+    private static func checkEntries(_ p: UnsafeBufferPointer<UInt8>, _ at: inout Int, end: Int, depthLimit: Int, depth: Int) -> Bool {
+        while at < end {
+            let nameLength = Int(p[at])
+            guard end - at - 1 >= nameLength else { return false }
+            at += 1 + nameLength
+            guard checkValue(p, &at, end: end, depthLimit: depthLimit, depth: depth) else { return false }
         }
         return true
     }
 
-    private static func checkValue(_ r: inout ByteReader, depthLimit: Int, depth: Int) -> Bool {
-        guard let tag = r.readUInt8() else { return false }
+    /// A big-endian `long-uint` at `at`, moved past; nil when fewer than four bytes are left before `end`.
+    @inline(__always)
+    private static func readLength(_ p: UnsafeBufferPointer<UInt8>, _ at: inout Int, end: Int) -> Int? {
+        guard end - at >= 4 else { return nil }
+        let v = Int(p[at]) << 24 | Int(p[at + 1]) << 16 | Int(p[at + 2]) << 8 | Int(p[at + 3])
+        at += 4
+        return v
+    }
+
+    private static func checkValue(_ p: UnsafeBufferPointer<UInt8>, _ at: inout Int, end: Int, depthLimit: Int, depth: Int) -> Bool {
+        guard at < end else { return false }
+        let tag = p[at]
+        at += 1
         let fixed: Int
         switch tag {
         case UInt8(ascii: "t"), UInt8(ascii: "b"), UInt8(ascii: "B"): fixed = 1
@@ -225,21 +243,28 @@ struct AMQPFieldTableDecoder {
         case UInt8(ascii: "D"): fixed = 5
         case UInt8(ascii: "V"): fixed = 0
         case UInt8(ascii: "S"), UInt8(ascii: "x"):
-            guard let length = r.readUInt32(), Int(length) <= r.remaining else { return false }
-            fixed = Int(length)
+            guard let length = readLength(p, &at, end: end), length <= end - at else { return false }
+            fixed = length
         case UInt8(ascii: "F"):
-            return checkTable(&r, depthLimit: depthLimit, depth: depth) ?? false
+            // A nested table: its length, then its entries one level down (as `checkTable`).
+            guard let length = readLength(p, &at, end: end) else { return false }
+            guard length <= end - at, depth < depthLimit else { return false }
+            let tableEnd = at + length
+            guard checkEntries(p, &at, end: tableEnd, depthLimit: depthLimit, depth: depth + 1) else { return false }
+            at = tableEnd
+            return true
         case UInt8(ascii: "A"):
-            guard let length = r.readUInt32(), Int(length) <= r.remaining, let content = r.readBytes(Int(length)),
-                  depth < depthLimit else { return false }
-            var items = ByteReader(content)
-            while !items.isAtEnd {
-                guard checkValue(&items, depthLimit: depthLimit, depth: depth + 1) else { return false }
+            guard let length = readLength(p, &at, end: end), length <= end - at, depth < depthLimit else { return false }
+            let arrayEnd = at + length
+            while at < arrayEnd {
+                guard checkValue(p, &at, end: arrayEnd, depthLimit: depthLimit, depth: depth + 1) else { return false }
             }
             return true
         default:
             return false
         }
-        return r.skip(fixed)
+        guard end - at >= fixed else { return false }
+        at += fixed
+        return true
     }
 }
