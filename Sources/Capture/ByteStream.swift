@@ -72,7 +72,10 @@ struct ByteStream {
     /// The next `count` bytes, copied out (the buffer is reused).
     mutating func read(_ count: Int) -> [UInt8] {
         let n = min(count, available)
-        let out = Array(buffer[start..<(start + n)])
+        // Copied from the buffer's memory: an array made from a slice of the buffer retained
+        // and released the buffer per packet.
+        let from = start
+        let out = buffer.withUnsafeBufferPointer { b in Array(UnsafeBufferPointer(rebasing: b[from..<(from + n)])) }
         start += n
         position += n
         return out

@@ -27,12 +27,10 @@ public struct TCPReassembler {
     /// Connections recently found, in slots picked by a cheap hash of the key (`FlowKey.slot`):
     /// most packets find theirs here and skip hashing the key for the dictionary (about 300
     /// instructions a packet). Kept in step with `connections`: an entry leaves with its connection.
-    private var recent = [RecentConnection?](repeating: nil, count: FlowKey.slots)
-
-    private struct RecentConnection {
-        let key: FlowKey
-        let conn: Connection
-    }
+    /// Keys and connections in arrays of their own: a slot of both together was copied out to
+    /// compare its key, retaining and releasing the connection per packet.
+    private var recentKeys = [FlowKey?](repeating: nil, count: FlowKey.slots)
+    private var recentConnections = [Connection?](repeating: nil, count: FlowKey.slots)
     /// Recently closed pairs: stray ACKs and retransmitted FINs after a close must not open a connection.
     private var closedAt: [FlowKey: Double] = [:]
     private var nextStream = 0
@@ -74,11 +72,14 @@ public struct TCPReassembler {
         // One lookup for a packet of a known connection (nearly all of them), often in `recent`.
         let slot = key.slot
         var found: Connection?
-        if let entry = recent[slot], entry.key == key {
-            found = entry.conn
+        if recentKeys[slot] == key {
+            found = recentConnections[slot]
         } else {
             found = connections[key]
-            if let conn = found { recent[slot] = RecentConnection(key: key, conn: conn) }
+            if let conn = found {
+                recentKeys[slot] = key
+                recentConnections[slot] = conn
+            }
         }
         if found == nil {
             let hasData = !segment.payload.isEmpty || segment.missingPayload > 0
@@ -148,14 +149,18 @@ public struct TCPReassembler {
         let conn = Connection(stream: nextStream, client: client, server: server, lastSeen: time)
         nextStream += 1
         connections[key] = conn
-        recent[key.slot] = RecentConnection(key: key, conn: conn)
+        recentKeys[key.slot] = key
+        recentConnections[key.slot] = conn
         events.append(.opened(stream: conn.stream, client: client, server: server, midStream: midStream))
         return conn
     }
 
     private mutating func close(_ key: FlowKey, reason: CloseReason, into events: inout [ReassemblyEvent]) {
         guard let conn = connections.removeValue(forKey: key) else { return }
-        if let entry = recent[key.slot], entry.key == key { recent[key.slot] = nil }
+        if recentKeys[key.slot] == key {
+            recentKeys[key.slot] = nil
+            recentConnections[key.slot] = nil
+        }
         for side in [FlowSide.clientToServer, .serverToClient] {
             flushPending(side: side, conn: conn, reason: .lostSegment, into: &events)
             if !conn[side].finished {
@@ -214,57 +219,74 @@ public struct TCPReassembler {
         if conn[side].nextSequence == nil { conn[side].nextSequence = seq }
         let fin = segment.flags.contains(.fin)
         guard !conn[side].finished else { return }
-        let piece = HalfStream.Pending(sequence: seq, bytes: segment.payload, missing: segment.missingPayload, fin: fin)
         guard let next = conn[side].nextSequence else { return }
         let ahead = SequenceNumber.distance(from: next, to: seq)
         if ahead > 0 {
-            hold(piece, side: side, conn: conn, into: &events)
+            hold(HalfStream.Pending(sequence: seq, bytes: segment.payload, missing: segment.missingPayload, fin: fin),
+                 side: side, conn: conn, into: &events)
         } else {
-            deliver(piece, side: side, conn: conn, into: &events)
+            // Handed the segment's payload itself: a held piece made of it retained and released
+            // the packet's bytes once more per packet.
+            deliver(sequence: seq, bytes: segment.payload, missing: segment.missingPayload, fin: fin, side: side, conn: conn, into: &events)
             drain(side: side, conn: conn, into: &events)
         }
     }
 
     /// Delivers a segment that starts at or before the next expected byte (the part already seen is dropped).
     private mutating func deliver(_ piece: HalfStream.Pending, side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
+        deliver(sequence: piece.sequence, bytes: piece.bytes, missing: piece.missing, fin: piece.fin, side: side, conn: conn, into: &events)
+    }
+
+    /// `deliver(_:side:conn:into:)` of a piece's parts.
+    private mutating func deliver(sequence: UInt32, bytes: ArraySlice<UInt8>, missing: Int, fin: Bool, side: FlowSide, conn: Connection,
+                                  into events: inout [ReassemblyEvent]) {
         guard let next = conn[side].nextSequence else { return }
-        let behind = -SequenceNumber.distance(from: next, to: piece.sequence) // ≥ 0
-        let total = piece.bytes.count + piece.missing
+        let behind = -SequenceNumber.distance(from: next, to: sequence) // ≥ 0
+        let total = bytes.count + missing
         // A keep-alive repeats the byte before the next one, maybe with garbage (RFC 9293 §3.8.4).
-        let keepAlive = behind == 1 && total <= 1 && !piece.fin
-        if behind > 0 && !keepAlive { checkOverlap(piece, side: side, conn: conn, into: &events) }
-        if behind < piece.bytes.count {
-            let fresh = piece.bytes[(piece.bytes.startIndex + behind)...]
-            events.append(.data(stream: conn.stream, side: side, bytes: fresh))
-            let end = next &+ UInt32(fresh.count)
-            conn[side].nextSequence = end
-            remember(fresh, end: end, side: side, conn: conn)
+        let keepAlive = behind == 1 && total <= 1 && !fin
+        if behind > 0 && !keepAlive { checkOverlap(bytes, at: sequence, side: side, conn: conn, into: &events) }
+        if behind == 0, !bytes.isEmpty {
+            // The usual case: all of it is new, handed on as it is (a slice of it is one more reference).
+            deliverFresh(bytes, next: next, side: side, conn: conn, into: &events)
+        } else if behind < bytes.count {
+            deliverFresh(bytes[(bytes.startIndex + behind)...], next: next, side: side, conn: conn, into: &events)
         }
-        if behind < total && piece.missing > 0 {
-            let lost = min(piece.missing, total - behind)
+        if behind < total && missing > 0 {
+            let lost = min(missing, total - behind)
             events.append(.gap(stream: conn.stream, side: side, count: lost, reason: .truncatedPacket))
             conn[side].nextSequence = (conn[side].nextSequence ?? next) &+ UInt32(lost)
         }
-        if piece.fin, behind <= total {
+        if fin, behind <= total {
             conn[side].finished = true
             events.append(.ended(stream: conn.stream, side: side))
         }
     }
 
+    /// Hands on `fresh`, the bytes from the next expected one, and keeps them in the window.
+    private mutating func deliverFresh(_ fresh: ArraySlice<UInt8>, next: UInt32, side: FlowSide, conn: Connection,
+                                       into events: inout [ReassemblyEvent]) {
+        events.append(.data(stream: conn.stream, side: side, bytes: fresh))
+        let end = next &+ UInt32(fresh.count)
+        conn[side].nextSequence = end
+        remember(fresh, end: end, side: side, conn: conn)
+    }
+
     /// Keeps a delivered slice (no copy) in the direction's window of recent bytes, within the
     /// run-wide budget: once it is spent, a direction keeps only its newest slice.
     private mutating func remember(_ bytes: ArraySlice<UInt8>, end: UInt32, side: FlowSide, conn: Connection) {
-        let before = conn[side].recent.retainedCost
-        conn[side].recent.append(bytes, end: end)
-        if totalRecent - before + conn[side].recent.retainedCost > limits.maxBufferedBytesTotal {
-            conn[side].recent.keepNewestOnly()
+        let half = conn[side]
+        let before = half.recent.retainedCost
+        half.recent.append(bytes, end: end)
+        if totalRecent - before + half.recent.retainedCost > limits.maxBufferedBytesTotal {
+            half.recent.keepNewestOnly()
         }
-        totalRecent += conn[side].recent.retainedCost - before
+        totalRecent += half.recent.retainedCost - before
     }
 
     /// Compares the retransmitted part of a segment with the recently delivered bytes.
-    private func checkOverlap(_ piece: HalfStream.Pending, side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
-        let differing = conn[side].recent.differingBytes(piece.bytes, at: piece.sequence)
+    private func checkOverlap(_ bytes: ArraySlice<UInt8>, at sequence: UInt32, side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
+        let differing = conn[side].recent.differingBytes(bytes, at: sequence)
         if differing > 0 {
             events.append(.overlapConflict(stream: conn.stream, side: side, count: differing))
         }
