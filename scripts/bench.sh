@@ -90,6 +90,23 @@ else
     read -r t_text m_text < <(best "$bin" --format text "$CAPTURE"); row "proto-dissect --format text" "$t_text" "$m_text"
 fi
 echo "table: $(ratio "$t_table" "$t_read")x the bare libpcap read, best against best; round by round (median): $(echo "$table_ratios" | median)x (target <= 3x)"
+# What running in lanes costs: the table on one thread (`-c`, which reads and dissects on the
+# caller's thread) against the table in lanes, in turn, each's least CPU time (user + system)
+# and best wall time. Lanes that cost nothing would use the one thread's CPU time in half its time.
+cpu_once() {
+    /usr/bin/time -o "$timing" -f "%e %U %S" "$@" >/dev/null 2>/dev/null || echo "$*" >>"$failed"
+    tail -1 "$timing" | awk '{printf "%s %.2f\n", $1, $2 + $3}'
+}
+w1="" c1="" wl="" cl=""
+for ((i = 0; i < RUNS; i++)); do
+    read -r w c < <(cpu_once "$bin" --format table -c 1000000000 "$CAPTURE")
+    if [ -z "$w1" ] || awk "BEGIN{exit !($w < $w1)}"; then w1=$w; fi
+    if [ -z "$c1" ] || awk "BEGIN{exit !($c < $c1)}"; then c1=$c; fi
+    read -r w c < <(cpu_once "$bin" --format table "$CAPTURE")
+    if [ -z "$wl" ] || awk "BEGIN{exit !($w < $wl)}"; then wl=$w; fi
+    if [ -z "$cl" ] || awk "BEGIN{exit !($c < $cl)}"; then cl=$c; fi
+done
+echo "table on one thread: $w1 s, CPU $c1 s; in lanes: $wl s, CPU $cl s (the lanes' extra CPU: $(awk "BEGIN{ if ($c1 > 0) printf \"%+.0f\", ($cl / $c1 - 1) * 100; else print \"?\" }")%)"
 echo "peak memory: $(awk "BEGIN{printf \"%.1f\", ($m_json > $m_text ? ($m_json > $m_table ? $m_json : $m_table) : ($m_text > $m_table ? $m_text : $m_table))/1024}") MB (target <= 32 MB)"
 if [ "$REPEAT" -gt 1 ]; then
     big=.build-bench/repeat-$REPEAT.pcap
