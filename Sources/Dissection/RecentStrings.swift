@@ -43,18 +43,12 @@ public struct RecentStrings {
         h |= 1 // 0 marks an empty slot
         if slots.isEmpty { slots = [(hash: UInt64, string: String)](repeating: (0, ""), count: 16) }
         let first = Int(truncatingIfNeeded: h >> shift) & ~1
-        for slot in first...(first + 1) where slots[slot].hash == h {
-            let same: Bool? = slots[slot].string.utf8.withContiguousStorageIfAvailable { kept in
-                kept.count == n && (n == 0 || memcmp(kept.baseAddress!, bytes.baseAddress!, n) == 0)
-            }
-            if same == true { return slots[slot].string }
+        for slot in first...(first + 1) where slots[slot].hash == h && Self.isUTF8(of: slots[slot].string, bytes) {
+            return slots[slot].string
         }
         let made = make(bytes)
         // A String that is not the bytes' own UTF-8 (an escaped one) would never be found by them.
-        let own: Bool? = made.utf8.withContiguousStorageIfAvailable { m in
-            m.count == n && (n == 0 || memcmp(m.baseAddress!, bytes.baseAddress!, n) == 0)
-        }
-        guard own == true else { return made }
+        guard Self.isUTF8(of: made, bytes) else { return made }
         // The pair's older String moves to its second slot.
         slots[first + 1] = slots[first]
         slots[first] = (h, made)
@@ -66,6 +60,14 @@ public struct RecentStrings {
             misses = 0
         }
         return made
+    }
+
+    /// Whether `string`'s UTF-8 is `bytes`.
+    @inlinable @inline(__always)
+    static func isUTF8(of string: String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        string.utf8.withContiguousStorageIfAvailable { s in
+            s.count == bytes.count && (s.isEmpty || memcmp(s.baseAddress!, bytes.baseAddress!, s.count) == 0)
+        } == true
     }
 
     /// The String of printable-ASCII (or any valid UTF-8) `bytes`.

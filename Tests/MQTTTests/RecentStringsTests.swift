@@ -3,7 +3,7 @@ import Testing
 
 /// `RecentStrings` hands the MQTT facts fast path one String per topic seen lately: the String must
 /// always hold the packet's bytes, whatever collides in its cache.
-@Suite("Recent strings: topic names")
+@Suite("Recent strings")
 struct RecentStringsTests {
     static func bits(_ s: String) -> (UInt64, UInt64) { unsafeBitCast(s, to: (UInt64, UInt64).self) }
 
@@ -32,5 +32,19 @@ struct RecentStringsTests {
         let a = Array("bench/bench-pub-5/15".utf8).withUnsafeBufferPointer { names.text($0) }
         let b = Array("bench/bench-pub-5/15".utf8).withUnsafeBufferPointer { names.text($0) }
         #expect(Self.bits(a) == Self.bits(b))
+    }
+
+    @Test("a String that is not its bytes' own UTF-8 (an escaped one) is not kept, so it pushes out none that is")
+    func escapedNotKept() {
+        var strings = RecentStrings()
+        let topic = Array("bench/bench-pub-5/telemetry/15".utf8)
+        let kept = topic.withUnsafeBufferPointer { strings.text($0) }
+        for i in 0..<1_000 {
+            let bytes: [UInt8] = [0x01, UInt8(truncatingIfNeeded: i), UInt8(truncatingIfNeeded: i >> 8)] + Array("binary".utf8)
+            let made = bytes.withUnsafeBufferPointer { strings.string($0) { _ in "escaped \(i)" } }
+            if made != "escaped \(i)" { Issue.record("\(made) for \(bytes)"); return }
+        }
+        let again = topic.withUnsafeBufferPointer { strings.text($0) }
+        #expect(Self.bits(kept) == Self.bits(again))
     }
 }
