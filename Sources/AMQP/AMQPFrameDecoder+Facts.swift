@@ -18,13 +18,9 @@ extension AMQPFrameDecoder {
     /// only for frames in which the full decoder would find no problem; anything else (a short
     /// or cut frame, a wrong channel, reserved bits, a bad field table, trailing bytes) goes to
     /// the full decoder, which reports it.
-    func decodeFacts(_ frame: AMQPRawFrame) -> Decoded? {
-        var strings = RecentStrings()
-        return decodeFacts(frame, strings: &strings)
-    }
-
-    /// `decodeFacts(_:)`, a frequent method's short strings taken from `strings` when they were
-    /// seen lately (a connection repeats its consumer tag, exchange and routing key per message).
+    ///
+    /// A frequent method's short strings are taken from `strings` when they were seen lately (a
+    /// connection repeats its consumer tag, exchange and routing key per message).
     func decodeFacts(_ frame: AMQPRawFrame, strings: inout RecentStrings) -> Decoded? {
         guard frame.isWhole, frame.frameEnd == AMQPSpec.frameEnd else { return nil }
         // Each case makes its `Decoded` whole: a method or header kept in an optional first

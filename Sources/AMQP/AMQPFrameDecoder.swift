@@ -12,13 +12,8 @@ struct AMQPFrameDecoder {
 
     let options: AMQPOptions
 
-    func decode(_ unit: AMQPFramedUnit, requests: [AMQPMethodID: AMQPArgumentValues] = [:]) -> Decoded {
-        var strings = RecentStrings()
-        return decode(unit, requests: requests, strings: &strings)
-    }
-
-    /// `decode(_:requests:)`, the facts fast path's short strings taken from `strings` when they
-    /// were seen lately.
+    /// `strings`: the connection's recent short strings, which the facts fast path takes its
+    /// strings from (`decodeFacts`); a caller that keeps none passes an empty one.
     func decode(_ unit: AMQPFramedUnit, requests: [AMQPMethodID: AMQPArgumentValues] = [:], strings: inout RecentStrings) -> Decoded {
         switch unit {
         case .protocolHeader(let bytes, let problems):
@@ -67,13 +62,6 @@ struct AMQPFrameDecoder {
         return DissectedPDU(protocolName: "amqp", summary: summary, fields: fields, problems: problems, wireLength: bytes.count)
     }
 
-    func decode(_ frame: AMQPRawFrame, problems framing: [Problem], requests: [AMQPMethodID: AMQPArgumentValues] = [:]) -> Decoded {
-        var strings = RecentStrings()
-        return decode(frame, problems: framing, requests: requests, strings: &strings)
-    }
-
-    /// `decode(_:problems:requests:)`, the facts fast path's short strings taken from `strings`
-    /// when they were seen lately (`decodeFacts(_:strings:)`).
     func decode(_ frame: AMQPRawFrame, problems framing: [Problem], requests: [AMQPMethodID: AMQPArgumentValues] = [:],
                 strings: inout RecentStrings) -> Decoded {
         if options.detail == .facts, framing.isEmpty, let fast = decodeFacts(frame, strings: &strings) { return fast }

@@ -232,12 +232,8 @@ public struct TCPReassembler {
         }
     }
 
-    /// Delivers a segment that starts at or before the next expected byte (the part already seen is dropped).
-    private mutating func deliver(_ piece: HalfStream.Pending, side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
-        deliver(sequence: piece.sequence, bytes: piece.bytes, missing: piece.missing, fin: piece.fin, side: side, conn: conn, into: &events)
-    }
-
-    /// `deliver(_:side:conn:into:)` of a piece's parts.
+    /// Delivers a segment (or a held piece) that starts at or before the next expected byte (the
+    /// part already seen is dropped).
     private mutating func deliver(sequence: UInt32, bytes: ArraySlice<UInt8>, missing: Int, fin: Bool, side: FlowSide, conn: Connection,
                                   into events: inout [ReassemblyEvent]) {
         guard let next = conn[side].nextSequence else { return }
@@ -325,7 +321,8 @@ public struct TCPReassembler {
             conn[side].pending.removeFirst()
             conn[side].bufferedBytes -= first.bytes.count
             totalBuffered -= first.bytes.count
-            deliver(first, side: side, conn: conn, into: &events)
+            deliver(sequence: first.sequence, bytes: first.bytes, missing: first.missing, fin: first.fin,
+                    side: side, conn: conn, into: &events)
         }
     }
 

@@ -67,7 +67,8 @@ struct AMQPTextDetailTests {
                 framer.append(bytes[...])
                 guard case .unit(.frame(let framed)) = framer.next(), framed.problems.isEmpty else { continue }
                 let frame = framed.frame
-                out.append((bytes, frame, decoder.decode(frame, problems: [])))
+                var strings = RecentStrings()
+                out.append((bytes, frame, decoder.decode(frame, problems: [], strings: &strings)))
             }
         }
         return out
@@ -189,7 +190,8 @@ struct AMQPTextDetailTests {
         let bodies: [[[UInt8]]] = [[], [Wire.body(channel: 1, "hello")], [Wire.body(channel: 1, "é€"), Wire.frame(3, channel: 1, [0, 1, 0xFF])]]
         var checked = 0
         for method in methods {
-            guard let methodFrame = frame(method), let decoded = decoder.decode(methodFrame, problems: []).method,
+            var strings = RecentStrings()
+            guard let methodFrame = frame(method), let decoded = decoder.decode(methodFrame, problems: [], strings: &strings).method,
                   let spec = decoded.spec else { Issue.record("fixture does not decode"); continue }
             for (i, parts) in bodies.enumerated() {
                 var message = AMQPMessageAssembly(method: spec, values: decoded.values, previewLimit: previewLimit)
