@@ -111,21 +111,9 @@ struct AMQPArgumentReader {
             }
             value = .bool(bitOctet >> UInt8(bitsUsed) & 1 == 1)
             bitsUsed += 1
-        case .octet:
-            guard let v = reader.readUInt8() else { return false }
-            value = .int(Int(v))
-        case .short:
-            guard let v = reader.readUInt16() else { return false }
-            value = .int(Int(v))
-        case .long:
-            guard let v = reader.readUInt32() else { return false }
-            value = .int(Int(v))
-        case .longlong, .timestamp:
-            guard let v = reader.readUInt64() else { return false }
-            value = .int(Int(clamping: v))
-        case .shortstr:
-            guard let length = reader.readUInt8(), let bytes = reader.readBytes(Int(length)) else { return false }
-            value = .string(AMQPText.shortString(bytes))
+        case .octet, .short, .long, .longlong, .timestamp, .shortstr:
+            guard let scalar = AMQPArgumentValue.readScalar(arg.type, from: &reader, shortString: AMQPText.shortString) else { return false }
+            value = scalar
         case .longstr:
             guard let length32 = reader.readUInt32() else { return false }
             let length = Int(length32)

@@ -101,25 +101,9 @@ extension AMQPFrameDecoder {
                     guard octet >> UInt8(bitsUsed) == 0 else { return nil }
                     bitsUsed = 8
                 }
-                switch arg.type {
-                case .octet:
-                    guard let v = r.readUInt8() else { return nil }
-                    value = .int(Int(v))
-                case .short:
-                    guard let v = r.readUInt16() else { return nil }
-                    value = .int(Int(v))
-                case .long:
-                    guard let v = r.readUInt32() else { return nil }
-                    value = .int(Int(v))
-                case .longlong, .timestamp:
-                    guard let v = r.readUInt64() else { return nil }
-                    value = .int(Int(clamping: v))
-                case .shortstr:
-                    guard let length = r.readUInt8(), let bytes = r.readBytes(Int(length)) else { return nil }
-                    value = .string(shortString(bytes))
-                case .bit, .longstr, .table:
-                    return nil
-                }
+                // Nil too for a long string or a table (the full decoder's).
+                guard let scalar = AMQPArgumentValue.readScalar(arg.type, from: &r, shortString: shortString) else { return nil }
+                value = scalar
             }
             values.append(arg, value)
         }
