@@ -346,7 +346,8 @@ public struct AMQPConnectionDissector: StreamDissector {
 
     private mutating func track(_ frame: AMQPRawFrame, _ decoded: inout AMQPFrameDecoder.Decoded, from direction: Direction) {
         let key = ChannelKey(direction: direction, channel: frame.channel)
-        if decoded.pdu.problems.contains(where: { $0.code == "resync-skipped" || $0.code == "capture-gap" }) {
+        // The count first: most frames have no problem, and reading the list copies it out of the box.
+        if decoded.pdu.problemCount > 0, decoded.pdu.problems.contains(where: { $0.code == "resync-skipped" || $0.code == "capture-gap" }) {
             if direction == .toServer { lostSyncToServer = true } else { lostSyncToClient = true }
         }
         // AMQP 0-9-1 channel.open: a channel is used only once opened; RabbitMQ answers
