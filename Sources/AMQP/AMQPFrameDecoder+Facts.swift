@@ -123,8 +123,7 @@ extension AMQPFrameDecoder {
     private func headerFacts(_ payload: ArraySlice<UInt8>) -> AMQPContentHeaderDecoder.Result? {
         var r = ByteReader(payload)
         guard let classID = r.readUInt16(), let weight = r.readUInt16(), weight == 0, let bodySize = r.readUInt64(),
-              let flags = r.readUInt16(), flags & 1 == 0, let cls = AMQPSpec.class(id: classID) else { return nil }
-        let properties = cls.properties
+              let flags = r.readUInt16(), flags & 1 == 0, let properties = AMQPSpec.properties(classID: classID) else { return nil }
         let depthLimit = options.effectiveTableDepth
         // The flags' bits from the highest: bit 15 is the first property (bit 0, the
         // continuation flag, is clear).

@@ -116,8 +116,7 @@ extension AMQPFrameDecoder {
         var r = ByteReader(payload)
         guard let classID = r.readUInt16(), let weight = r.readUInt16(), weight == 0, let bodySize = r.readUInt64(),
               bodySize <= UInt64(Int.max), let flags = r.readUInt16(), flags & 1 == 0,
-              let cls = AMQPSpec.class(id: classID) else { return nil }
-        let properties = cls.properties
+              let properties = AMQPSpec.properties(classID: classID) else { return nil }
         let pieces = AMQPPropertyPieces.of(classID: classID)
 
         if json {

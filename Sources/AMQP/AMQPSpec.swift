@@ -18,6 +18,14 @@ public enum AMQPSpec {
         Int(id) < classesByID.count ? classesByID[Int(id)] : nil
     }
 
+    /// The content properties of the class with this id, or nil when the spec has no such class.
+    /// The list alone: a class copied out of its table retained its name and both lists.
+    static func properties(classID: UInt16) -> [AMQPArgumentSpec]? {
+        Int(classID) < propertiesByID.count ? propertiesByID[Int(classID)] : nil
+    }
+
+    private static let propertiesByID = byClassID { $0.properties }
+
     /// Every method of every class, in spec order.
     public static var allMethods: [AMQPMethodSpec] { classes.flatMap(\.methods) }
 
