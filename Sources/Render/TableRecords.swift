@@ -202,7 +202,7 @@ public final class TableRecordWriter {
             let payloadLength = facts.payloadLength, qos = facts.qos, channel = facts.channel, ackedCount = facts.ackedCount
             let clientID = facts.clientID, connectVersion = facts.connectVersion, version = facts.version
             let problems = pdu.problems
-            let isPublish = Self.kind(facts.kind, is: "PUBLISH")
+            let isPublish = TableRenderer.kind(facts.kind, is: "PUBLISH")
             // Whether the table counts the PDU in its queue's row.
             let settles = queue != nil && TableRenderer.QueueEffect(kind: facts.kind) != nil
             let publishes = messageNumbers != nil && facts.message?.method == "basic.publish"
@@ -461,12 +461,10 @@ public final class TableRecordWriter {
         lane.repeats.values[i].time = time
         if key.flags & RepeatKey.hasTopic != 0 {
             lane.repeats.values[i].payloadBytes += payloadLength ?? 0
-            switch qos {
-            case 0?: lane.repeats.values[i].qos.0 += 1
-            case 1?: lane.repeats.values[i].qos.1 += 1
-            case 2?: lane.repeats.values[i].qos.2 += 1
-            default: break
-            }
+            let one = TableRenderer.qosCounts(qos)
+            lane.repeats.values[i].qos.0 += one.0
+            lane.repeats.values[i].qos.1 += one.1
+            lane.repeats.values[i].qos.2 += one.2
             if retained { lane.repeats.values[i].retained += 1 }
         }
         if key.flags & RepeatKey.hasQueue != 0 { lane.repeats.values[i].acked += ackedCount ?? 1 }
@@ -493,12 +491,6 @@ public final class TableRecordWriter {
             if countedExchanges.count >= TableRecord.maxCounted { countedExchanges.removeAll() }
             countedExchanges.insert(UInt64(exchange) << 32 | UInt64(routingKey))
         }
-    }
-
-    /// Whether `kind` is `name` (lengths first: most kinds differ in length from the one sought).
-    @inline(__always)
-    private static func kind(_ kind: String, is name: String) -> Bool {
-        kind.utf8.count == name.utf8.count && kind == name
     }
 
     /// The number of `s`, writing its definition first if it has none yet; `TableRecord.inline`

@@ -36,8 +36,19 @@ public struct TableRenderer: Renderer {
         var name: String
         var messages = 0
         var bytes = 0
-        var qos = [0, 0, 0]
+        /// By QoS 0, 1 and 2 (a tuple: an array's element was checked and made unique per count).
+        var qos = (0, 0, 0)
         var retained = 0
+
+        /// `messages` PUBLISHes of `bytes` payload bytes in all: by QoS 0, 1 and 2, and retained.
+        mutating func add(messages: Int, bytes: Int, qos: (Int, Int, Int), retained: Int) {
+            self.messages += messages
+            self.bytes += bytes
+            self.qos.0 += qos.0
+            self.qos.1 += qos.1
+            self.qos.2 += qos.2
+            self.retained += retained
+        }
     }
 
     /// A topic as the key of its row (`DigestKey`: hashed by FNV-1a).
@@ -76,6 +87,18 @@ public struct TableRenderer: Renderer {
         var acks = 0
         var nacks = 0
         var rejects = 0
+
+        /// `pdus` PDUs whose kind has `effect`, settling `settled` deliveries: deliveries and
+        /// rejects count PDUs, acks and nacks the deliveries they settle (a `multiple` one, many).
+        mutating func add(_ effect: QueueEffect?, pdus: Int, settled: Int) {
+            switch effect {
+            case .delivery?: deliveries += pdus
+            case .ack?: acks += settled
+            case .nack?: nacks += settled
+            case .reject?: rejects += pdus
+            case nil: break
+            }
+        }
     }
 
     private struct CloseRow {
@@ -248,12 +271,7 @@ public struct TableRenderer: Renderer {
         if Self.kind(r.kind, is: "PUBLISH") {
             let name = r.topic ?? "?"
             if let i = topicRow(name) {
-                topics.values[i].messages += r.count
-                topics.values[i].bytes += r.payloadBytes
-                topics.values[i].qos[0] += r.qos.0
-                topics.values[i].qos[1] += r.qos.1
-                topics.values[i].qos[2] += r.qos.2
-                topics.values[i].retained += r.retained
+                topics.values[i].add(messages: r.count, bytes: r.payloadBytes, qos: r.qos, retained: r.retained)
             } else {
                 untrackedTopics += r.count
             }
@@ -268,13 +286,7 @@ public struct TableRenderer: Renderer {
         }
         if let queue = r.queue {
             if let i = queueRow(queue) {
-                switch QueueEffect(kind: r.kind) {
-                case .delivery?: queues.values[i].deliveries += r.count
-                case .ack?: queues.values[i].acks += r.acked
-                case .nack?: queues.values[i].nacks += r.acked
-                case .reject?: queues.values[i].rejects += r.count
-                case nil: break
-                }
+                queues.values[i].add(QueueEffect(kind: r.kind), pdus: r.count, settled: r.acked)
             } else {
                 untrackedQueues += r.count
             }
@@ -343,10 +355,14 @@ public struct TableRenderer: Renderer {
     }
 
     private static func count(bytes: Int, qos: Int?, retained: Bool, in t: inout TopicRow) {
-        t.messages += 1
-        t.bytes += bytes
-        if let q = qos, (0...2).contains(q) { t.qos[q] += 1 }
-        if retained { t.retained += 1 }
+        t.add(messages: 1, bytes: bytes, qos: qosCounts(qos), retained: retained ? 1 : 0)
+    }
+
+    /// One PUBLISH of QoS `qos` as counts by QoS 0, 1 and 2 (none for a QoS it does not have).
+    /// The second lane's sums count by it too.
+    @inline(__always)
+    static func qosCounts(_ qos: Int?) -> (Int, Int, Int) {
+        (qos == 0 ? 1 : 0, qos == 1 ? 1 : 0, qos == 2 ? 1 : 0)
     }
 
     /// One PDU's share of its connection's row.
@@ -382,9 +398,9 @@ public struct TableRenderer: Renderer {
 
     /// Whether `kind` is `name`. Lengths first: comparing two different strings is a runtime call
     /// (about 80 instructions), made per PDU here, and most kinds differ in length from the one
-    /// sought.
+    /// sought. (The second lane's record writer asks it too.)
     @inline(__always)
-    private static func kind(_ kind: String, is name: String) -> Bool {
+    static func kind(_ kind: String, is name: String) -> Bool {
         kind.utf8.count == name.utf8.count && kind == name
     }
 
@@ -446,23 +462,14 @@ public struct TableRenderer: Renderer {
     /// Deliveries and the client's settlements, by the queue the decoder attributed them to.
     private mutating func noteQueue(_ queue: String, count: Int, kind: String) {
         let effect = QueueEffect(kind: kind)
-        func settle(_ row: inout QueueRow) {
-            switch effect {
-            case .delivery?: row.deliveries += 1
-            case .ack?: row.acks += count
-            case .nack?: row.nacks += count
-            case .reject?: row.rejects += 1
-            case nil: break
-            }
-        }
         // The row is updated where it is.
         if let i = queueRow(queue) {
-            settle(&queues.values[i])
+            queues.values[i].add(effect, pdus: 1, settled: count)
         } else if queues.count >= options.maxTableRows {
             untrackedQueues += 1
         } else if effect != nil {
             var row = QueueRow()
-            settle(&row)
+            row.add(effect, pdus: 1, settled: count)
             queues.append(DigestKey(queue), row)
         }
     }
@@ -538,7 +545,7 @@ public struct TableRenderer: Renderer {
             for name in topicOrder.sorted() {
                 guard let t = topics[TopicKey(name)] else { continue }
                 out.append(pad(t.name, 40) + " " + pad(String(t.messages), 6, right: true) + " " + pad(size(t.bytes), 8, right: true) + " "
-                           + pad("\(t.qos[0])/\(t.qos[1])/\(t.qos[2])", 12, right: true) + " " + pad(String(t.retained), 8, right: true) + "\n")
+                           + pad("\(t.qos.0)/\(t.qos.1)/\(t.qos.2)", 12, right: true) + " " + pad(String(t.retained), 8, right: true) + "\n")
             }
         }
         if untrackedTopics > 0 { out.append("… \(untrackedTopics) PUBLISHes to topics not listed (--max-table-rows)\n") }
