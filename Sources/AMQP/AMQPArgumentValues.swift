@@ -16,6 +16,15 @@ enum AMQPArgumentValue: Equatable {
 }
 
 extension AMQPArgumentValue {
+    /// The text of a short or long string (a long one as a short string's text); nil otherwise.
+    var stringValue: String? {
+        switch self {
+        case .string(let s): return s
+        case .longString(let bytes, _): return AMQPText.shortString(bytes)
+        default: return nil
+        }
+    }
+
     /// A value of a fixed-size or short-string type (octet, short, long, longlong, timestamp,
     /// shortstr) read from `r`, a short string's text made by `shortString`; nil when the bytes
     /// run out, and for the other types (bit, longstr, table), which their readers take apart.
@@ -91,10 +100,6 @@ struct AMQPArgumentValues {
     }
 
     func string(_ name: String) -> String? {
-        switch self[name] {
-        case .string(let s)?: return s
-        case .longString(let bytes, _)?: return AMQPText.shortString(bytes)
-        default: return nil
-        }
+        self[name]?.stringValue
     }
 }

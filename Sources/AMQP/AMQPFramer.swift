@@ -448,7 +448,7 @@ public struct AMQPFramer {
         }
         if type == 2 {
             guard let classID = readUInt16(at: p + 7), let weight = readUInt16(at: p + 9), weight == 0,
-                  let cls = AMQPSpec.class(id: classID), !cls.properties.isEmpty else { return .no }
+                  let properties = AMQPSpec.properties(classID: classID), !properties.isEmpty else { return .no }
         }
         let nextStart = p + size + 8
         if nextStart < window.count {

@@ -68,11 +68,7 @@ struct AMQPMessageAssembly {
     /// The string value of the method's argument at `index`, as `AMQPArgumentValues.string` gives it.
     private func methodString(at index: Int?) -> String? {
         guard let index else { return nil }
-        switch methodValue(at: index) {
-        case .string(let s)?: return s
-        case .longString(let bytes, _)?: return AMQPText.shortString(bytes)
-        default: return nil
-        }
+        return methodValue(at: index)?.stringValue
     }
 
     /// The `message` field's text lines, as `TextTree` writes `field()` one level down,
