@@ -165,6 +165,23 @@ struct AMQPConnectionTests {
         #expect(out[5].has("channel-max-exceeded"))
     }
 
+    @Test("content out of context is an error on a connection seen whole, a note once its direction lost frame sync (a skipped stray byte)")
+    func contentAfterLostSync() {
+        var d = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: false, serverPort: 5672), options: AMQPOptions())
+        var out: [DissectedPDU] = []
+        d.receive(Wire.protocolHeader[...], from: .toServer, into: &out)
+        d.receive(Wire.body(channel: 1, "early")[...], from: .toServer, into: &out)
+        // A stray byte before a frame: the framer skips it, and says so on that frame.
+        d.receive(([0x99] + Wire.body(channel: 1, "after"))[...], from: .toServer, into: &out)
+        d.receive(Wire.body(channel: 1, "later")[...], from: .toServer, into: &out)
+        #expect(out.count == 4, "\(out.map(\.summary))")
+        func unexpected(_ pdu: DissectedPDU) -> Problem.Severity? { pdu.problems.first { $0.code == "unexpected-body" }?.severity }
+        #expect(unexpected(out[1]) == .error)
+        #expect(out[2].has("resync-skipped"))
+        #expect(unexpected(out[2]) == .note)
+        #expect(unexpected(out[3]) == .note)
+    }
+
     @Test("limits a tune-ok sets in a segment apply to the frames after it in the same segment, when the framer resynchronises")
     func limitsWithinOneSegment() {
         var d = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: false, serverPort: 5672), options: AMQPOptions())
