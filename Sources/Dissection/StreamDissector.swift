@@ -18,6 +18,15 @@ public protocol StreamDissector {
     /// More PDUs from the bytes a limited `receive` was given, at most `limit`; true when there
     /// are more still. Called until false, before anything else is given to the dissector.
     mutating func receiveMore(from direction: Direction, into output: inout [DissectedPDU], limit: Int) -> Bool
+    /// `receive(_:from:into:limit:)` into a batch: the PDUs a facts fast path reads (with
+    /// `PDUDetail.facts`) come as `CountedPDU` values, not boxes, the rest as boxes, in order.
+    /// The same PDUs, facts and problems as the array's form.
+    mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout PDUBatch, limit: Int) -> Bool
+    /// `receiveMore(from:into:limit:)` into a batch.
+    mutating func receiveMore(from direction: Direction, into output: inout PDUBatch, limit: Int) -> Bool
+    /// Whether a batch gets any counted PDUs from this dissector: a caller that would take
+    /// them skips the batch otherwise (the boxes come as fast through an array).
+    var makesCountedPDUs: Bool { get }
 }
 
 extension StreamDissector {
@@ -28,6 +37,18 @@ extension StreamDissector {
     }
 
     public mutating func receiveMore(from direction: Direction, into output: inout [DissectedPDU], limit: Int) -> Bool { false }
+
+    /// Without a counted path of its own: none.
+    public var makesCountedPDUs: Bool { false }
+
+    /// Without a counted path of its own: every PDU a box, from the array's form.
+    public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout PDUBatch, limit: Int) -> Bool {
+        output.appendingBoxes { receive(bytes, from: direction, into: &$0, limit: limit) }
+    }
+
+    public mutating func receiveMore(from direction: Direction, into output: inout PDUBatch, limit: Int) -> Bool {
+        output.appendingBoxes { receiveMore(from: direction, into: &$0, limit: limit) }
+    }
 }
 
 /// What a dissector is told about the connection when it is created.

@@ -65,6 +65,24 @@ public struct MQTTConnectionDissector: StreamDissector {
         drain(direction, into: &output, limit: limit)
     }
 
+    /// With `PDUDetail.facts`: the frequent packets (`MQTTDecoder.counted`).
+    public var makesCountedPDUs: Bool { options.detail == .facts }
+
+    public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout PDUBatch, limit: Int) -> Bool {
+        if output.protocolName != "mqtt" { output.protocolName = "mqtt" }
+        if direction == .toServer {
+            toServerFramer.append(bytes, endsSegment: true)
+        } else {
+            toClientFramer.append(bytes, endsSegment: true)
+        }
+        return drain(direction, into: &output, limit: limit)
+    }
+
+    public mutating func receiveMore(from direction: Direction, into output: inout PDUBatch, limit: Int) -> Bool {
+        if output.protocolName != "mqtt" { output.protocolName = "mqtt" }
+        return drain(direction, into: &output, limit: limit)
+    }
+
     public mutating func gap(_ count: Int, in direction: Direction, into output: inout [DissectedPDU]) {
         if direction == .toServer { toServerFramer.gap(count) } else { toClientFramer.gap(count) }
         drain(direction, into: &output)
@@ -89,7 +107,7 @@ public struct MQTTConnectionDissector: StreamDissector {
     /// Frames and decodes what the direction's framer holds; with `limit`, stops after that many
     /// PDUs, returning true (the framer keeps the rest, taken by the next call).
     @discardableResult
-    private mutating func drain(_ direction: Direction, into output: inout [DissectedPDU], limit: Int = .max) -> Bool {
+    private mutating func drain<Output: PDUOutput>(_ direction: Direction, into output: inout Output, limit: Int = .max) -> Bool {
         let start = output.count
         while true {
             if output.count - start >= limit { return true }
@@ -97,7 +115,17 @@ public struct MQTTConnectionDissector: StreamDissector {
             case .needMore:
                 return false
             case .frame(let frame):
-                var pdu = decode(frame, from: direction)
+                // The facts path first, for a packet that takes no problems waiting (it writes
+                // into neither buffer, and takes no CONNECT, which sets the session's version).
+                var triedFacts = false
+                if let version = session.version, case .facts = options.detail, !hasPending(direction) {
+                    if let counted = MQTTDecoder.counted(of: frame, version: version, topics: &topicNames) {
+                        output.append(counted: counted, orBox: { MQTTDecoder.box($0) })
+                        continue
+                    }
+                    triedFacts = true
+                }
+                var pdu = decode(frame, from: direction, triedFacts: triedFacts)
                 attachPending(direction, to: &pdu)
                 output.append(pdu)
             case .malformedHeader(let bytes):
@@ -134,6 +162,11 @@ public struct MQTTConnectionDissector: StreamDissector {
         }
     }
 
+    /// Whether problems wait for the direction's next PDU.
+    private func hasPending(_ direction: Direction) -> Bool {
+        direction == .toServer ? !pendingToServer.problems.isEmpty : !pendingToClient.problems.isEmpty
+    }
+
     private mutating func attachPending(_ direction: Direction, to pdu: inout DissectedPDU) {
         // Checked in place: copying the pending value out retains its array, for every packet.
         if direction == .toServer {
@@ -147,10 +180,12 @@ public struct MQTTConnectionDissector: StreamDissector {
         }
     }
 
-    private mutating func decode(_ frame: MQTTFrame, from direction: Direction) -> DissectedPDU {
+    /// `triedFacts`: the facts path was tried already and did not take the frame.
+    private mutating func decode(_ frame: MQTTFrame, from direction: Direction, triedFacts: Bool) -> DissectedPDU {
         // The facts path writes into neither buffer: it goes before they are checked (it takes no
         // CONNECT, which sets the session's version below).
-        if let version = session.version, case .facts = options.detail, let pdu = MQTTDecoder.facts(of: frame, version: version, topics: &topicNames) {
+        if !triedFacts, let version = session.version, case .facts = options.detail,
+           let pdu = MQTTDecoder.facts(of: frame, version: version, topics: &topicNames) {
             return pdu
         }
         let type = frame.held.first.map { MQTTPacketType(rawValue: $0 >> 4) }

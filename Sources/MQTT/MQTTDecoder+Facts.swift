@@ -14,6 +14,12 @@ extension MQTTDecoder {
 
     /// `facts(of:version:)`, a PUBLISH's topic name taken from `topics` when it was seen lately.
     static func facts(of frame: MQTTFrame, version: MQTTVersion, topics: inout RecentStrings) -> DissectedPDU? {
+        counted(of: frame, version: version, topics: &topics).map { box($0) }
+    }
+
+    /// The facts fast path's reading of a frame as the values a table counts, or nil when the
+    /// packet needs the full decoder (see `facts(of:version:)`).
+    static func counted(of frame: MQTTFrame, version: MQTTVersion, topics: inout RecentStrings) -> CountedPDU? {
         guard frame.isComplete, frame.missingBytes == 0, frame.unseenBytes == 0, frame.unheldBytes == 0,
               frame.held.count >= 2 else { return nil }
         // Read from 0, wherever the frame's slice starts in its packet.
@@ -21,18 +27,37 @@ extension MQTTDecoder {
             // MQTT 5.0 §1.5.5: a minimal remaining length that ends the frame exactly.
             guard case .value(let length, let n, true) = VariableByteInteger.decode(bytes, at: 1),
                   1 + n + length == bytes.count else { return nil }
-            return facts(of: bytes, length: length, body: 1 + n, version: version, topics: &topics)
+            return counted(of: bytes, length: length, body: 1 + n, version: version, topics: &topics)
         }
     }
 
+    /// The PDU the facts fast path makes of what it read (`counted`): a box with its facts, as
+    /// the array form of a dissector's output holds it.
+    static func box(_ c: borrowing CountedPDU) -> DissectedPDU {
+        guard c.kind == "PUBLISH" else {
+            // The shared facts of its kind (a fast path takes only kinds that have nothing else).
+            let facts = kindFacts.first { $0.kind == c.kind } ?? PDUFacts(kind: c.kind)
+            return DissectedPDU(protocolName: "mqtt", summary: c.kind, wireLength: c.wireLength, sharedFacts: facts)
+        }
+        var pdu = DissectedPDU(protocolName: "mqtt", summary: "PUBLISH", wireLength: c.wireLength, kind: "PUBLISH")
+        pdu.facts!.setPublish(topic: c.topic!, payloadLength: c.payloadLength!, qos: c.qos!, retained: c.retained)
+        return pdu
+    }
+
     /// `bytes`: the whole packet; `length`: its remaining length; `body`: where that begins.
-    private static func facts(of bytes: UnsafeBufferPointer<UInt8>, length: Int, body: Int, version: MQTTVersion,
-                              topics: inout RecentStrings) -> DissectedPDU? {
+    private static func counted(of bytes: UnsafeBufferPointer<UInt8>, length: Int, body: Int, version: MQTTVersion,
+                                topics: inout RecentStrings) -> CountedPDU? {
         let type = MQTTPacketType(rawValue: bytes[0] >> 4)
         let flags = bytes[0] & 0x0F
         switch type {
         case .publish:
-            return publishFacts(bytes, body: body, flags: flags, version: version, topics: &topics)
+            guard let publish = PlainPublish(bytes, body: body, flags: flags, version: version) else { return nil }
+            var c = CountedPDU(kind: "PUBLISH", wireLength: bytes.count)
+            c.topic = topics.text(UnsafeBufferPointer(rebasing: bytes[publish.topic]))
+            c.payloadLength = bytes.count - publish.payloadStart
+            c.qos = publish.qos
+            c.retained = flags & 0x01 != 0
+            return c
         case .puback, .pubrec, .pubrel, .pubcomp:
             guard bareAcknowledgementID(bytes, type: type, flags: flags, length: length, body: body) != nil else { return nil }
         case .pingreq, .pingresp:
@@ -40,22 +65,12 @@ extension MQTTDecoder {
         default:
             return nil
         }
-        return DissectedPDU(protocolName: "mqtt", summary: type.name, wireLength: bytes.count,
-                            sharedFacts: kindFacts[Int(type.rawValue & 0x0F)])
+        return CountedPDU(kind: type.name, wireLength: bytes.count)
     }
 
     /// The facts of a packet that has nothing but its kind, by packet type: one shared value each,
     /// not a box made per acknowledgement (a segment can carry thousands, all alive at once).
     private static let kindFacts: [PDUFacts] = (0...15).map { PDUFacts(kind: MQTTPacketType(rawValue: UInt8($0)).name) }
-
-    private static func publishFacts(_ bytes: UnsafeBufferPointer<UInt8>, body: Int, flags: UInt8, version: MQTTVersion,
-                                     topics: inout RecentStrings) -> DissectedPDU? {
-        guard let publish = PlainPublish(bytes, body: body, flags: flags, version: version) else { return nil }
-        var pdu = DissectedPDU(protocolName: "mqtt", summary: "PUBLISH", wireLength: bytes.count, kind: "PUBLISH")
-        pdu.facts!.setPublish(topic: topics.text(UnsafeBufferPointer(rebasing: bytes[publish.topic])),
-                              payloadLength: bytes.count - publish.payloadStart, qos: publish.qos, retained: flags & 0x01 != 0)
-        return pdu
-    }
 
     /// The packet identifier of a bare PUBACK, PUBREC, PUBREL or PUBCOMP, the one form the fast
     /// paths take: MQTT 5.0 §2.1.3 / 3.1.1 §2.2.2 fixed flags; §3.4.2 a non-zero packet

@@ -64,7 +64,7 @@ extension Pipeline {
             }
         }
         let queues = RoundTrip<Batch>(batches: batchesInFlightInLanes)
-        let lane = SecondLane(stage: StreamStage(registry: registry, maxPDUs: nil), render: secondLane, batchEnd: secondLaneBatchEnd)
+        let lane = SecondLane(stage: StreamStage(registry: registry, maxPDUs: nil, countedPDUs: options.countedPDUs), render: secondLane, batchEnd: secondLaneBatchEnd)
         var failure: Error?
         try withUnsafeMutablePointer(to: &source) { pointer in
             let reading = SourcePointer(pointer)
@@ -140,8 +140,10 @@ extension Pipeline {
                 stage.handle(events[i...i], frame: frame, time: time) { event in
                     let before = sink.bytes.count
                     render(event, &sink)
-                    // An event that writes nothing (a table's, counted as it comes) weighs one.
-                    written += max(sink.bytes.count - before, 1)
+                    // An event that writes nothing (a table's, counted as it comes) weighs one a PDU.
+                    var weight = 1
+                    if case .counted(let run) = event { weight = run.pdus.count }
+                    written += max(sink.bytes.count - before, weight)
                     return eventDone(&sink)
                 }
                 balancer.add(written, stream: stream, lane: 0)

@@ -13,9 +13,15 @@ public struct PipelineOptions {
     /// The stream number of the first connection: a run over several captures continues the
     /// numbering from one capture to the next, so summaries never merge two connections.
     public var firstStream = 0
+    /// Whether the PDUs dissectors read with a facts fast path (`PDUDetail.facts`) are handed on
+    /// as `OutputEvent.counted` (their facts as values, no box), not as `.pdu`: for a consumer
+    /// that counts facts and nothing more, a table. Off by default.
+    public var countedPDUs = false
 
-    public init(limits: ReassemblyLimits = ReassemblyLimits(), maxPDUs: Int? = nil, filter: PacketFilter? = nil, firstStream: Int = 0) {
+    public init(limits: ReassemblyLimits = ReassemblyLimits(), maxPDUs: Int? = nil, filter: PacketFilter? = nil, firstStream: Int = 0,
+                countedPDUs: Bool = false) {
         self.firstStream = firstStream
+        self.countedPDUs = countedPDUs
         self.limits = limits
         self.maxPDUs = maxPDUs
         self.filter = filter
@@ -85,7 +91,7 @@ public final class Pipeline {
         self.options = options
         let reg = registry
         self.reassembler = TCPReassembler(limits: options.limits, firstStream: options.firstStream, isServerPort: { reg.isAssigned(port: $0) })
-        self.stage = StreamStage(registry: registry, maxPDUs: options.maxPDUs)
+        self.stage = StreamStage(registry: registry, maxPDUs: options.maxPDUs, countedPDUs: options.countedPDUs)
     }
 
     /// True once `-c` is reached (or the consumer asked to stop).

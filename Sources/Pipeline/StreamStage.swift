@@ -7,10 +7,14 @@ import Reassembly
 final class StreamStage {
     private let registry: ProtocolRegistry
     private let maxPDUs: Int?
+    /// Whether the frequent PDUs go out as `.counted` events (`PipelineOptions.countedPDUs`).
+    private let countedPDUs: Bool
     // Used from one thread, one call at a time; nothing it calls out to reaches back into these
     // while they are being written: no runtime exclusivity checks.
     @exclusivity(unchecked) private var streams = StreamTable<StreamState>()
     @exclusivity(unchecked) private var pdus: [DissectedPDU] = []
+    /// A segment's PDUs when they go out counted (`countedPDUs`).
+    @exclusivity(unchecked) private var batch = PDUBatch()
     /// True once `maxPDUs` is reached or `emit` returned false: no more PDUs are emitted.
     @exclusivity(unchecked) var stopped = false
     @exclusivity(unchecked) private(set) var pduCount = 0
@@ -33,8 +37,11 @@ final class StreamStage {
         @exclusivity(unchecked) var lastSeen: Timestamp
         @exclusivity(unchecked) var bytesToServer = 0
         @exclusivity(unchecked) var bytesToClient = 0
+        /// Whether its segments go through the batch (`countedPDUs`, and the dissector makes counted PDUs).
+        let counts: Bool
 
-        init(dissector: any StreamDissector, protocolName: String, client: String, server: String, firstSeen: Timestamp, lastSeen: Timestamp) {
+        init(dissector: any StreamDissector, protocolName: String, client: String, server: String, firstSeen: Timestamp,
+             lastSeen: Timestamp, counts: Bool = false) {
             self.dissector = dissector
             self.protocolName = protocolName
             self.client = client
@@ -43,16 +50,19 @@ final class StreamStage {
             toClient = StreamEndpoints(source: server, destination: client)
             self.firstSeen = firstSeen
             self.lastSeen = lastSeen
+            self.counts = counts
         }
+
     }
 
     /// PDUs made from a segment before they are emitted: at most what the PDU pool keeps, so a
     /// segment of thousands of small PDUs reuses a part's boxes for the next part.
     static let pdusAtOnce = DissectedPDU.pooledBoxes
 
-    init(registry: ProtocolRegistry, maxPDUs: Int?) {
+    init(registry: ProtocolRegistry, maxPDUs: Int?, countedPDUs: Bool = false) {
         self.registry = registry
         self.maxPDUs = maxPDUs
+        self.countedPDUs = countedPDUs
     }
 
     /// Takes a connection's state out, to be handed to the other lane of a run in lanes (nil
@@ -81,12 +91,17 @@ final class StreamStage {
                 guard let dissector = registry.makeDissector(named: name, info: ConnectionInfo(startedMidStream: midStream, serverPort: server.port)) else { continue }
                 connections += 1
                 streams[stream] = StreamState(dissector: dissector, protocolName: name, client: client.description,
-                                              server: server.description, firstSeen: time, lastSeen: time)
+                                              server: server.description, firstSeen: time, lastSeen: time,
+                                              counts: countedPDUs && dissector.makesCountedPDUs)
             case .data(let stream, let side, let bytes):
                 guard let state = streams[stream] else { continue }
                 let direction: Direction = side == .clientToServer ? .toServer : .toClient
                 if direction == .toServer { state.bytesToServer += bytes.count } else { state.bytesToClient += bytes.count }
                 state.lastSeen = time
+                if state.counts {
+                    receiveCounted(bytes, state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
+                    continue
+                }
                 DissectedPDU.recycle(&pdus)
                 var more = state.dissector.receive(bytes, from: direction, into: &pdus, limit: Self.pdusAtOnce)
                 emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
@@ -146,19 +161,70 @@ final class StreamStage {
         StreamContext(frame: frame, time: time, stream: stream, endpoints: direction == .toServer ? state.toServer : state.toClient)
     }
 
+    /// The `.data` case's dissecting, into the batch: the frequent PDUs go out as `.counted` events.
+    private func receiveCounted(_ bytes: ArraySlice<UInt8>, _ state: StreamState, stream: Int, direction: Direction,
+                                frame: Int, time: Timestamp, emit: (OutputEvent) -> Bool) {
+        batch.removeAll()
+        var more = state.dissector.receive(bytes, from: direction, into: &batch, limit: Self.pdusAtOnce)
+        emitBatch(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
+        while more {
+            batch.removeAll()
+            more = state.dissector.receiveMore(from: direction, into: &batch, limit: Self.pdusAtOnce)
+            emitBatch(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
+        }
+    }
+
+    /// `emitPDUs` for the batch: each run of counted PDUs between two boxes as one `.counted`
+    /// event (cut at `maxPDUs`), each box as its `.pdu` event.
+    private func emitBatch(_ state: StreamState, stream: Int, direction: Direction, frame: Int, time: Timestamp,
+                           emit: (OutputEvent) -> Bool) {
+        guard batch.count > 0 else { return }
+        let context = self.context(state, direction, frame: frame, time: time, stream: stream)
+        var start = 0
+        var box = 0
+        while true {
+            if stopped { return }
+            let end = box < batch.full.count ? batch.boxPlaces[box] : batch.counted.count
+            if start < end {
+                var runEnd = end
+                if let max = maxPDUs, pduCount + (end - start) >= max {
+                    runEnd = start + Swift.max(max - pduCount, 0)
+                    stopped = true
+                }
+                if start < runEnd {
+                    pduCount += runEnd - start
+                    if !emit(.counted(CountedPDUs(context, direction, protocolName: batch.protocolName, batch.counted[start..<runEnd]))) {
+                        stopped = true
+                    }
+                }
+                if stopped { return }
+            }
+            start = end
+            guard box < batch.full.count else { return }
+            emitBox(batch.full[box], context: context, direction: direction, emit: emit)
+            box += 1
+        }
+    }
+
     private func emitPDUs(_ state: StreamState, stream: Int, direction: Direction, frame: Int, time: Timestamp, emit: (OutputEvent) -> Bool) {
         guard !pdus.isEmpty else { return }
         let context = self.context(state, direction, frame: frame, time: time, stream: stream)
         for pdu in pdus {
             if stopped { return }
-            if let max = maxPDUs, pduCount >= max {
-                stopped = true
-                return
-            }
-            pduCount += 1
-            problemCount += pdu.problemCount
-            send(.pdu(context, direction, pdu), emit)
-            if let max = maxPDUs, pduCount >= max { stopped = true }
+            emitBox(pdu, context: context, direction: direction, emit: emit)
         }
+    }
+
+    /// Emits one PDU's box as its `.pdu` event, unless `maxPDUs` is reached (then stops).
+    @inline(__always)
+    private func emitBox(_ pdu: DissectedPDU, context: StreamContext, direction: Direction, emit: (OutputEvent) -> Bool) {
+        if let max = maxPDUs, pduCount >= max {
+            stopped = true
+            return
+        }
+        pduCount += 1
+        problemCount += pdu.problemCount
+        send(.pdu(context, direction, pdu), emit)
+        if let max = maxPDUs, pduCount >= max { stopped = true }
     }
 }

@@ -178,140 +178,15 @@ public final class TableRecordWriter {
     public func write(_ event: OutputEvent, into sink: inout ByteSink) {
         switch event {
         case .pdu(let event):
-            let ctx = event.context, direction = event.direction, pdu = event.pdu
-            let facts = pdu.summaryFacts
-            // Few PDUs have any of a message, an identity or a close: one question spares the three.
-            let rare = facts.hasIdentityMessageOrClose
-            // Strings first: a string's number is given before the record that uses it.
-            let kind = number(facts.kind, into: &sink)
-            let topic = facts.topic.map { number($0, into: &sink) }
-            let queue = facts.queue.map { number($0, into: &sink) }
-            // The rare facts are looked at only when there are any: an optional struct of
-            // strings, even nil, is destroyed through the runtime's generic value witnesses.
-            // A message's strings' numbers, when it has one.
-            var messageNumbers: (UInt32?, UInt32?, UInt32?)?
-            var hasIdentity = false, hasClose = false
-            if rare {
-                if let m = facts.message {
-                    messageNumbers = (m.method.map { number($0, into: &sink) }, m.exchange.map { number($0, into: &sink) },
-                                      m.routingKey.map { number($0, into: &sink) })
-                }
-                hasIdentity = facts.identity != nil
-                hasClose = facts.close != nil
-            }
-            let payloadLength = facts.payloadLength, qos = facts.qos, channel = facts.channel, ackedCount = facts.ackedCount
-            let clientID = facts.clientID, connectVersion = facts.connectVersion, version = facts.version
-            let problems = pdu.problems
-            let isPublish = TableRenderer.kind(facts.kind, is: "PUBLISH")
-            // Whether the table counts the PDU in its queue's row.
-            let settles = queue != nil && TableRenderer.QueueEffect(kind: facts.kind) != nil
-            let publishes = messageNumbers != nil && facts.message?.method == "basic.publish"
-            // A PDU that counts as one before it did (its connection, kind, topic, queue and
-            // exchange each counted by a record of their own) is added to a sum, and only its
-            // weight written here (what the lanes are balanced by); anything else, in full.
-            // (Its connection was introduced by the record that counted its kind: `addRepeat`
-            // takes a kind the connection's own records counted, in this writer.)
-            if problems.isEmpty, !hasIdentity, !hasClose, clientID == nil, connectVersion == nil, version == nil,
-               let key = repeatKey(kind: kind, channel: channel, topic: isPublish ? topic : nil, isPublish: isPublish,
-                                   queue: queue, settles: settles, message: messageNumbers, publishes: publishes),
-               addRepeat(key, stream: ctx.stream, time: ctx.time, payloadLength: payloadLength, qos: qos,
-                         retained: facts.retained, ackedCount: ackedCount, bodySize: publishes ? facts.message?.bodySize : nil) {
-                sink.append(byte: TableRecord.Tag.counted.rawValue)
-                // Bounded: past the bound, every sum is written (a sum can always be written early).
-                summedPDUs += 1
-                if repeatCount > maxRepeats { flushRepeats(of: [], all: true, into: &sink) }
-                return
-            }
-            // The connection's sums first: they count before this PDU, as their PDUs came.
-            flushRepeats(of: ctx.stream, into: &sink)
-            if laneConnections.count >= maxIntroduced, laneConnections[ctx.stream] == nil {
-                // Bounded: every connection is let go, its sums written first.
-                flushRepeats(of: [], all: true, into: &sink)
-                laneConnections.removeAll()
-                lastLane = nil
-            }
-            noteCounted(stream: ctx.stream, kind: kind, topic: isPublish ? topic : nil, queue: settles ? queue : nil,
-                        exchange: publishes ? messageNumbers : nil)
-            var present: TableRecord.Present = []
-            if topic != nil { present.insert(.topic) }
-            if payloadLength != nil { present.insert(.payloadLength) }
-            if qos != nil { present.insert(.qos) }
-            if facts.retained { present.insert(.retained) }
-            if clientID != nil { present.insert(.clientID) }
-            if connectVersion != nil { present.insert(.connectVersion) }
-            if version != nil { present.insert(.version) }
-            if channel != nil { present.insert(.channel) }
-            if queue != nil { present.insert(.queue) }
-            if ackedCount != nil { present.insert(.ackedCount) }
-            if hasIdentity { present.insert(.identity) }
-            if messageNumbers != nil { present.insert(.message) }
-            if hasClose { present.insert(.close) }
-            if !problems.isEmpty { present.insert(.problems) }
-            if direction == .toClient { present.insert(.toClient) }
-            // Most records are of the same connection as the one before: no set lookup then.
-            if ctx.stream != lastIntroduced, introduced.count >= maxIntroduced { introduced.removeAll() }
-            let introducing = ctx.stream != lastIntroduced && introduced.insert(ctx.stream).inserted
-            lastIntroduced = ctx.stream
-            if introducing { present.insert(.introduction) }
-
-            // The fixed-width part, stored in place with one capacity check; then the rest.
-            sink.appendInPlace(maximum: TableRecord.maxFixedPart) { p in
-                var at = 0
-                func put<T: FixedWidthInteger>(_ value: T) {
-                    p.storeBytes(of: value, toByteOffset: at, as: T.self)
-                    at += MemoryLayout<T>.size
-                }
-                put(TableRecord.Tag.pdu.rawValue)
-                put(present.rawValue)
-                put(Int64(ctx.stream))
-                put(ctx.time.seconds)
-                put(ctx.time.nanoseconds)
-                put(UInt8(truncatingIfNeeded: ctx.time.fractionalDigits))
-                put(kind)
-                if let topic { put(topic) }
-                if let payloadLength { put(Int64(payloadLength)) }
-                if let qos { put(Int64(qos)) }
-                if let channel { put(Int64(channel)) }
-                if let queue { put(queue) }
-                if let ackedCount { put(Int64(ackedCount)) }
-                return at
-            }
-            // Strings with no number are written in full after it, in the same order.
-            if kind == TableRecord.inline { Self.string(facts.kind, into: &sink) }
-            if topic == TableRecord.inline, let name = facts.topic { Self.string(name, into: &sink) }
-            if queue == TableRecord.inline, let name = facts.queue { Self.string(name, into: &sink) }
-            if introducing {
-                let endpoints = ctx.endpoints
-                Self.string(endpoints.source, into: &sink)
-                Self.string(endpoints.destination, into: &sink)
-                Self.string(pdu.protocolName, into: &sink)
-            }
-            if let clientID { Self.string(clientID, into: &sink) }
-            if let connectVersion { Self.string(connectVersion, into: &sink) }
-            if let version { Self.string(version, into: &sink) }
-            if hasIdentity, let identity = facts.identity {
-                Self.strings([identity.saslUser, identity.vhost, identity.product, identity.productVersion, identity.platform], into: &sink)
-            }
-            if let messageNumbers, let message = facts.message {
-                var mask: UInt8 = 0
-                if message.method != nil { mask |= 1 }
-                if message.exchange != nil { mask |= 2 }
-                if message.routingKey != nil { mask |= 4 }
-                sink.append(byte: mask)
-                if let n = messageNumbers.0, let s = message.method { name(n, s, into: &sink) }
-                if let n = messageNumbers.1, let s = message.exchange { name(n, s, into: &sink) }
-                if let n = messageNumbers.2, let s = message.routingKey { name(n, s, into: &sink) }
-                Self.optional(message.bodySize, into: &sink)
-            }
-            if hasClose, let close = facts.close {
-                Self.optional(close.replyCode, into: &sink)
-                Self.strings([close.replyCodeName, close.replyText, close.failedMethod], into: &sink)
-            }
-            if !problems.isEmpty {
-                Self.raw(UInt32(problems.count), into: &sink)
-                for p in problems {
-                    Self.string(p.code, into: &sink)
-                    Self.string(p.description, into: &sink)
+            let pdu = event.pdu
+            writePDU(pdu.summaryFacts, problems: pdu.problems, protocolName: pdu.protocolName, context: event.context,
+                     direction: event.direction, into: &sink)
+        case .counted(let run):
+            // Each read where it is (a copy of one retains its strings).
+            run.pdus.withUnsafeBufferPointer { pdus in
+                for i in pdus.indices {
+                    writePDU(pdus[i], problems: [], protocolName: run.protocolName, context: run.context,
+                             direction: run.direction, into: &sink)
                 }
             }
         case .streamNote(_, let p), .captureNote(let p):
@@ -334,6 +209,144 @@ public final class TableRecordWriter {
             Self.time(c.lastSeen, into: &sink)
             Self.raw(Int64(c.bytesToServer), into: &sink)
             Self.raw(Int64(c.bytesToClient), into: &sink)
+        }
+    }
+
+    /// The record of one PDU (a box's facts and problems, or a counted PDU's facts).
+    private func writePDU<Facts: TableFacts>(_ facts: Facts, problems: [Problem], protocolName: @autoclosure () -> String,
+                                             context ctx: StreamContext, direction: Direction, into sink: inout ByteSink) {
+        // Few PDUs have any of a message, an identity or a close: one question spares the three.
+        let rare = facts.hasIdentityMessageOrClose
+        // Strings first: a string's number is given before the record that uses it.
+        let kind = number(facts.kind, into: &sink)
+        let topic = facts.topic.map { number($0, into: &sink) }
+        let queue = facts.queue.map { number($0, into: &sink) }
+        // The rare facts are looked at only when there are any: an optional struct of
+        // strings, even nil, is destroyed through the runtime's generic value witnesses.
+        // A message's strings' numbers, when it has one.
+        var messageNumbers: (UInt32?, UInt32?, UInt32?)?
+        var hasIdentity = false, hasClose = false
+        if rare {
+            if let m = facts.message {
+                messageNumbers = (m.method.map { number($0, into: &sink) }, m.exchange.map { number($0, into: &sink) },
+                                  m.routingKey.map { number($0, into: &sink) })
+            }
+            hasIdentity = facts.identity != nil
+            hasClose = facts.close != nil
+        }
+        let payloadLength = facts.payloadLength, qos = facts.qos, channel = facts.channel, ackedCount = facts.ackedCount
+        let clientID = facts.clientID, connectVersion = facts.connectVersion, version = facts.version
+        let isPublish = TableRenderer.kind(facts.kind, is: "PUBLISH")
+        // Whether the table counts the PDU in its queue's row.
+        let settles = queue != nil && TableRenderer.QueueEffect(kind: facts.kind) != nil
+        let publishes = messageNumbers != nil && facts.message?.method == "basic.publish"
+        // A PDU that counts as one before it did (its connection, kind, topic, queue and
+        // exchange each counted by a record of their own) is added to a sum, and only its
+        // weight written here (what the lanes are balanced by); anything else, in full.
+        // (Its connection was introduced by the record that counted its kind: `addRepeat`
+        // takes a kind the connection's own records counted, in this writer.)
+        if problems.isEmpty, !hasIdentity, !hasClose, clientID == nil, connectVersion == nil, version == nil,
+           let key = repeatKey(kind: kind, channel: channel, topic: isPublish ? topic : nil, isPublish: isPublish,
+                               queue: queue, settles: settles, message: messageNumbers, publishes: publishes),
+           addRepeat(key, stream: ctx.stream, time: ctx.time, payloadLength: payloadLength, qos: qos,
+                     retained: facts.retained, ackedCount: ackedCount, bodySize: publishes ? facts.message?.bodySize : nil) {
+            sink.append(byte: TableRecord.Tag.counted.rawValue)
+            // Bounded: past the bound, every sum is written (a sum can always be written early).
+            summedPDUs += 1
+            if repeatCount > maxRepeats { flushRepeats(of: [], all: true, into: &sink) }
+            return
+        }
+        // The connection's sums first: they count before this PDU, as their PDUs came.
+        flushRepeats(of: ctx.stream, into: &sink)
+        if laneConnections.count >= maxIntroduced, laneConnections[ctx.stream] == nil {
+            // Bounded: every connection is let go, its sums written first.
+            flushRepeats(of: [], all: true, into: &sink)
+            laneConnections.removeAll()
+            lastLane = nil
+        }
+        noteCounted(stream: ctx.stream, kind: kind, topic: isPublish ? topic : nil, queue: settles ? queue : nil,
+                    exchange: publishes ? messageNumbers : nil)
+        var present: TableRecord.Present = []
+        if topic != nil { present.insert(.topic) }
+        if payloadLength != nil { present.insert(.payloadLength) }
+        if qos != nil { present.insert(.qos) }
+        if facts.retained { present.insert(.retained) }
+        if clientID != nil { present.insert(.clientID) }
+        if connectVersion != nil { present.insert(.connectVersion) }
+        if version != nil { present.insert(.version) }
+        if channel != nil { present.insert(.channel) }
+        if queue != nil { present.insert(.queue) }
+        if ackedCount != nil { present.insert(.ackedCount) }
+        if hasIdentity { present.insert(.identity) }
+        if messageNumbers != nil { present.insert(.message) }
+        if hasClose { present.insert(.close) }
+        if !problems.isEmpty { present.insert(.problems) }
+        if direction == .toClient { present.insert(.toClient) }
+        // Most records are of the same connection as the one before: no set lookup then.
+        if ctx.stream != lastIntroduced, introduced.count >= maxIntroduced { introduced.removeAll() }
+        let introducing = ctx.stream != lastIntroduced && introduced.insert(ctx.stream).inserted
+        lastIntroduced = ctx.stream
+        if introducing { present.insert(.introduction) }
+
+        // The fixed-width part, stored in place with one capacity check; then the rest.
+        sink.appendInPlace(maximum: TableRecord.maxFixedPart) { p in
+            var at = 0
+            func put<T: FixedWidthInteger>(_ value: T) {
+                p.storeBytes(of: value, toByteOffset: at, as: T.self)
+                at += MemoryLayout<T>.size
+            }
+            put(TableRecord.Tag.pdu.rawValue)
+            put(present.rawValue)
+            put(Int64(ctx.stream))
+            put(ctx.time.seconds)
+            put(ctx.time.nanoseconds)
+            put(UInt8(truncatingIfNeeded: ctx.time.fractionalDigits))
+            put(kind)
+            if let topic { put(topic) }
+            if let payloadLength { put(Int64(payloadLength)) }
+            if let qos { put(Int64(qos)) }
+            if let channel { put(Int64(channel)) }
+            if let queue { put(queue) }
+            if let ackedCount { put(Int64(ackedCount)) }
+            return at
+        }
+        // Strings with no number are written in full after it, in the same order.
+        if kind == TableRecord.inline { Self.string(facts.kind, into: &sink) }
+        if topic == TableRecord.inline, let name = facts.topic { Self.string(name, into: &sink) }
+        if queue == TableRecord.inline, let name = facts.queue { Self.string(name, into: &sink) }
+        if introducing {
+            let endpoints = ctx.endpoints
+            Self.string(endpoints.source, into: &sink)
+            Self.string(endpoints.destination, into: &sink)
+            Self.string(protocolName(), into: &sink)
+        }
+        if let clientID { Self.string(clientID, into: &sink) }
+        if let connectVersion { Self.string(connectVersion, into: &sink) }
+        if let version { Self.string(version, into: &sink) }
+        if hasIdentity, let identity = facts.identity {
+            Self.strings([identity.saslUser, identity.vhost, identity.product, identity.productVersion, identity.platform], into: &sink)
+        }
+        if let messageNumbers, let message = facts.message {
+            var mask: UInt8 = 0
+            if message.method != nil { mask |= 1 }
+            if message.exchange != nil { mask |= 2 }
+            if message.routingKey != nil { mask |= 4 }
+            sink.append(byte: mask)
+            if let n = messageNumbers.0, let s = message.method { name(n, s, into: &sink) }
+            if let n = messageNumbers.1, let s = message.exchange { name(n, s, into: &sink) }
+            if let n = messageNumbers.2, let s = message.routingKey { name(n, s, into: &sink) }
+            Self.optional(message.bodySize, into: &sink)
+        }
+        if hasClose, let close = facts.close {
+            Self.optional(close.replyCode, into: &sink)
+            Self.strings([close.replyCodeName, close.replyText, close.failedMethod], into: &sink)
+        }
+        if !problems.isEmpty {
+            Self.raw(UInt32(problems.count), into: &sink)
+            for p in problems {
+                Self.string(p.code, into: &sink)
+                Self.string(p.description, into: &sink)
+            }
         }
     }
 

@@ -174,6 +174,16 @@ public struct TableRenderer: Renderer {
             if event.pdu.problemCount > 0 {
                 for p in event.pdu.problems { noteProblem(code: p.code, example: p.description) }
             }
+        case .counted(let run):
+            let context = run.context
+            // Each read where it is (a copy of one retains its strings).
+            run.pdus.withUnsafeBufferPointer { pdus in
+                for i in pdus.indices {
+                    notePDU(pdus[i], stream: context.stream, time: context.time, direction: run.direction,
+                            source: context.endpoints.source, destination: context.endpoints.destination,
+                            protocolName: run.protocolName)
+                }
+            }
         case .streamNote(_, let p), .captureNote(let p):
             noteProblem(code: p.code, example: p.description)
         case .connectionClosed(let c):
@@ -183,7 +193,7 @@ public struct TableRenderer: Renderer {
 
     /// One PDU's share of the tables (its problems are counted apart). The endpoints and the
     /// protocol's name are asked for only by a connection's first PDU.
-    mutating func notePDU(_ facts: PDUFacts, stream: Int, time: Timestamp, direction: Direction,
+    mutating func notePDU<Facts: TableFacts>(_ facts: Facts, stream: Int, time: Timestamp, direction: Direction,
                           source: @autoclosure () -> String, destination: @autoclosure () -> String,
                           protocolName: @autoclosure () -> String) {
         let kind = facts.kind
@@ -366,7 +376,7 @@ public struct TableRenderer: Renderer {
     }
 
     /// One PDU's share of its connection's row.
-    private static func note(_ facts: PDUFacts, _ kind: String, _ protocolName: @autoclosure () -> String,
+    private static func note<Facts: TableFacts>(_ facts: Facts, _ kind: String, _ protocolName: @autoclosure () -> String,
                              _ source: @autoclosure () -> String, _ destination: @autoclosure () -> String,
                              _ time: Timestamp, _ direction: Direction, in row: inout ConnectionRow) {
         if row.protocolName.isEmpty { row.protocolName = protocolName() }

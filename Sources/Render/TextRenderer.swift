@@ -39,6 +39,9 @@ public struct TextRenderer: Renderer {
 
     private mutating func write(_ event: OutputEvent, into out: inout ByteSink) {
         switch event {
+        case .counted(let run):
+            // Only a pipeline asked for counted PDUs makes these (for tables): shown as PDUs.
+            for event in run.pduEvents { write(.pdu(event), into: &out) }
         case .pdu(let event):
             let ctx = event.context, pdu = event.pdu
             if !cachedContext.write(ctx, into: &out) {

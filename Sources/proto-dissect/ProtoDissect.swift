@@ -243,7 +243,8 @@ struct ProtoDissect: ParsableCommand {
         let limits = ReassemblyLimits(maxBufferedBytesPerDirection: maxStreamBuffer, maxBufferedBytesTotal: maxTotalBuffer,
                                       maxConnections: maxConnections, idleTimeout: idleTimeout,
                                       holeTimeout: holeTimeout)
-        let options = PipelineOptions(limits: limits, maxPDUs: count, filter: packetFilter)
+        // A table counts facts only: the frequent PDUs come as their facts, without boxes.
+        let options = PipelineOptions(limits: limits, maxPDUs: count, filter: packetFilter, countedPDUs: format == .table)
         // Only the text format shows the tree's bit-by-bit lines: skip making them otherwise.
         Field.buildsTextLines = format == .text
         DissectedPDU.buildsSummaries = format != .table

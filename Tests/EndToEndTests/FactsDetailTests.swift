@@ -36,11 +36,15 @@ import Testing
         return registry
     }
 
-    /// Every PDU's facts and problems, the table, and how many PDUs took the fast path.
-    static func run(_ path: String, _ detail: PDUDetail) throws -> (seen: [Seen], table: String, fast: [String: Int]) {
+    /// Every PDU's facts and problems, the table, and how many PDUs took the fast path (with
+    /// `counted`, those that came as counted values, by protocol, are in `fast` too; `runs`: how
+    /// many `.counted` events carried them).
+    static func run(_ path: String, _ detail: PDUDetail, counted: Bool = false,
+                    maxPDUs: Int? = nil) throws -> (seen: [Seen], table: String, fast: [String: Int], runs: Int) {
         var reader = try CaptureFileReader(path: path)
         defer { reader.close() }
-        let pipeline = Pipeline(registry: registry(detail, for: path))
+        let pipeline = Pipeline(registry: registry(detail, for: path), options: PipelineOptions(maxPDUs: maxPDUs, countedPDUs: counted))
+        var runs = 0
         var table = TableRenderer(options: RenderOptions(showSecrets: false, color: false, showTree: true, maxTableRows: 1000))
         var seen: [Seen] = []
         var fast: [String: Int] = [:]
@@ -57,6 +61,16 @@ import Testing
                     seen.append(Seen(frame: ctx.frame, stream: ctx.stream, direction: direction, facts: pdu.summaryFacts,
                                      problems: pdu.problems.map { "\($0.code): \($0.description)" }))
                 }
+                if case .counted(let run) = event {
+                    #expect(counted, "counted PDUs only when the pipeline is asked for them")
+                    #expect(!run.pdus.isEmpty, "a run has PDUs")
+                    runs += 1
+                    for pdu in run.pdus {
+                        fast[run.protocolName, default: 0] += 1
+                        seen.append(Seen(frame: run.context.frame, stream: run.context.stream, direction: run.direction,
+                                         facts: pdu.facts, problems: []))
+                    }
+                }
                 return true
             }
         } catch is CaptureError {
@@ -64,7 +78,7 @@ import Testing
         }
         var out = ""
         table.finish(into: &out)
-        return (seen, out, fast)
+        return (seen, out, fast, runs)
     }
 
     static func captures() -> [String] {
@@ -98,5 +112,45 @@ import Testing
         #expect(fast["mqtt", default: 0] > 100)
         #expect(fast["amqp", default: 0] > 100)
         #expect(fast.values.reduce(0, +) < total, "connection set-up and problems still take the full decoder")
+    }
+
+    @Test("counted PDUs (what a table run asks for) give the boxes' facts and the same table, PDU by PDU",
+          arguments: captures())
+    func countedSameAsBoxes(capture: String) throws {
+        let boxes = try Self.run(capture, .facts)
+        let counted = try Self.run(capture, .facts, counted: true)
+        #expect(boxes.runs == 0)
+        #expect(counted.seen.count == boxes.seen.count)
+        for (a, b) in zip(boxes.seen, counted.seen) where a != b {
+            Issue.record("boxes: \(a)\ncounted: \(b)")
+            break
+        }
+        #expect(counted.table == boxes.table)
+        // Every PDU the MQTT fast path reads comes counted; the others keep their boxes.
+        #expect(counted.fast["mqtt", default: 0] == boxes.fast["mqtt", default: 0])
+    }
+
+    @Test("the samples' frequent MQTT PDUs come counted, several to a run")
+    func countedTaken() throws {
+        var fast = 0, runs = 0, total = 0
+        for capture in Repo.sampleCaptures() {
+            let run = try Self.run(Repo.samples.appendingPathComponent(capture).path, .facts, counted: true)
+            fast += run.fast["mqtt", default: 0]
+            runs += run.runs
+            total += run.seen.count
+        }
+        #expect(fast > 100)
+        #expect(runs > 0 && runs < fast, "a segment of several PDUs makes one run of them")
+        #expect(fast < total)
+    }
+
+    @Test("a PDU limit (-c) cuts a run of counted PDUs where it cuts the boxes", arguments: [1, 7, 40, 41, 130, 257])
+    func countedCutByLimit(limit: Int) throws {
+        let capture = Repo.samples.appendingPathComponent("mqtt-burst.pcap").path
+        let boxes = try Self.run(capture, .facts, maxPDUs: limit)
+        let counted = try Self.run(capture, .facts, counted: true, maxPDUs: limit)
+        #expect(boxes.seen.count == limit)
+        #expect(counted.seen == boxes.seen)
+        #expect(counted.table == boxes.table)
     }
 }

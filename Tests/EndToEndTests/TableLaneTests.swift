@@ -42,11 +42,11 @@ import Testing
     /// The tables of a run in lanes with batches of `batchPackets` packets and connections moved
     /// as `policy` says; also how many records the second lane wrote, and the pipeline.
     static func inLanes(_ path: String, maxTableRows: Int = 1000, batchPackets: Int = Pipeline.batchPackets,
-                        policy: LaneBalancer.Policy = .byWaits,
+                        policy: LaneBalancer.Policy = .byWaits, counted: Bool = false,
                         writer: TableRecordWriter = TableRecordWriter()) throws -> (String, Int, Pipeline) {
         var reader = try CaptureFileReader(path: path)
         defer { reader.close() }
-        let pipeline = Pipeline(registry: FactsDetailTests.registry(.facts, for: path))
+        let pipeline = Pipeline(registry: FactsDetailTests.registry(.facts, for: path), options: PipelineOptions(countedPDUs: counted))
         pipeline.batchPacketLimit = batchPackets
         if batchPackets < Pipeline.batchPackets { pipeline.batchesInFlightInLanes = 2 }
         let box = TableBox(TableRenderer(options: options(maxTableRows: maxTableRows)))
@@ -91,6 +91,17 @@ import Testing
         let (lanes, _, _) = try Self.inLanes(capture, batchPackets: 3, policy: .everyWindow(batches: 1))
         #expect(alone.contains("Connections"))
         Self.expectSame(lanes, alone)
+    }
+
+    @Test("counted PDUs (as the command line runs the table), batches of 3 packets, a move after every batch, rows unlimited and limited to 2: the tables of run with boxes alone",
+          arguments: FactsDetailTests.captures())
+    func samplesCounted(capture: String) throws {
+        for rows in [1000, 2] {
+            let alone = try Self.alone(capture, maxTableRows: rows)
+            let (lanes, _, _) = try Self.inLanes(capture, maxTableRows: rows, batchPackets: 3, policy: .everyWindow(batches: 1),
+                                                 counted: true)
+            Self.expectSame(lanes, alone)
+        }
     }
 
     @Test("samples and the Suricata captures, rows limited to 2 and one string named (AMQP exchanges, queues and closes cut, strings in full): the tables of run",
