@@ -185,7 +185,7 @@ public final class TableRecordWriter {
             // Each read where it is (a copy of one retains its strings).
             run.pdus.withUnsafeBufferPointer { pdus in
                 for i in pdus.indices {
-                    writePDU(pdus[i], problems: [], protocolName: run.protocolName, context: run.context,
+                    writePDU(CountedPDURef(pdu: pdus.baseAddress! + i), problems: [], protocolName: run.protocolName, context: run.context,
                              direction: run.direction, into: &sink)
                 }
             }

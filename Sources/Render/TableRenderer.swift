@@ -179,7 +179,7 @@ public struct TableRenderer: Renderer {
             // Each read where it is (a copy of one retains its strings).
             run.pdus.withUnsafeBufferPointer { pdus in
                 for i in pdus.indices {
-                    notePDU(pdus[i], stream: context.stream, time: context.time, direction: run.direction,
+                    notePDU(CountedPDURef(pdu: pdus.baseAddress! + i), stream: context.stream, time: context.time, direction: run.direction,
                             source: context.endpoints.source, destination: context.endpoints.destination,
                             protocolName: run.protocolName)
                 }
