@@ -135,7 +135,7 @@ final class Batch: @unchecked Sendable {
     @exclusivity(unchecked) var migrations: [LaneMigration] = []
 
     func clear() {
-        events.removeAll(keepingCapacity: true)
+        events.removeAllEvents()
         items.removeAll(keepingCapacity: true)
         lanes.removeAll(keepingCapacity: true)
         migrations.removeAll(keepingCapacity: true)

@@ -117,7 +117,7 @@ public final class Pipeline {
 
     /// Feeds one captured packet.
     public func process(_ packet: CapturedPacket, emit: (OutputEvent) -> Bool) {
-        events.removeAll(keepingCapacity: true)
+        events.removeAllEvents()
         switch read(packet, into: &events) {
         case .none:
             return
@@ -167,7 +167,7 @@ public final class Pipeline {
 
     /// Flushes every connection (end of input): what it completes is attributed to the last frame read.
     public func finish(emit: (OutputEvent) -> Bool) {
-        events.removeAll(keepingCapacity: true)
+        events.removeAllEvents()
         reassembler.flushAll(into: &events)
         stage.finish(events[...], frame: lastFrame, time: lastTime, emit: emit)
     }

@@ -56,3 +56,12 @@ extension ReassemblyEvent {
         }
     }
 }
+
+extension Array where Element == ReassemblyEvent {
+    /// Empties the array, keeping its capacity, each event moved out and destroyed by its
+    /// type's own code: `removeAll` destroyed them through the runtime's generic witnesses
+    /// (about 80 instructions an event, one event or more a packet).
+    @inlinable public mutating func removeAllEvents() {
+        while popLast() != nil {}
+    }
+}
