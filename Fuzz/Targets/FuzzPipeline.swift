@@ -28,4 +28,22 @@ public func fuzzPipeline(_ data: [UInt8]) {
         return true
     }
     for i in renderers.indices { renderers[i].finish(into: &text) }
+
+    // As the table format runs: facts detail, the frequent PDUs as counted values
+    // (`OutputEvent.counted`), into a table and a text renderer (which shows them as boxes).
+    mqtt.detail = .facts
+    amqp.detail = .facts
+    var counting = ProtocolRegistry()
+    counting.register("mqtt", ports: [1883]) { MQTTConnectionDissector(info: $0, options: mqtt) }
+    counting.register("amqp", ports: [5672]) { AMQPConnectionDissector(info: $0, options: amqp) }
+    var table = TableRenderer(options: options), lines = TextRenderer(options: options)
+    guard var again = try? CaptureFileReader(bytes: data, name: "fuzz") else { return }
+    let counted = Pipeline(registry: counting, options: PipelineOptions(limits: limits, countedPDUs: true))
+    try? counted.run(&again) { event in
+        table.render(event, into: &text)
+        lines.render(event, into: &text)
+        if text.utf8.count > 1 << 20 { text.removeAll(keepingCapacity: true) }
+        return true
+    }
+    table.finish(into: &text)
 }
