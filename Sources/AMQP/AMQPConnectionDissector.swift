@@ -233,10 +233,14 @@ public struct AMQPConnectionDissector: StreamDissector {
         let frame: AMQPRawFrame
         let isFrame: Bool
         let framedCleanly: Bool
+        // Whether the framer lost this direction's frame sync before the frame (bytes skipped to
+        // resynchronise, or lost in a gap): its problems say so, and only its.
+        var lostSync = false
         if case .frame(let framed) = unit {
             frame = framed.frame
             isFrame = true
             framedCleanly = framed.problems.isEmpty
+            lostSync = !framedCleanly && framed.problems.contains { $0.code == "resync-skipped" || $0.code == "capture-gap" }
         } else {
             frame = AMQPRawFrame(type: .method, channel: 0, size: 0, bytes: [], payload: [], frameEnd: nil,
                                  payloadNotHeld: 0, payloadLost: 0)
@@ -271,7 +275,7 @@ public struct AMQPConnectionDissector: StreamDissector {
                                                     reference: "AMQP 0-9-1 §4.2.2"))
             }
             checkLimits(frame, &decoded.pdu)
-            track(frame, &decoded, from: direction)
+            track(frame, &decoded, from: direction, framerLostSync: lostSync)
         } else if case .protocolHeader(let bytes, _) = unit {
             let header = AMQPProtocolHeader(bytes)
             if direction == .toServer {
@@ -344,10 +348,11 @@ public struct AMQPConnectionDissector: StreamDissector {
         }
     }
 
-    private mutating func track(_ frame: AMQPRawFrame, _ decoded: inout AMQPFrameDecoder.Decoded, from direction: Direction) {
+    /// `framerLostSync`: the framer lost the direction's frame sync before this frame.
+    private mutating func track(_ frame: AMQPRawFrame, _ decoded: inout AMQPFrameDecoder.Decoded, from direction: Direction,
+                                framerLostSync: Bool) {
         let key = ChannelKey(direction: direction, channel: frame.channel)
-        // The count first: most frames have no problem, and reading the list copies it out of the box.
-        if decoded.pdu.problemCount > 0, decoded.pdu.problems.contains(where: { $0.code == "resync-skipped" || $0.code == "capture-gap" }) {
+        if framerLostSync {
             if direction == .toServer { lostSyncToServer = true } else { lostSyncToClient = true }
         }
         // AMQP 0-9-1 channel.open: a channel is used only once opened; RabbitMQ answers

@@ -247,12 +247,10 @@ struct AMQPFieldTableDecoder {
             fixed = length
         case UInt8(ascii: "F"):
             // A nested table: its length, then its entries one level down (as `checkTable`).
-            guard let length = readLength(p, &at, end: end) else { return false }
-            guard length <= end - at, depth < depthLimit else { return false }
+            guard let length = readLength(p, &at, end: end), length <= end - at, depth < depthLimit else { return false }
             let tableEnd = at + length
-            guard checkEntries(p, &at, end: tableEnd, depthLimit: depthLimit, depth: depth + 1) else { return false }
-            at = tableEnd
-            return true
+            // True only with `at` at `tableEnd`.
+            return checkEntries(p, &at, end: tableEnd, depthLimit: depthLimit, depth: depth + 1)
         case UInt8(ascii: "A"):
             guard let length = readLength(p, &at, end: end), length <= end - at, depth < depthLimit else { return false }
             let arrayEnd = at + length

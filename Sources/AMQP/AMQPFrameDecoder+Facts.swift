@@ -55,7 +55,8 @@ extension AMQPFrameDecoder {
 
     /// A method frame's payload of a frequent method (`isFrequentMethod`) whose arguments the
     /// full decoder would read without a problem (no reserved bits, nothing left over), read
-    /// for its values; nil otherwise. Both fast paths take methods through this.
+    /// for its values; nil otherwise. Every fast path takes methods through this: text and JSON
+    /// here, the facts path through `frequentMethod(_:strings:)`.
     ///
     /// Read here, not through `AMQPArgumentReader`: the frequent methods have only integers,
     /// bits and short strings, and the reader's state (its problems, a field-table decoder,

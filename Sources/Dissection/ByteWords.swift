@@ -98,6 +98,6 @@ extension ByteWords {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         let below = (x &- ones &* 0x20) & ~x
         let above = (x &+ ones) | x
-        return (below | above | zeroByteFlags(x ^ (ones &* UInt64(a))) | zeroByteFlags(x ^ (ones &* UInt64(b)))) & highs
+        return (below | above | flags(of: a, in: x) | flags(of: b, in: x)) & highs
     }
 }

@@ -53,12 +53,17 @@ public struct MQTTConnectionDissector: StreamDissector {
     }
 
     public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout [DissectedPDU], limit: Int) -> Bool {
+        append(bytes, from: direction)
+        return drain(direction, into: &output, limit: limit)
+    }
+
+    /// A segment's bytes, to the direction's framer.
+    private mutating func append(_ bytes: ArraySlice<UInt8>, from direction: Direction) {
         if direction == .toServer {
             toServerFramer.append(bytes, endsSegment: true)
         } else {
             toClientFramer.append(bytes, endsSegment: true)
         }
-        return drain(direction, into: &output, limit: limit)
     }
 
     public mutating func receiveMore(from direction: Direction, into output: inout [DissectedPDU], limit: Int) -> Bool {
@@ -69,12 +74,8 @@ public struct MQTTConnectionDissector: StreamDissector {
     public var makesCountedPDUs: Bool { options.detail == .facts }
 
     public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout PDUBatch, limit: Int) -> Bool {
+        append(bytes, from: direction)
         if output.protocolName != "mqtt" { output.protocolName = "mqtt" }
-        if direction == .toServer {
-            toServerFramer.append(bytes, endsSegment: true)
-        } else {
-            toClientFramer.append(bytes, endsSegment: true)
-        }
         return drain(direction, into: &output, limit: limit)
     }
 
@@ -120,7 +121,7 @@ public struct MQTTConnectionDissector: StreamDissector {
                 var triedFacts = false
                 if let version = session.version, case .facts = options.detail, !hasPending(direction) {
                     if let counted = MQTTDecoder.counted(of: frame, version: version, topics: &topicNames) {
-                        output.append(counted: counted, orBox: { MQTTDecoder.box($0) })
+                        output.append(counted: counted, orBox: { MQTTDecoder.box($0, of: frame) })
                         continue
                     }
                     triedFacts = true

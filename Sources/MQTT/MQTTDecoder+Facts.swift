@@ -14,7 +14,7 @@ extension MQTTDecoder {
 
     /// `facts(of:version:)`, a PUBLISH's topic name taken from `topics` when it was seen lately.
     static func facts(of frame: MQTTFrame, version: MQTTVersion, topics: inout RecentStrings) -> DissectedPDU? {
-        counted(of: frame, version: version, topics: &topics).map { box($0) }
+        counted(of: frame, version: version, topics: &topics).map { box($0, of: frame) }
     }
 
     /// The facts fast path's reading of a frame as the values a table counts, or nil when the
@@ -31,13 +31,14 @@ extension MQTTDecoder {
         }
     }
 
-    /// The PDU the facts fast path makes of what it read (`counted`): a box with its facts, as
-    /// the array form of a dissector's output holds it.
-    static func box(_ c: borrowing CountedPDU) -> DissectedPDU {
-        guard c.kind == "PUBLISH" else {
-            // The shared facts of its kind (a fast path takes only kinds that have nothing else).
-            let facts = kindFacts.first { $0.kind == c.kind } ?? PDUFacts(kind: c.kind)
-            return DissectedPDU(protocolName: "mqtt", summary: c.kind, wireLength: c.wireLength, sharedFacts: facts)
+    /// The PDU the facts fast path makes of what it read of `frame` (`counted`): a box with its
+    /// facts, as the array form of a dissector's output holds it.
+    static func box(_ c: borrowing CountedPDU, of frame: MQTTFrame) -> DissectedPDU {
+        let type = MQTTPacketType(rawValue: frame.held[frame.held.startIndex] >> 4)
+        guard type == .publish else {
+            // The shared facts of its packet type (the fast path takes only types that have nothing else).
+            return DissectedPDU(protocolName: "mqtt", summary: c.kind, wireLength: c.wireLength,
+                                sharedFacts: kindFacts[Int(type.rawValue & 0x0F)])
         }
         var pdu = DissectedPDU(protocolName: "mqtt", summary: "PUBLISH", wireLength: c.wireLength, kind: "PUBLISH")
         pdu.facts!.setPublish(topic: c.topic!, payloadLength: c.payloadLength!, qos: c.qos!, retained: c.retained)

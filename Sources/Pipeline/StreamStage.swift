@@ -41,7 +41,7 @@ final class StreamStage {
         let counts: Bool
 
         init(dissector: any StreamDissector, protocolName: String, client: String, server: String, firstSeen: Timestamp,
-             lastSeen: Timestamp, counts: Bool = false) {
+             lastSeen: Timestamp, counts: Bool) {
             self.dissector = dissector
             self.protocolName = protocolName
             self.client = client
@@ -52,7 +52,6 @@ final class StreamStage {
             self.lastSeen = lastSeen
             self.counts = counts
         }
-
     }
 
     /// PDUs made from a segment before they are emitted: at most what the PDU pool keeps, so a

@@ -77,8 +77,7 @@ public struct TCPReassembler {
         } else {
             found = connections[key]
             if let conn = found {
-                recentKeys[slot] = key
-                recentConnections[slot] = conn
+                setRecent(key, conn)
             }
         }
         if found == nil {
@@ -149,18 +148,20 @@ public struct TCPReassembler {
         let conn = Connection(stream: nextStream, client: client, server: server, lastSeen: time)
         nextStream += 1
         connections[key] = conn
-        recentKeys[key.slot] = key
-        recentConnections[key.slot] = conn
+        setRecent(key, conn)
         events.append(.opened(stream: conn.stream, client: client, server: server, midStream: midStream))
         return conn
     }
 
+    /// `key`'s slot of the recent connections: `conn` (nil: the slot emptied), its key beside it.
+    private mutating func setRecent(_ key: FlowKey, _ conn: Connection?) {
+        recentKeys[key.slot] = conn == nil ? nil : key
+        recentConnections[key.slot] = conn
+    }
+
     private mutating func close(_ key: FlowKey, reason: CloseReason, into events: inout [ReassemblyEvent]) {
         guard let conn = connections.removeValue(forKey: key) else { return }
-        if recentKeys[key.slot] == key {
-            recentKeys[key.slot] = nil
-            recentConnections[key.slot] = nil
-        }
+        if recentKeys[key.slot] == key { setRecent(key, nil) }
         for side in [FlowSide.clientToServer, .serverToClient] {
             flushPending(side: side, conn: conn, reason: .lostSegment, into: &events)
             if !conn[side].finished {

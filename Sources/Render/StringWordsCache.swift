@@ -38,11 +38,12 @@ struct StringWordsCache<Value> {
     mutating func remember(_ name: String, _ value: Value) {
         slots[slot(Self.words(name))] = (name, value)
     }
+}
 
-    /// Whether `a` and `b` are the very same String (or equal strings of up to 15 bytes).
-    @inline(__always)
-    static func same(_ a: String, _ b: String) -> Bool {
-        let x = words(a), y = words(b)
-        return x.0 == y.0 && x.1 == y.1
-    }
+/// Whether `a` and `b` are the very same String (or equal strings of up to 15 bytes): their two
+/// words compared, not their bytes. False says nothing: equal strings made apart differ here.
+@inline(__always)
+func isSameString(_ a: String, _ b: String) -> Bool {
+    let x = unsafeBitCast(a, to: (UInt64, UInt64).self), y = unsafeBitCast(b, to: (UInt64, UInt64).self)
+    return x.0 == y.0 && x.1 == y.1
 }

@@ -182,12 +182,9 @@ public final class TableRecordWriter {
             writePDU(pdu.summaryFacts, problems: pdu.problems, protocolName: pdu.protocolName, context: event.context,
                      direction: event.direction, into: &sink)
         case .counted(let run):
-            // Each read where it is (a copy of one retains its strings).
-            run.pdus.withUnsafeBufferPointer { pdus in
-                for i in pdus.indices {
-                    writePDU(CountedPDURef(pdu: pdus.baseAddress! + i), problems: [], protocolName: run.protocolName, context: run.context,
-                             direction: run.direction, into: &sink)
-                }
+            run.forEachInPlace { pdu in
+                writePDU(pdu, problems: [], protocolName: run.protocolName, context: run.context, direction: run.direction,
+                         into: &sink)
             }
         case .streamNote(_, let p), .captureNote(let p):
             sink.append(byte: TableRecord.Tag.problem.rawValue)

@@ -80,6 +80,11 @@ public struct TableRenderer: Renderer {
     private struct ExchangeRow {
         var publishes = 0
         var bytes = 0
+
+        mutating func add(publishes: Int, bytes: Int) {
+            self.publishes += publishes
+            self.bytes += bytes
+        }
     }
 
     private struct QueueRow {
@@ -176,13 +181,10 @@ public struct TableRenderer: Renderer {
             }
         case .counted(let run):
             let context = run.context
-            // Each read where it is (a copy of one retains its strings).
-            run.pdus.withUnsafeBufferPointer { pdus in
-                for i in pdus.indices {
-                    notePDU(CountedPDURef(pdu: pdus.baseAddress! + i), stream: context.stream, time: context.time, direction: run.direction,
-                            source: context.endpoints.source, destination: context.endpoints.destination,
-                            protocolName: run.protocolName)
-                }
+            run.forEachInPlace { pdu in
+                notePDU(pdu, stream: context.stream, time: context.time, direction: run.direction,
+                        source: context.endpoints.source, destination: context.endpoints.destination,
+                        protocolName: run.protocolName)
             }
         case .streamNote(_, let p), .captureNote(let p):
             noteProblem(code: p.code, example: p.description)
@@ -288,8 +290,7 @@ public struct TableRenderer: Renderer {
         }
         if let m = r.message, m.method == "basic.publish" {
             if let i = exchangeRow(m.exchange ?? "", m.routingKey ?? "") {
-                exchanges.values[i].publishes += r.count
-                exchanges.values[i].bytes += r.bodyBytes
+                exchanges.values[i].add(publishes: r.count, bytes: r.bodyBytes)
             } else {
                 untrackedExchanges += r.count
             }
@@ -323,7 +324,7 @@ public struct TableRenderer: Renderer {
     /// The row of an exchange and routing key, likewise (by the routing key's String, the
     /// exchange's checked).
     private mutating func exchangeRow(_ exchange: String, _ routingKey: String) -> Int? {
-        if let cached = exchangeRowCache.value(for: routingKey), StringWordsCache<Int>.same(cached.exchange, exchange) {
+        if let cached = exchangeRowCache.value(for: routingKey), isSameString(cached.exchange, exchange) {
             return cached.row
         }
         guard let i = exchanges.index(forKey: ExchangeKey(exchange: exchange, routingKey: routingKey)) else { return nil }
@@ -437,7 +438,7 @@ public struct TableRenderer: Renderer {
             }
             list[i].1 += count
             // Under the String kept in `list` (alive while the cache is), when it is this one.
-            if StringWordsCache<Int>.same(list[i].0, kind) { cache.remember(kind, i) }
+            if isSameString(list[i].0, kind) { cache.remember(kind, i) }
         }
     }
 
@@ -446,11 +447,7 @@ public struct TableRenderer: Renderer {
     /// checked first, as two words, since a String comparison of two different names costs a call
     /// into the standard library per name passed over. Equal bits are always equal strings.
     fileprivate static func kindIndex(_ kind: String, in kinds: [(String, Int)]) -> Int? {
-        let bits = unsafeBitCast(kind, to: (UInt64, UInt64).self)
-        for i in kinds.indices {
-            let other = unsafeBitCast(kinds[i].0, to: (UInt64, UInt64).self)
-            if other.0 == bits.0 && other.1 == bits.1 { return i }
-        }
+        for i in kinds.indices where isSameString(kinds[i].0, kind) { return i }
         return kinds.firstIndex { $0.0 == kind }
     }
 
@@ -460,8 +457,7 @@ public struct TableRenderer: Renderer {
         let exchange = message.exchange ?? "", routingKey = message.routingKey ?? ""
         // The row is updated where it is.
         if let i = exchangeRow(exchange, routingKey) {
-            exchanges.values[i].publishes += 1
-            exchanges.values[i].bytes += message.bodySize ?? 0
+            exchanges.values[i].add(publishes: 1, bytes: message.bodySize ?? 0)
         } else if exchanges.count >= options.maxTableRows {
             untrackedExchanges += 1
         } else {

@@ -9,7 +9,8 @@ import Testing
     static func state(_ n: Int) -> StreamStage.StreamState {
         let time = Timestamp(seconds: Int64(n), nanoseconds: 0)
         return StreamStage.StreamState(dissector: MQTTConnectionDissector(info: ConnectionInfo(startedMidStream: false, serverPort: 1883)),
-                                       protocolName: "mqtt", client: "client-\(n)", server: "server", firstSeen: time, lastSeen: time)
+                                       protocolName: "mqtt", client: "client-\(n)", server: "server", firstSeen: time, lastSeen: time,
+                                       counts: false)
     }
 
     @Test("20,000 rounds of a state given each way while the other thread waits: each taker gets the state given for its stream",

@@ -1,8 +1,9 @@
 import Dissection
 import Testing
 
-/// `RecentStrings` hands the MQTT facts fast path one String per topic seen lately: the String must
-/// always hold the packet's bytes, whatever collides in its cache.
+/// `RecentStrings` hands the facts fast paths one String per name seen lately (an MQTT topic, an
+/// AMQP exchange, routing key or consumer tag): the String must always hold the packet's bytes,
+/// whatever collides in its cache.
 @Suite("Recent strings")
 struct RecentStringsTests {
     static func bits(_ s: String) -> (UInt64, UInt64) { unsafeBitCast(s, to: (UInt64, UInt64).self) }
