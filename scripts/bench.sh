@@ -5,6 +5,9 @@
 #
 #   scripts/bench.sh [CAPTURE]     default: .build-bench/bench.pcap (made by make-bench-capture.sh)
 #
+# Also the table on one thread (`-c`) against the table in lanes, wall and CPU time (what the lanes
+# cost), and the peak memory with the capture repeated as distinct connections.
+#
 # Environment: RUNS (3), TSHARK_RUNS (1: tshark is slow, 20 s and more a run on 150 MB; more runs
 # make its best time as fair as ours), REPEAT (4: the capture repeated as distinct connections, for
 # the memory check; 0 skips it), SKIP_TSHARK=1.
@@ -22,17 +25,22 @@ failed=$(mktemp)
 trap 'rm -f "$timing" "$failed"' EXIT
 # one run of a command: SECONDS PEAK_KB (its output goes to /dev/null). A run that fails is still
 # timed (so the table prints), but the script then fails: a fast crash must not pass for a fast run.
-once() {
-    /usr/bin/time -o "$timing" -f "%e %M" "$@" >/dev/null 2>/dev/null || echo "$*" >>"$failed"
+once() { timed "%e %M" "$@"; }
+# `once` with /usr/bin/time's format FORMAT: its line of numbers.
+timed() {
+    local format=$1; shift
+    /usr/bin/time -o "$timing" -f "$format" "$@" >/dev/null 2>/dev/null || echo "$*" >>"$failed"
     tail -1 "$timing"
 }
+# the lesser of a number and the least so far (empty: none yet)
+least() { if [ -z "$2" ] || awk "BEGIN{exit !($1 < $2)}"; then echo "$1"; else echo "$2"; fi; }
 # best SECONDS and least PEAK_KB of RUNS runs of a command
 best() {
     local t m bt="" bm="" i
     for ((i = 0; i < RUNS; i++)); do
         read -r t m < <(once "$@")
-        if [ -z "$bt" ] || awk "BEGIN{exit !($t < $bt)}"; then bt=$t; fi
-        if [ -z "$bm" ] || [ "$m" -lt "$bm" ]; then bm=$m; fi
+        bt=$(least "$t" "$bt")
+        bm=$(least "$m" "$bm")
     done
     echo "$bt $bm"
 }
@@ -54,13 +62,13 @@ in_turn() {
         rb=""
         for ((i = 0; i < per; i++)); do
             read -r t m < <(once "${ours[@]}")
-            if [ -z "$rb" ] || awk "BEGIN{exit !($t < $rb)}"; then rb=$t; fi
-            if [ -z "$om" ] || [ "$m" -lt "$om" ]; then om=$m; fi
+            rb=$(least "$t" "$rb")
+            om=$(least "$m" "$om")
         done
-        if [ -z "$ob" ] || awk "BEGIN{exit !($rb < $ob)}"; then ob=$rb; fi
+        ob=$(least "$rb" "$ob")
         read -r t m < <(once "${theirs[@]}")
-        if [ -z "$tb" ] || awk "BEGIN{exit !($t < $tb)}"; then tb=$t; fi
-        if [ -z "$tm" ] || [ "$m" -lt "$tm" ]; then tm=$m; fi
+        tb=$(least "$t" "$tb")
+        tm=$(least "$m" "$tm")
         ratios="$ratios $(awk "BEGIN{ if ($rb > 0) printf \"%.3f\", $t/$rb; else print 0 }")"
     done
     echo "$ob $om $tb $tm$ratios"
@@ -93,18 +101,15 @@ echo "table: $(ratio "$t_table" "$t_read")x the bare libpcap read, best against 
 # What running in lanes costs: the table on one thread (`-c`, which reads and dissects on the
 # caller's thread) against the table in lanes, in turn, each's least CPU time (user + system)
 # and best wall time. Lanes that cost nothing would use the one thread's CPU time in half its time.
-cpu_once() {
-    /usr/bin/time -o "$timing" -f "%e %U %S" "$@" >/dev/null 2>/dev/null || echo "$*" >>"$failed"
-    tail -1 "$timing" | awk '{printf "%s %.2f\n", $1, $2 + $3}'
-}
+cpu_once() { timed "%e %U %S" "$@" | awk '{printf "%s %.2f\n", $1, $2 + $3}'; }
 w1="" c1="" wl="" cl=""
 for ((i = 0; i < RUNS; i++)); do
     read -r w c < <(cpu_once "$bin" --format table -c 1000000000 "$CAPTURE")
-    if [ -z "$w1" ] || awk "BEGIN{exit !($w < $w1)}"; then w1=$w; fi
-    if [ -z "$c1" ] || awk "BEGIN{exit !($c < $c1)}"; then c1=$c; fi
+    w1=$(least "$w" "$w1")
+    c1=$(least "$c" "$c1")
     read -r w c < <(cpu_once "$bin" --format table "$CAPTURE")
-    if [ -z "$wl" ] || awk "BEGIN{exit !($w < $wl)}"; then wl=$w; fi
-    if [ -z "$cl" ] || awk "BEGIN{exit !($c < $cl)}"; then cl=$c; fi
+    wl=$(least "$w" "$wl")
+    cl=$(least "$c" "$cl")
 done
 echo "table on one thread: $w1 s, CPU $c1 s; in lanes: $wl s, CPU $cl s (the lanes' extra CPU: $(awk "BEGIN{ if ($c1 > 0) printf \"%+.0f\", ($cl / $c1 - 1) * 100; else print \"?\" }")%)"
 echo "peak memory: $(awk "BEGIN{printf \"%.1f\", ($m_json > $m_text ? ($m_json > $m_table ? $m_json : $m_table) : ($m_text > $m_table ? $m_text : $m_table))/1024}") MB (target <= 32 MB)"
