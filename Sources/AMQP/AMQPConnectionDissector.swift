@@ -168,11 +168,36 @@ public struct AMQPConnectionDissector: StreamDissector {
     /// as it is framed (no array of them per segment), so the framer resynchronises with the
     /// limits negotiated by the frames before.
     public mutating func receiveMore(from direction: Direction, into output: inout [DissectedPDU], limit: Int) -> Bool {
+        drain(direction, into: &output, limit: limit)
+    }
+
+    /// With `PDUDetail.facts`: the frequent frames of a connection in its steady state
+    /// (`countedFrame(_:from:into:)`).
+    public var makesCountedPDUs: Bool { options.detail == .facts }
+
+    public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout PDUBatch, limit: Int) -> Bool {
+        guard !bytes.isEmpty else { return false }
+        withFramer(direction) { $0.append(bytes) }
+        return receiveMore(from: direction, into: &output, limit: limit)
+    }
+
+    public mutating func receiveMore(from direction: Direction, into output: inout PDUBatch, limit: Int) -> Bool {
+        if output.protocolName != "amqp" { output.protocolName = "amqp" }
+        return drain(direction, into: &output, limit: limit)
+    }
+
+    /// The units framed so far, up to `limit`, each processed as it is framed: a frame the
+    /// counted path takes (`countedFrame`) as a `CountedPDU`, the others as the box `process` makes.
+    private mutating func drain<Output: PDUOutput>(_ direction: Direction, into output: inout Output, limit: Int) -> Bool {
         var made = 0
         while made < limit {
             guard let unit = nextUnit(direction) else { return false }
-            output.append(process(unit, from: direction))
             made += 1
+            if case .facts = options.detail, case .frame(let framed) = unit, framed.problems.isEmpty,
+               countedFrame(framed.frame, from: direction, into: &output) {
+                continue
+            }
+            output.append(process(unit, from: direction))
         }
         return true
     }
@@ -320,7 +345,15 @@ public struct AMQPConnectionDissector: StreamDissector {
         return classID == 10 || classID == 20 || (classID == 60 && methodID == 50)
     }
 
+    /// Whether the frame keeps to the negotiated limits (else `checkLimits` finds a problem).
+    private func withinLimits(_ frame: AMQPRawFrame) -> Bool {
+        if let frameMax, frameMax > 0, frame.wireLength > frameMax { return false }
+        if frameMax == nil, expectsProtocolHeader, frame.wireLength > AMQPSpec.frameMinSize { return false }
+        return !(channelMax > 0 && Int(frame.channel) > channelMax)
+    }
+
     private func checkLimits(_ frame: AMQPRawFrame, _ pdu: inout DissectedPDU) {
+        guard !withinLimits(frame) else { return }
         if let frameMax, frameMax > 0, frame.wireLength > frameMax {
             pdu.problems.append(Problem(.error, "frame-max-exceeded",
                                         "frame of \(frame.wireLength) bytes is larger than the negotiated frame-max of \(frameMax)",
@@ -549,3 +582,95 @@ public struct AMQPConnectionDissector: StreamDissector {
         }
     }
 }
+
+// MARK: - The counted path
+
+extension AMQPConnectionDissector {
+    /// The counted path of `PDUDetail.facts` (a table): a whole, cleanly framed frame of a
+    /// connection in its steady state — a heartbeat, a frequent method with no message in
+    /// progress on its channel, the content header or a body frame of the message in progress —
+    /// put into `output` as a `CountedPDU` (with the message it completes, if it does), the
+    /// connection state changed as `process` changes it.
+    /// Returns false, having changed nothing, for any frame in which `process` could find a
+    /// problem (a limit exceeded, a channel not open, a message interrupted or overrun, a first
+    /// frame, anything the facts decoder does not vouch for): `process` takes that one.
+    ///
+    /// What it leaves out of `process` is what a counted PDU does not need: the `DissectedPDU`
+    /// and `PDUFacts` boxes of each frame, the decoded result that carries them, and the checks
+    /// that cannot fire here.
+    fileprivate mutating func countedFrame<Output: PDUOutput>(_ frame: AMQPRawFrame, from direction: Direction,
+                                                              into output: inout Output) -> Bool {
+        guard frame.isWhole, frame.frameEnd == AMQPSpec.frameEnd, withinLimits(frame),
+              direction == .toServer ? sawFirstToServer : sawFirstToClient else { return false }
+        if frame.type == .heartbeat {
+            // AMQP 0-9-1 §4.2.7: channel 0, no payload.
+            guard frame.channel == 0, frame.size == 0 else { return false }
+            output.append(counted: Self.countedPDU("heartbeat", frame), orBox: { $0.dissected(protocolName: "amqp") })
+            return true
+        }
+        // AMQP 0-9-1 §4.2.3: methods of the frequent kinds, headers and bodies are never on
+        // channel 0; a channel used before its channel.open is a problem (`track`).
+        guard frame.channel != 0,
+              openChannels[frame.channel] || !expectsProtocolHeader || lostSyncToServer || lostSyncToClient else { return false }
+        let key = ChannelKey(direction: direction, channel: frame.channel)
+        switch frame.type {
+        case .method:
+            // A method while a message is in progress on the channel interrupts it (a problem).
+            guard messages.slot(key) == nil, let method = decoder.frequentMethod(frame.payload, strings: &shortStrings),
+                  let spec = method.spec else { return false }
+            let id = AMQPMethodID(classID: spec.classID, methodID: spec.methodID)
+            // What `track` does for a frequent method: none is of class 20 or 10, none but
+            // basic.publish a remembered request (checked, should that change), and confirms add
+            // to the tree only, but for the count of a confirm-mode channel's publishes.
+            guard id == .basicPublish || !AMQPConnectionDissector.isRemembered(id) else { return false }
+            var pdu = Self.countedPDU(spec.fullName, frame)
+            if spec.carriesContent {
+                messages[key] = AMQPMessageAssembly(method: spec, values: method.values, previewLimit: 0)
+            }
+            if id == .basicPublish {
+                lastPublish[key] = method.values.withoutBulk
+                if direction == .toServer, let i = confirmSequence.slot(key) { confirmSequence.values[i] += 1 }
+            }
+            if let attribution = queues.track(id, method.values, channel: frame.channel, from: direction) {
+                if let queue = attribution.queue { pdu.queue = queue }
+                if let count = attribution.ackedCount { pdu.ackedCount = count }
+            }
+            output.append(counted: pdu, orBox: { $0.dissected(protocolName: "amqp") })
+            return true
+        case .header:
+            guard let header = decoder.headerFacts(frame.payload), let i = messages.slot(key),
+                  messages.values[i].stage == .awaitingHeader else { return false }
+            if let classID = header.classID, classID != messages.values[i].method.classID { return false }
+            messages.values[i].bodySize = header.bodySize ?? 0
+            messages.values[i].propertySummary = header.propertySummary
+            messages.values[i].stage = .awaitingBody
+            append(Self.countedPDU("header", frame), completing: i, into: &output)
+            return true
+        case .body:
+            // Body bytes past the header's body size are a problem (`track`).
+            guard let i = messages.slot(key), messages.values[i].stage == .awaitingBody,
+                  messages.values[i].received &+ UInt64(frame.size) <= messages.values[i].bodySize else { return false }
+            messages.values[i].add(body: frame)
+            append(Self.countedPDU("body", frame), completing: i, into: &output)
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// A counted PDU of kind `kind` for the frame, with its channel.
+    private static func countedPDU(_ kind: String, _ frame: AMQPRawFrame) -> CountedPDU {
+        var pdu = CountedPDU(kind: kind, wireLength: frame.wireLength)
+        pdu.channel = Int(frame.channel)
+        return pdu
+    }
+
+    /// Puts `pdu` into `output`; when the message at `slot` of `messages` is now complete, with
+    /// the message's facts (the message taken out of `messages`, as `track` does).
+    private mutating func append<Output: PDUOutput>(_ pdu: CountedPDU, completing slot: Int, into output: inout Output) {
+        var pdu = pdu
+        if messages.values[slot].isComplete { pdu.message = messages.take(at: slot).facts }
+        output.append(counted: pdu, orBox: { $0.dissected(protocolName: "amqp") })
+    }
+}
+

@@ -5,9 +5,10 @@
 /// the box it always was, with these facts.
 ///
 /// It holds what `PDUFacts` would for such a PDU and nothing else: the fast paths take no PDU
-/// with a client id, a version, an identity, a completed message or a close, and none with a
-/// problem (those are decoded in full). Small on purpose: it is appended to an array per PDU,
-/// so the optional numbers are stored as numbers with -1 for none.
+/// with a client id, a version, an identity or a close, and none with a problem (those are
+/// decoded in full). Small on purpose: it is appended to an array per PDU, so the optional
+/// numbers are stored as numbers with -1 for none, and an AMQP message completed by the PDU (one
+/// frame in three, at most) is kept in a box of its own.
 public struct CountedPDU: Sendable, Equatable {
     /// The packet type or AMQP method (`PDUFacts.kind`).
     public var kind: String
@@ -23,10 +24,25 @@ public struct CountedPDU: Sendable, Equatable {
     @usableFromInline var storedQoS: Int8 = -1
     /// A PUBLISH's retain flag (`PDUFacts.retained`).
     public var retained = false
+    /// The AMQP message the PDU completed, boxed (`message`).
+    @usableFromInline var messageBox: MessageBox?
+
+    /// A completed message's facts, in a box: one reference in every counted PDU, nil in most.
+    @usableFromInline final class MessageBox: Sendable {
+        @usableFromInline let facts: PDUFacts.MessageFacts
+        @usableFromInline init(_ facts: PDUFacts.MessageFacts) { self.facts = facts }
+    }
 
     public init(kind: String, wireLength: Int) {
         self.kind = kind
         self.wireLength = wireLength
+    }
+
+    public static func == (a: CountedPDU, b: CountedPDU) -> Bool {
+        a.kind == b.kind && a.name == b.name && a.isQueue == b.isQueue && a.wireLength == b.wireLength
+            && a.storedPayloadLength == b.storedPayloadLength && a.storedAckedCount == b.storedAckedCount
+            && a.storedChannel == b.storedChannel && a.storedQoS == b.storedQoS && a.retained == b.retained
+            && a.message == b.message
     }
 
     /// A PUBLISH's topic (`PDUFacts.topic`).
@@ -68,6 +84,15 @@ public struct CountedPDU: Sendable, Equatable {
         set { storedAckedCount = newValue.map { max($0, 0) } ?? -1 }
     }
 
+    /// The AMQP message the PDU completed (`PDUFacts.message`).
+    @inlinable public var message: PDUFacts.MessageFacts? {
+        get { messageBox?.facts }
+        set { messageBox = newValue.map(MessageBox.init) }
+    }
+
+    /// Whether the PDU completed an AMQP message (`message` is set).
+    @inlinable public var hasMessage: Bool { messageBox != nil }
+
     /// The facts a `DissectedPDU` of this PDU holds.
     public var facts: PDUFacts {
         var facts = PDUFacts(kind: kind)
@@ -78,6 +103,7 @@ public struct CountedPDU: Sendable, Equatable {
         if let channel { facts.channel = channel }
         if let queue { facts.queue = queue }
         if let ackedCount { facts.ackedCount = ackedCount }
+        if let message { facts.message = message }
         return facts
     }
 

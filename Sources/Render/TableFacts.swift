@@ -1,7 +1,7 @@
 import Dissection
 
 /// What the table's counting reads of a PDU's facts: a box's `PDUFacts`, or a frequent PDU's
-/// `CountedPDU` where it lies (`CountedPDURef`; it has none of the rare facts). The counting
+/// `CountedPDU` where it lies (`CountedPDURef`; of the rare facts it has only a completed message). The counting
 /// code is generic over it, and specialized for each: one set of rules, no box made for a
 /// counted PDU.
 protocol TableFacts {
@@ -42,9 +42,9 @@ struct CountedPDURef: TableFacts {
     @inline(__always) var clientID: String? { nil }
     @inline(__always) var connectVersion: String? { nil }
     @inline(__always) var version: String? { nil }
-    @inline(__always) var hasIdentityMessageOrClose: Bool { false }
+    @inline(__always) var hasIdentityMessageOrClose: Bool { pdu.pointee.hasMessage }
     @inline(__always) var identity: PDUFacts.ClientIdentity? { nil }
-    @inline(__always) var message: PDUFacts.MessageFacts? { nil }
+    @inline(__always) var message: PDUFacts.MessageFacts? { pdu.pointee.message }
     @inline(__always) var close: PDUFacts.CloseFacts? { nil }
 }
 
