@@ -186,17 +186,22 @@ public struct AMQPConnectionDissector: StreamDissector {
         return drain(direction, into: &output, limit: limit)
     }
 
-    /// The units framed so far, up to `limit`, each processed as it is framed: a frame the
-    /// counted path takes (`countedFrame`) as a `CountedPDU`, the others as the box `process` makes.
+    /// The units framed so far, up to `limit`, each processed as it is framed: with
+    /// `PDUDetail.facts`, a clean frame (`AMQPFramer.nextCleanFrame`) the counted path takes
+    /// (`countedFrame`) as a `CountedPDU`, the others as the box `process` makes.
     private mutating func drain<Output: PDUOutput>(_ direction: Direction, into output: inout Output, limit: Int) -> Bool {
+        let counts = options.detail == .facts
         var made = 0
         while made < limit {
-            guard let unit = nextUnit(direction) else { return false }
-            made += 1
-            if case .facts = options.detail, case .frame(let framed) = unit, framed.problems.isEmpty,
-               countedFrame(framed.frame, from: direction, into: &output) {
+            if counts, let frame = direction == .toServer ? toServer.nextCleanFrame() : toClient.nextCleanFrame() {
+                made += 1
+                if !countedFrame(frame, from: direction, into: &output) {
+                    output.append(process(.frame(frame, problems: []), from: direction))
+                }
                 continue
             }
+            guard let unit = nextUnit(direction) else { return false }
+            made += 1
             output.append(process(unit, from: direction))
         }
         return true
