@@ -621,8 +621,20 @@ extension AMQPConnectionDissector {
         switch frame.type {
         case .method:
             // A method while a message is in progress on the channel interrupts it (a problem).
-            guard messages.slot(key) == nil, let method = decoder.frequentMethod(frame.payload, strings: &shortStrings),
-                  let spec = method.spec else { return false }
+            guard messages.slot(key) == nil else { return false }
+            // An acknowledgement: its delivery tag settles deliveries (`track`, through the queue
+            // tracker); nothing else of it is kept.
+            if let settled = AMQPFrameDecoder.settlement(frame.payload), let spec = settled.id.spec {
+                var pdu = Self.countedPDU(spec.fullName, frame)
+                if let attribution = queues.settle(settled.id, deliveryTag: settled.deliveryTag, multiple: settled.multiple,
+                                                   channel: frame.channel, from: direction) {
+                    if let queue = attribution.queue { pdu.queue = queue }
+                    if let count = attribution.ackedCount { pdu.ackedCount = count }
+                }
+                output.append(counted: consume pdu, orBox: { $0.dissected(protocolName: "amqp") })
+                return true
+            }
+            guard let method = decoder.frequentMethod(frame.payload, strings: &shortStrings), let spec = method.spec else { return false }
             let id = AMQPMethodID(classID: spec.classID, methodID: spec.methodID)
             // What `track` does for a frequent method: none is of class 20 or 10, none but
             // basic.publish a remembered request (checked, should that change), and confirms add

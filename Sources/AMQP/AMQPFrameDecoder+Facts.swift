@@ -113,6 +113,37 @@ extension AMQPFrameDecoder {
         return AMQPMethodDecoder.Result(id: id, spec: spec, values: values)
     }
 
+    /// A basic.ack, basic.nack or basic.reject payload that `frequentMethod` would read without a
+    /// problem (13 bytes: the method, a delivery tag, one octet of bits with its reserved bits
+    /// clear), read for what the connection state needs: its delivery tag and `multiple`
+    /// (basic.reject has none: false). Nil for any other payload. An acknowledgement's values
+    /// are not kept, so none are made.
+    static func settlement(_ payload: ArraySlice<UInt8>) -> (id: AMQPMethodID, deliveryTag: Int, multiple: Bool)? {
+        guard payload.count == 13 else { return nil }
+        let p = payload.startIndex
+        guard payload[p] == 0, payload[p + 1] == 60, payload[p + 2] == 0 else { return nil }
+        let bits = payload[p + 12]
+        let id: AMQPMethodID
+        let multiple: Bool
+        // AMQP 0-9-1 §4.2.5.2: the bits of an octet past the method's last bit are reserved.
+        switch payload[p + 3] {
+        case 80: // basic.ack: multiple
+            guard bits >> 1 == 0 else { return nil }
+            (id, multiple) = (.basicAck, bits & 1 == 1)
+        case 120: // basic.nack: multiple, requeue
+            guard bits >> 2 == 0 else { return nil }
+            (id, multiple) = (.basicNack, bits & 1 == 1)
+        case 90: // basic.reject: requeue
+            guard bits >> 1 == 0 else { return nil }
+            (id, multiple) = (.basicReject, false)
+        default:
+            return nil
+        }
+        var tag: UInt64 = 0
+        for i in 4..<12 { tag = tag << 8 | UInt64(payload[p + i]) }
+        return (id, Int(clamping: tag), multiple)
+    }
+
     /// A content header (AMQP 0-9-1 §4.2.6.1) with weight 0, one property-flags word naming only
     /// defined properties, and properties that fill the payload exactly; its class and body size.
     ///

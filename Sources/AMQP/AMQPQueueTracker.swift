@@ -163,6 +163,14 @@ struct AMQPQueueTracker {
         return Self.track(step, values, maxOutstanding: maxOutstanding, &channelStates[i])
     }
 
+    /// `track` for a basic.ack, basic.nack or basic.reject read without its values (the counted
+    /// path): its delivery tag and `multiple` (false for basic.reject, which has none).
+    mutating func settle(_ id: AMQPMethodID, deliveryTag: Int, multiple: Bool, channel: UInt16, from direction: Direction) -> Attribution? {
+        guard case .settle = Step(id, from: direction) else { return nil }
+        let i = slot(channel)
+        return Self.settle(deliveryTag, multiple: multiple, &channelStates[i])
+    }
+
     private static func track(_ step: Step, _ values: AMQPArgumentValues, maxOutstanding: Int,
                               _ state: inout ChannelState) -> Attribution? {
         switch step {
@@ -219,7 +227,11 @@ struct AMQPQueueTracker {
     /// and tag 0 with `multiple` settles all (AMQP 0-9-1 basic.ack delivery-tag; RabbitMQ's nack).
     private static func settle(_ values: AMQPArgumentValues, _ state: inout ChannelState) -> Attribution? {
         guard let tag = values.int("delivery-tag") else { return nil }
-        guard values.bool("multiple") ?? false else {
+        return settle(tag, multiple: values.bool("multiple") ?? false, &state)
+    }
+
+    private static func settle(_ tag: Int, multiple: Bool, _ state: inout ChannelState) -> Attribution? {
+        guard multiple else {
             guard let queue = state.outstanding.removeValue(forKey: tag) else { return nil }
             return Attribution(queue: queue, source: .deliveryTag(tag))
         }
