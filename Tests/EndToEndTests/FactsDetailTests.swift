@@ -37,8 +37,8 @@ import Testing
     }
 
     /// Every PDU's facts and problems, the table, and how many PDUs took the fast path (with
-    /// `counted`, those that came as counted values, by protocol, are in `fast` too; `runs`: how
-    /// many `.counted` events carried them).
+    /// `counted`, those that came as counted values, by protocol, are in `fast` too, and alone
+    /// under `counted PROTOCOL`; `runs`: how many `.counted` events carried them).
     static func run(_ path: String, _ detail: PDUDetail, counted: Bool = false,
                     maxPDUs: Int? = nil) throws -> (seen: [Seen], table: String, fast: [String: Int], runs: Int) {
         var reader = try CaptureFileReader(path: path)
@@ -67,6 +67,7 @@ import Testing
                     runs += 1
                     for pdu in run.pdus {
                         fast[run.protocolName, default: 0] += 1
+                        fast["counted " + run.protocolName, default: 0] += 1
                         seen.append(Seen(frame: run.context.frame, stream: run.context.stream, direction: run.direction,
                                          facts: pdu.facts, problems: []))
                     }
@@ -126,20 +127,23 @@ import Testing
             break
         }
         #expect(counted.table == boxes.table)
-        // Every PDU the MQTT fast path reads comes counted; the others keep their boxes.
+        // Every PDU the fast paths read comes counted or as a box with facts, as without counting.
         #expect(counted.fast["mqtt", default: 0] == boxes.fast["mqtt", default: 0])
+        #expect(counted.fast["amqp", default: 0] == boxes.fast["amqp", default: 0])
     }
 
-    @Test("the samples' frequent MQTT PDUs come counted, several to a run")
+    @Test("the samples' frequent MQTT PDUs and AMQP frames come counted, several to a run")
     func countedTaken() throws {
-        var fast = 0, runs = 0, total = 0
+        var fast = 0, runs = 0, total = 0, amqp = 0
         for capture in Repo.sampleCaptures() {
             let run = try Self.run(Repo.samples.appendingPathComponent(capture).path, .facts, counted: true)
-            fast += run.fast["mqtt", default: 0]
+            fast += run.fast["counted mqtt", default: 0] + run.fast["counted amqp", default: 0]
+            amqp += run.fast["counted amqp", default: 0]
             runs += run.runs
             total += run.seen.count
         }
         #expect(fast > 100)
+        #expect(amqp > 100, "the AMQP samples' deliveries, headers, bodies and acknowledgements")
         #expect(runs > 0 && runs < fast, "a segment of several PDUs makes one run of them")
         #expect(fast < total)
     }
