@@ -57,6 +57,12 @@ public struct AMQPConnectionDissector: StreamDissector {
             _ = take(at: i)
         }
 
+        /// Adds `value` for a key that has none (`slot(key)` is nil), moved in, not copied.
+        mutating func add(_ key: ChannelKey, _ value: consuming Value) {
+            codes.append(key.code)
+            values.append(value)
+        }
+
         /// Removes the value at `i` and returns it, moved out (not copied, then destroyed).
         mutating func take(at i: Int) -> Value {
             codes.remove(at: i)
@@ -113,7 +119,20 @@ public struct AMQPConnectionDissector: StreamDissector {
     /// The last basic.publish of each channel and direction, apart from `requests`: a publisher
     /// sends one per message, and storing each into a dictionary cost several hundred
     /// instructions; they join the rest only when a frame reads its peer's requests.
-    private var lastPublish = ChannelTable<AMQPArgumentValues>()
+    private var lastPublish = ChannelTable<LastPublish>()
+    /// A basic.publish remembered: its values, or its arguments as the counted path read them
+    /// (the values made only when a frame reads its peer's requests).
+    private enum LastPublish {
+        case values(AMQPArgumentValues)
+        case read(AMQPFrequentArguments)
+
+        var values: AMQPArgumentValues {
+            switch self {
+            case .values(let values): return values
+            case .read(let arguments): return AMQPMethodID.basicPublish.spec.map(arguments.values(of:)) ?? AMQPArgumentValues()
+            }
+        }
+    }
     /// Directions that lost frame sync at some point: content out of context is expected there.
     private var lostSyncToServer = false
     private var lostSyncToClient = false
@@ -281,7 +300,7 @@ public struct AMQPConnectionDissector: StreamDissector {
         if isFrame, AMQPConnectionDissector.readsRequests(frame) {
             let peer = ChannelKey(direction: direction.reversed, channel: frame.channel)
             channelRequests = requests[peer] ?? [:]
-            if let i = lastPublish.slot(peer) { channelRequests[.basicPublish] = lastPublish.values[i] }
+            if let i = lastPublish.slot(peer) { channelRequests[.basicPublish] = lastPublish.values[i].values }
         }
         var decoded: AMQPFrameDecoder.Decoded
         if writesTree, framedCleanly, let fast = writtenDecode(frame) {
@@ -420,7 +439,7 @@ public struct AMQPConnectionDissector: StreamDissector {
                                                     previewLimit: options.detail == .facts ? 0 : options.bodyPreviewBytes)
             }
             if id == .basicPublish {
-                lastPublish[key] = method.values.withoutBulk
+                lastPublish[key] = .values(method.values.withoutBulk)
             } else if AMQPConnectionDissector.isRemembered(id) {
                 if let i = requests.slot(key) {
                     requests.values[i][id] = method.values.withoutBulk
@@ -634,6 +653,23 @@ extension AMQPConnectionDissector {
                 output.append(counted: consume pdu, orBox: { $0.dissected(protocolName: "amqp") })
                 return true
             }
+            // A publish or a delivery: its arguments typed, kept with the message (and a publish
+            // as the channel's last), not as a list of values.
+            if let arguments = AMQPFrameDecoder.frequentArguments(frame.payload, strings: &shortStrings), let spec = arguments.id.spec {
+                var pdu = Self.countedPDU(spec.fullName, frame)
+                messages.add(key, AMQPMessageAssembly(method: spec, arguments: arguments, previewLimit: 0))
+                switch arguments {
+                case .publish:
+                    lastPublish[key] = .read(arguments)
+                    if direction == .toServer, let i = confirmSequence.slot(key) { confirmSequence.values[i] += 1 }
+                case .deliver(let consumerTag, let deliveryTag, _, _, _):
+                    if let queue = queues.deliver(consumerTag: consumerTag, deliveryTag: deliveryTag, channel: frame.channel, from: direction) {
+                        pdu.queue = queue
+                    }
+                }
+                output.append(counted: consume pdu, orBox: { $0.dissected(protocolName: "amqp") })
+                return true
+            }
             guard let method = decoder.frequentMethod(frame.payload, strings: &shortStrings), let spec = method.spec else { return false }
             let id = AMQPMethodID(classID: spec.classID, methodID: spec.methodID)
             // What `track` does for a frequent method: none is of class 20 or 10, none but
@@ -645,7 +681,7 @@ extension AMQPConnectionDissector {
                 messages[key] = AMQPMessageAssembly(method: spec, values: method.values, previewLimit: 0)
             }
             if id == .basicPublish {
-                lastPublish[key] = method.values.withoutBulk
+                lastPublish[key] = .values(method.values.withoutBulk)
                 if direction == .toServer, let i = confirmSequence.slot(key) { confirmSequence.values[i] += 1 }
             }
             if let attribution = queues.track(id, method.values, channel: frame.channel, from: direction) {

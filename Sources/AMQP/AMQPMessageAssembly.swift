@@ -7,7 +7,11 @@ struct AMQPMessageAssembly {
     enum Stage: Equatable { case awaitingHeader, awaitingBody }
 
     var method: AMQPMethodSpec
-    var methodValues: AMQPArgumentValues
+    /// The method's values, as the full decoder and the written paths read them (empty when
+    /// `arguments` holds them).
+    private var methodValues: AMQPArgumentValues
+    /// The method's arguments as the counted path read them, typed (no list made).
+    private var arguments: AMQPFrequentArguments?
     var stage = Stage.awaitingHeader
     var bodySize: UInt64 = 0
     var received: UInt64 = 0
@@ -21,6 +25,14 @@ struct AMQPMessageAssembly {
     init(method: AMQPMethodSpec, values: AMQPArgumentValues, previewLimit: Int) {
         self.method = method
         self.methodValues = values
+        self.previewLimit = max(previewLimit, 0)
+    }
+
+    /// A message whose method the counted path read (`arguments` are of `method`).
+    init(method: AMQPMethodSpec, arguments: AMQPFrequentArguments, previewLimit: Int) {
+        self.method = method
+        self.methodValues = AMQPArgumentValues()
+        self.arguments = arguments
         self.previewLimit = max(previewLimit, 0)
     }
 
@@ -53,6 +65,7 @@ struct AMQPMessageAssembly {
     /// The value of the method's argument at `index` (of `method.arguments`): read at that
     /// index, where a whole method's values are, else looked up by name.
     private func methodValue(at index: Int) -> AMQPArgumentValue? {
+        if let arguments { return arguments.value(at: index) }
         let entries = methodValues.entries
         if index < entries.count, entries[index].spec === method.arguments[index] { return entries[index].value }
         return methodValues[method.arguments[index].name]

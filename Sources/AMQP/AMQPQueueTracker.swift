@@ -171,6 +171,16 @@ struct AMQPQueueTracker {
         return Self.settle(deliveryTag, multiple: multiple, &channelStates[i])
     }
 
+    /// `track` for a basic.deliver read without its values (the counted path): the queue it is
+    /// attributed to (`Attribution.Source.consume`), if any.
+    mutating func deliver(consumerTag: String, deliveryTag: Int, channel: UInt16, from direction: Direction) -> String? {
+        guard case .deliver = Step(.basicDeliver, from: direction) else { return nil }
+        let i = slot(channel)
+        guard let consumer = channelStates[i].consumers[consumerTag] else { return nil }
+        Self.remember(deliveryTag, consumer, maxOutstanding: maxOutstanding, &channelStates[i])
+        return consumer.queue
+    }
+
     private static func track(_ step: Step, _ values: AMQPArgumentValues, maxOutstanding: Int,
                               _ state: inout ChannelState) -> Attribution? {
         switch step {
