@@ -29,6 +29,40 @@ struct AMQPCountedPathTests {
         #expect(declined > 100, "reserved bits and other methods of the same size are declined")
     }
 
+    @Test("a publish or a delivery is read into typed arguments exactly where the frequent-method reader reads it, to the same values")
+    func frequentArgumentsAsFrequentMethod() {
+        let decoder = AMQPFrameDecoder(options: AMQPOptions())
+        var read = 0, declined = 0
+        var strings = RecentStrings()
+        for (bytes, frame, _) in AMQPTextDetailTests.mutations(seed: 0xA7C5, options: AMQPOptions()) where frame.type == .method {
+            let full = decoder.frequentMethod(frame.payload)
+            let isContent = full.map { $0.id == .basicPublish || $0.id == .basicDeliver } ?? false
+            guard let arguments = AMQPFrameDecoder.frequentArguments(frame.payload, strings: &strings) else {
+                #expect(!isContent, "\(bytes): the frequent-method reader reads this publish or delivery")
+                if frame.payload.count > 4, frame.payload[frame.payload.startIndex + 3] == 40 || frame.payload[frame.payload.startIndex + 3] == 60 {
+                    declined += 1
+                }
+                continue
+            }
+            read += 1
+            guard let full, let spec = full.spec else {
+                Issue.record("\(bytes): read as a publish or delivery the frequent-method reader declines")
+                continue
+            }
+            #expect(arguments.id == full.id)
+            #expect(AMQPTextDetailTests.values(arguments.values(of: spec)) == AMQPTextDetailTests.values(full.values), "\(bytes)")
+            // A message kept with typed arguments has the facts of one kept with the values.
+            var typed = AMQPMessageAssembly(method: spec, arguments: arguments, previewLimit: 0)
+            var listed = AMQPMessageAssembly(method: spec, values: full.values, previewLimit: 0)
+            typed.bodySize = 3
+            listed.bodySize = 3
+            #expect(typed.facts == listed.facts, "\(bytes)")
+            #expect(typed.field() == listed.field(), "\(bytes)")
+        }
+        #expect(read > 500)
+        #expect(declined > 100, "cut strings, reserved bits and bytes left over are declined")
+    }
+
     /// One connection's frames, each direction in order, dissected with `detail`: into a batch
     /// (counted where the counted path takes them), and their facts and problems in order.
     struct Seen: Equatable {
