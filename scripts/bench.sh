@@ -26,10 +26,11 @@ trap 'rm -f "$timing" "$failed"' EXIT
 # one run of a command: SECONDS PEAK_KB (its output goes to /dev/null). A run that fails is still
 # timed (so the table prints), but the script then fails: a fast crash must not pass for a fast run.
 once() { timed "%e %M" "$@"; }
-# `once` with /usr/bin/time's format FORMAT: its line of numbers.
+# `once` with /usr/bin/time's format FORMAT (%e %U %S %M): its line of numbers, the times to the
+# millisecond (scripts/timed.py; /usr/bin/time's %e has hundredths, a tenth of a 0.06 s read).
 timed() {
     local format=$1; shift
-    /usr/bin/time -o "$timing" -f "$format" "$@" >/dev/null 2>/dev/null || echo "$*" >>"$failed"
+    python3 scripts/timed.py "$format" "$timing" "$@" || echo "$*" >>"$failed"
     tail -1 "$timing"
 }
 # the lesser of a number and the least so far (empty: none yet)
@@ -101,7 +102,7 @@ echo "table: $(ratio "$t_table" "$t_read")x the bare libpcap read, best against 
 # What running in lanes costs: the table on one thread (`-c`, which reads and dissects on the
 # caller's thread) against the table in lanes, in turn, each's least CPU time (user + system)
 # and best wall time. Lanes that cost nothing would use the one thread's CPU time in half its time.
-cpu_once() { timed "%e %U %S" "$@" | awk '{printf "%s %.2f\n", $1, $2 + $3}'; }
+cpu_once() { timed "%e %U %S" "$@" | awk '{printf "%s %.3f\n", $1, $2 + $3}'; }
 w1="" c1="" wl="" cl=""
 for ((i = 0; i < RUNS; i++)); do
     read -r w c < <(cpu_once "$bin" --format table -c 1000000000 "$CAPTURE")
