@@ -57,13 +57,22 @@ public struct AMQPConnectionDissector: StreamDissector {
             _ = take(at: i)
         }
 
+        /// `body` with the value at `i`, in place (reading a member of `values[i]` could copy
+        /// the whole value first).
+        @inline(__always)
+        mutating func withValue<R>(at i: Int, _ body: (inout Value) -> R) -> R {
+            body(&values[i])
+        }
+
         /// Adds `value` for a key that has none (`slot(key)` is nil), moved in, not copied.
+        @inline(__always)
         mutating func add(_ key: ChannelKey, _ value: consuming Value) {
             codes.append(key.code)
             values.append(value)
         }
 
         /// Removes the value at `i` and returns it, moved out (not copied, then destroyed).
+        @inline(__always)
         mutating func take(at i: Int) -> Value {
             codes.remove(at: i)
             return values.remove(at: i)
@@ -691,19 +700,24 @@ extension AMQPConnectionDissector {
             output.append(counted: consume pdu, orBox: { $0.dissected(protocolName: "amqp") })
             return true
         case .header:
+            // A header of another class than its method's is a problem (`track`).
             guard let header = decoder.headerFacts(frame.payload), let i = messages.slot(key),
-                  messages.values[i].stage == .awaitingHeader else { return false }
-            if let classID = header.classID, classID != messages.values[i].method.classID { return false }
-            messages.values[i].bodySize = header.bodySize ?? 0
-            messages.values[i].propertySummary = header.propertySummary
-            messages.values[i].stage = .awaitingBody
+                  messages.withValue(at: i, { message in
+                      guard message.stage == .awaitingHeader, header.classID.map({ $0 == message.method.classID }) ?? true else { return false }
+                      message.bodySize = header.bodySize ?? 0
+                      message.propertySummary = header.propertySummary
+                      message.stage = .awaitingBody
+                      return true
+                  }) else { return false }
             append("header", frame, completing: i, into: &output)
             return true
         case .body:
             // Body bytes past the header's body size are a problem (`track`).
-            guard let i = messages.slot(key), messages.values[i].stage == .awaitingBody,
-                  messages.values[i].received &+ UInt64(frame.size) <= messages.values[i].bodySize else { return false }
-            messages.values[i].add(body: frame)
+            guard let i = messages.slot(key), messages.withValue(at: i, { message in
+                guard message.stage == .awaitingBody, message.received &+ UInt64(frame.size) <= message.bodySize else { return false }
+                message.add(body: frame)
+                return true
+            }) else { return false }
             append("body", frame, completing: i, into: &output)
             return true
         default:
@@ -724,7 +738,7 @@ extension AMQPConnectionDissector {
     /// and copied costs about a hundred instructions a copy.
     private mutating func append<Output: PDUOutput>(_ kind: String, _ frame: AMQPRawFrame, completing slot: Int, into output: inout Output) {
         var pdu = Self.countedPDU(kind, frame)
-        if messages.values[slot].isComplete { pdu.message = messages.take(at: slot).facts }
+        if messages.withValue(at: slot, { $0.isComplete }) { pdu.message = messages.take(at: slot).facts }
         output.append(counted: consume pdu, orBox: { $0.dissected(protocolName: "amqp") })
     }
 }
