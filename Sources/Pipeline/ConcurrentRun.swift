@@ -12,8 +12,10 @@ import Reassembly
 extension Pipeline {
     /// Packets read into one batch before it is handed over, and packet bytes: a batch is a few
     /// hundred PDUs, so handing it over (a lock, at times a wake-up) costs little per PDU, and the
-    /// batches in flight hold little memory.
-    public static let batchPackets = 128
+    /// batches in flight hold little memory. (Bench capture, table in lanes, 8 runs of each in
+    /// turn: 128 packets 0.195–0.198 s, 256 packets 0.185–0.191 s, peak 24 MB either way; 512
+    /// packets or 256 KB no better, up to 4 MB more; text and JSON no slower.)
+    public static let batchPackets = 256
     static let batchBytes = 128 << 10
     /// Batches in flight: one being read into, one being dissected, the others waiting.
     static let batchesInFlight = 4

@@ -43,7 +43,7 @@ import Testing
         return Outcome(events: events, failed: failed, statistics: pipeline.statistics)
     }
 
-    /// 40 MQTT connections opened in turn and interleaved packet by packet, about 2,000 packets
+    /// 40 MQTT connections opened in turn and interleaved packet by packet, about 3,600 packets
     /// (many batches): publishes of varied sizes, some split across segments, acknowledgements,
     /// a lost segment; malformed packets (capture notes) between them; the file cut off inside
     /// its last record.
@@ -56,7 +56,7 @@ import Testing
             c.handshake()
             c.send(toServer: true, MQTTBytes.connect(clientID: "client-\(n)"))
             c.send(toServer: false, [0x20, 2, 0, 0])
-            for i in 0..<20 {
+            for i in 0..<38 {
                 let payload = [UInt8](repeating: UInt8(i), count: (n * 37 + i * 101) % 3000)
                 let publish = MQTTBytes.publish(topic: "t/\(n)/\(i % 3)", payload: payload, qos: 1, id: UInt16(i + 1))
                 if i % 4 == 1 || (i == 13 && n % 10 == 3) {
