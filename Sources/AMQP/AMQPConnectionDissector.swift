@@ -220,8 +220,10 @@ public struct AMQPConnectionDissector: StreamDissector {
     private mutating func drain<Output: PDUOutput>(_ direction: Direction, into output: inout Output, limit: Int) -> Bool {
         let counts = options.detail == .facts
         var made = 0
+        var frame = AMQPRawFrame(type: .heartbeat, channel: 0, size: 0, bytes: [], payload: [], frameEnd: nil,
+                                 payloadNotHeld: 0, payloadLost: 0)
         while made < limit {
-            if counts, let frame = direction == .toServer ? toServer.nextCleanFrame() : toClient.nextCleanFrame() {
+            if counts, direction == .toServer ? toServer.nextCleanFrame(into: &frame) : toClient.nextCleanFrame(into: &frame) {
                 made += 1
                 if !countedFrame(frame, from: direction, into: &output) {
                     output.append(process(.frame(frame, problems: []), from: direction))

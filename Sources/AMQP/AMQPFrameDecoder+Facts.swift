@@ -152,6 +152,7 @@ extension AMQPFrameDecoder {
     /// `AMQPArgumentReader` (whose state cost about 900 instructions a header to make and
     /// destroy); a field table is checked as the full decoder would find it. A bit or long
     /// string property (the basic class has none) goes to the full decoder.
+    @inline(__always)
     func headerFacts(_ payload: ArraySlice<UInt8>) -> AMQPContentHeaderDecoder.Result? {
         var r = ByteReader(payload)
         guard let classID = r.readUInt16(), let weight = r.readUInt16(), weight == 0, let bodySize = r.readUInt64(),

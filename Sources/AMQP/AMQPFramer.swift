@@ -182,22 +182,26 @@ public struct AMQPFramer {
     }
 
     /// The next unit when it is a whole frame, in sync, well ended and with no problem around it
-    /// (what `next` would return as `.unit(.frame(frame, problems: []))`), taken; nil, with
+    /// (what `next` would return as `.unit(.frame(frame, problems: []))`), taken; false, with
     /// nothing taken, for anything else (`next` then says what there is). A connection in its
     /// steady state frames every frame here, without an enum wrapped around it twice.
-    public mutating func nextCleanFrame() -> AMQPRawFrame? {
-        guard case .inSync = state, pending.isEmpty, window.count >= 7, let size = readUInt32(at: 3) else { return nil }
+    ///
+    /// Written into `frame` (returning true), not returned as an optional: an optional frame was
+    /// destroyed through the runtime's generic witnesses once per frame.
+    public mutating func nextCleanFrame(into frame: inout AMQPRawFrame) -> Bool {
+        guard case .inSync = state, pending.isEmpty, window.count >= 7, let size = readUInt32(at: 3) else { return false }
         let s = window.startIndex
         let type = AMQPFrameType(rawValue: window[s])
         let total = 8 + Int(size)
         guard type.isKnown, total <= options.effectiveMaxHeld, window.count >= total,
-              window[s + total - 1] == AMQPSpec.frameEnd else { return nil }
+              window[s + total - 1] == AMQPSpec.frameEnd else { return false }
         let channel = UInt16(window[s + 1]) << 8 | UInt16(window[s + 2])
         let bytes = window.prefix(total)
         consume(total)
-        return AMQPRawFrame(type: type, channel: channel, size: size, bytes: bytes,
-                            payload: bytes[(s + 7)..<(s + total - 1)], frameEnd: AMQPSpec.frameEnd,
-                            payloadNotHeld: 0, payloadLost: 0)
+        frame = AMQPRawFrame(type: type, channel: channel, size: size, bytes: bytes,
+                             payload: bytes[(s + 7)..<(s + total - 1)], frameEnd: AMQPSpec.frameEnd,
+                             payloadNotHeld: 0, payloadLost: 0)
+        return true
     }
 
     /// `count` bytes of the direction were lost. A frame the gap ends inside of stays in sync

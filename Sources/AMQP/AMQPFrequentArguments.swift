@@ -63,6 +63,7 @@ extension AMQPFrameDecoder {
     /// without a problem (nothing short, nothing left over, reserved bits clear), read into its
     /// typed arguments, the short strings taken from `strings` as that reader takes them; nil
     /// for any other payload.
+    @inline(__always)
     static func frequentArguments(_ payload: ArraySlice<UInt8>, strings: inout RecentStrings) -> AMQPFrequentArguments? {
         // Read over the payload's memory: a reader's slices retained and released its array per string.
         payload.withUnsafeBufferPointer { p -> AMQPFrequentArguments? in
