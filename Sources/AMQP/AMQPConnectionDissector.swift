@@ -218,12 +218,19 @@ public struct AMQPConnectionDissector: StreamDissector {
     /// `PDUDetail.facts`, a clean frame (`AMQPFramer.nextCleanFrame`) the counted path takes
     /// (`countedFrame`) as a `CountedPDU`, the others as the box `process` makes.
     private mutating func drain<Output: PDUOutput>(_ direction: Direction, into output: inout Output, limit: Int) -> Bool {
-        let counts = options.detail == .facts
         var made = 0
+        guard options.detail == .facts else {
+            while made < limit {
+                guard let unit = nextUnit(direction) else { return false }
+                made += 1
+                output.append(process(unit, from: direction))
+            }
+            return true
+        }
         var frame = AMQPRawFrame(type: .heartbeat, channel: 0, size: 0, bytes: [], payload: [], frameEnd: nil,
                                  payloadNotHeld: 0, payloadLost: 0)
         while made < limit {
-            if counts, direction == .toServer ? toServer.nextCleanFrame(into: &frame) : toClient.nextCleanFrame(into: &frame) {
+            if direction == .toServer ? toServer.nextCleanFrame(into: &frame) : toClient.nextCleanFrame(into: &frame) {
                 made += 1
                 if !countedFrame(frame, from: direction, into: &output) {
                     output.append(process(.frame(frame, problems: []), from: direction))
