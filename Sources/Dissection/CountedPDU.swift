@@ -182,12 +182,15 @@ public struct PDUBatch: PDUOutput {
 
 /// Counted PDUs of one connection and direction that came one after the other, all completed
 /// by one packet (`OutputEvent.counted`): one event for the run, not one per PDU.
-public struct CountedPDUs: Sendable {
-    public var context: StreamContext
-    public var direction: Direction
+///
+/// A class, not a struct behind an indirect case: taken out of its event, a struct was copied
+/// member by member (about 110 instructions a run), a reference is retained.
+public final class CountedPDUs: Sendable {
+    public let context: StreamContext
+    public let direction: Direction
     /// The protocol's short name, e.g. `mqtt` (`DissectedPDU.protocolName`).
-    public var protocolName: String
-    public var pdus: ArraySlice<CountedPDU>
+    public let protocolName: String
+    public let pdus: ArraySlice<CountedPDU>
 
     public init(_ context: StreamContext, _ direction: Direction, protocolName: String, _ pdus: ArraySlice<CountedPDU>) {
         self.context = context

@@ -97,9 +97,9 @@ public enum OutputEvent: Sendable {
     case pdu(PDUEvent)
     /// Frequent PDUs' counted facts, without their boxes, one run of them (only from a
     /// pipeline asked for them: `PipelineOptions.countedPDUs`, for tables). Other renderers
-    /// show each as a `pdu` event (`CountedPDUs.pduEvents`). Indirect: one box per run, and the
-    /// events of other cases stay their size.
-    indirect case counted(CountedPDUs)
+    /// show each as a `pdu` event (`CountedPDUs.pduEvents`). The run is a class: one object
+    /// per run, and the events of other cases stay their size.
+    case counted(CountedPDUs)
     /// Something that happened to a stream: bytes lost, a retransmission that differs, a limit hit.
     indirect case streamNote(StreamContext, Problem)
     /// Something about the capture itself (a link type that is not supported, a file cut short).
