@@ -125,12 +125,17 @@ public struct CaptureFileReader: PacketSource {
     }
 
     public mutating func next() throws -> CapturedPacket? {
+        var packet = CapturedPacket.empty
+        return try next(into: &packet) ? packet : nil
+    }
+
+    public mutating func next(into packet: inout CapturedPacket) throws -> Bool {
         switch format {
         case .unknown:
-            return nil
+            return false
         case .pcap(let big, let nanos, let linkType):
             let got = try stream.fill(16)
-            if got == 0 { return nil }
+            if got == 0 { return false }
             try fillOrFail(16, .recordHeader)
             // The record header is read where it is: no array is made of it.
             let (seconds, frac, caplen, origlen) = stream.withPeek(16) { h in
@@ -142,12 +147,15 @@ public struct CaptureFileReader: PacketSource {
             }
             try fillOrFail(caplen, .record)
             recordNumber += 1
-            return CapturedPacket(number: recordNumber, seconds: Int64(seconds),
-                                  nanoseconds: nanos ? min(frac, 999_999_999) : min(frac, 999_999) * 1000,
-                                  precision: nanos ? .nanoseconds : .microseconds, linkType: linkType,
-                                  originalLength: max(origlen, caplen), bytes: stream.read(caplen))
+            packet = CapturedPacket(number: recordNumber, seconds: Int64(seconds),
+                                    nanoseconds: nanos ? min(frac, 999_999_999) : min(frac, 999_999) * 1000,
+                                    precision: nanos ? .nanoseconds : .microseconds, linkType: linkType,
+                                    originalLength: max(origlen, caplen), bytes: stream.read(caplen))
+            return true
         case .pcapng:
-            return try nextPcapngPacket()
+            guard let next = try nextPcapngPacket() else { return false }
+            packet = next
+            return true
         }
     }
 

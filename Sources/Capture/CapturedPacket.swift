@@ -46,6 +46,11 @@ public struct CapturedPacket: Sendable {
         self.bytes = bytes
     }
 
+    /// A packet of no bytes, to be overwritten (`PacketSource.next(into:)`).
+    public static var empty: CapturedPacket {
+        CapturedPacket(number: 0, seconds: 0, nanoseconds: 0, precision: .microseconds, linkType: 1, originalLength: 0, bytes: [])
+    }
+
     /// Capture time in seconds, for timeouts and durations.
     public var time: Double { Double(seconds) + Double(nanoseconds) / 1e9 }
     public var isTruncated: Bool { bytes.count < originalLength }
@@ -56,8 +61,20 @@ public protocol PacketSource {
     /// The next packet; nil at the end. Throws `CaptureError` when the input is unreadable or
     /// cut off; packets returned before stay valid.
     mutating func next() throws -> CapturedPacket?
+    /// `next`, written into `packet` (returning true) rather than returned as an optional: the
+    /// pipeline reads every packet this way (an optional packet was destroyed through the
+    /// runtime's generic witnesses, per packet). The default calls `next`.
+    mutating func next(into packet: inout CapturedPacket) throws -> Bool
     /// A name for messages (the file path, `standard input`, or the interface).
     var name: String { get }
+}
+
+extension PacketSource {
+    public mutating func next(into packet: inout CapturedPacket) throws -> Bool {
+        guard let next = try next() else { return false }
+        packet = next
+        return true
+    }
 }
 
 /// Input that cannot be read, named with the file and what is wrong.

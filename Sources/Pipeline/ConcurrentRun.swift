@@ -69,13 +69,14 @@ extension Pipeline {
         var failure: Error?
         var (batch, stopped) = queues.nextEmpty()
         lanes?.start(batch)
+        var packet = CapturedPacket.empty
         while !stopped {
-            let packet: CapturedPacket?
-            do { packet = try source.pointee.next() } catch {
+            let more: Bool
+            do { more = try source.pointee.next(into: &packet) } catch {
                 failure = error
                 break
             }
-            guard let packet else { break }
+            guard more else { break }
             let start = batch.events.count
             switch read(packet, into: &batch.events) {
             case .none:

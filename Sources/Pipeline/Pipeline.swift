@@ -102,13 +102,14 @@ public final class Pipeline {
     /// rethrown after what was decoded before it has been emitted and flushed.
     public func run<S: PacketSource>(_ source: inout S, emit: (OutputEvent) -> Bool) throws {
         var failure: Error?
+        var packet = CapturedPacket.empty
         while !stage.stopped {
-            let packet: CapturedPacket?
-            do { packet = try source.next() } catch {
+            let more: Bool
+            do { more = try source.next(into: &packet) } catch {
                 failure = error
                 break
             }
-            guard let packet else { break }
+            guard more else { break }
             process(packet, emit: emit)
         }
         finish(emit: emit)
