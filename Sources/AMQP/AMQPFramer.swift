@@ -189,15 +189,25 @@ public struct AMQPFramer {
     /// Written into `frame` (returning true), not returned as an optional: an optional frame was
     /// destroyed through the runtime's generic witnesses once per frame.
     public mutating func nextCleanFrame(into frame: inout AMQPRawFrame) -> Bool {
-        guard case .inSync = state, pending.isEmpty, window.count >= 7, let size = readUInt32(at: 3) else { return false }
+        guard case .inSync = state, pending.isEmpty else { return false }
+        // The header and the frame-end read over the window's memory (no slice, no index checks
+        // per byte); a frame needs at least 8 bytes.
+        let maxHeld = options.effectiveMaxHeld
+        let header = window.withUnsafeBufferPointer { p -> (type: UInt8, channel: UInt16, size: UInt32)? in
+            guard p.count >= 8 else { return nil }
+            let size = UInt32(p[3]) << 24 | UInt32(p[4]) << 16 | UInt32(p[5]) << 8 | UInt32(p[6])
+            let total = 8 + Int(size)
+            guard total <= maxHeld, p.count >= total, p[total - 1] == AMQPSpec.frameEnd else { return nil }
+            return (p[0], UInt16(p[1]) << 8 | UInt16(p[2]), size)
+        }
+        guard let header else { return false }
+        let type = AMQPFrameType(rawValue: header.type)
+        guard type.isKnown else { return false }
+        let (channel, size) = (header.channel, header.size)
         let s = window.startIndex
-        let type = AMQPFrameType(rawValue: window[s])
         let total = 8 + Int(size)
-        guard type.isKnown, total <= options.effectiveMaxHeld, window.count >= total,
-              window[s + total - 1] == AMQPSpec.frameEnd else { return false }
-        let channel = UInt16(window[s + 1]) << 8 | UInt16(window[s + 2])
-        let bytes = window.prefix(total)
-        consume(total)
+        let bytes = window[s..<(s + total)]
+        window = total == window.count ? [] : window[(s + total)...]
         frame = AMQPRawFrame(type: type, channel: channel, size: size, bytes: bytes,
                              payload: bytes[(s + 7)..<(s + total - 1)], frameEnd: AMQPSpec.frameEnd,
                              payloadNotHeld: 0, payloadLost: 0)
