@@ -110,25 +110,19 @@ public struct MQTTConnectionDissector: StreamDissector {
     @discardableResult
     private mutating func drain<Output: PDUOutput>(_ direction: Direction, into output: inout Output, limit: Int = .max) -> Bool {
         let start = output.count
+        // The usual PDU, whole in one segment, comes straight from the framer into `whole`.
+        var whole = MQTTFrame(held: [], wireLength: 0)
         while true {
             if output.count - start >= limit { return true }
+            if direction == .toServer ? toServerFramer.nextWholeFrame(into: &whole) : toClientFramer.nextWholeFrame(into: &whole) {
+                take(whole, from: direction, into: &output)
+                continue
+            }
             switch nextStep(direction) {
             case .needMore:
                 return false
             case .frame(let frame):
-                // The facts path first, for a packet that takes no problems waiting (it writes
-                // into neither buffer, and takes no CONNECT, which sets the session's version).
-                var triedFacts = false
-                if let version = session.version, case .facts = options.detail, !hasPending(direction) {
-                    if let counted = MQTTDecoder.counted(of: frame, version: version, topics: &topicNames) {
-                        output.append(counted: counted, orBox: { MQTTDecoder.box($0, of: frame) })
-                        continue
-                    }
-                    triedFacts = true
-                }
-                var pdu = decode(frame, from: direction, triedFacts: triedFacts)
-                attachPending(direction, to: &pdu)
-                output.append(pdu)
+                take(frame, from: direction, into: &output)
             case .malformedHeader(let bytes):
                 var state = session[direction]
                 var pdu = MQTTDecoder.decodePacket(bytes[...], wireLength: bytes.count,
@@ -161,6 +155,24 @@ public struct MQTTConnectionDissector: StreamDissector {
                 }
             }
         }
+    }
+
+    /// A framed PDU, decoded into `output`: the facts path first, for a packet that takes no
+    /// problems waiting (it writes into neither buffer, and takes no CONNECT, which sets the
+    /// session's version).
+    @inline(__always)
+    private mutating func take<Output: PDUOutput>(_ frame: MQTTFrame, from direction: Direction, into output: inout Output) {
+        var triedFacts = false
+        if let version = session.version, case .facts = options.detail, !hasPending(direction) {
+            if let counted = MQTTDecoder.counted(of: frame, version: version, topics: &topicNames) {
+                output.append(counted: counted, orBox: { MQTTDecoder.box($0, of: frame) })
+                return
+            }
+            triedFacts = true
+        }
+        var pdu = decode(frame, from: direction, triedFacts: triedFacts)
+        attachPending(direction, to: &pdu)
+        output.append(pdu)
     }
 
     /// Whether problems wait for the direction's next PDU.

@@ -199,6 +199,27 @@ public struct MQTTFramer {
         }
     }
 
+    /// The next PDU when it lies whole at the front of one segment's bytes, no fixed header begun
+    /// (what `next` would return as `.frame`, the usual case), taken and written into `frame`;
+    /// false, with nothing taken, for anything else (`next` then says what there is). Its length
+    /// is read over the segment's memory, and the frame is not wrapped in a step.
+    public mutating func nextWholeFrame(into frame: inout MQTTFrame) -> Bool {
+        guard case .header = mode, header.isEmpty, queueHead < queue.count,
+              case .bytes(let segment, _) = queue[queueHead] else { return false }
+        let from = frontTaken
+        let maxHeld = maxHeldPDUBytes
+        let total = segment.withUnsafeBufferPointer { p -> Int in
+            guard case .value(let length, let n, _) = VariableByteInteger.decode(p, at: from + 1) else { return 0 }
+            let total = 1 + n + length
+            return total <= p.count - from && total <= maxHeld ? total : 0
+        }
+        guard total > 0 else { return false }
+        let start = segment.startIndex + from
+        frame = MQTTFrame(held: segment[start..<(start + total)], wireLength: total)
+        if start + total == segment.endIndex { popFront() } else { advanceFront(total) }
+        return true
+    }
+
     /// Nil: keep stepping (the mode changed).
     private mutating func stepHeader() -> Step? {
         switch queueFront {
