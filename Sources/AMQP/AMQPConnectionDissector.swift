@@ -219,6 +219,7 @@ public struct AMQPConnectionDissector: StreamDissector {
     /// (`countedFrame`) as a `CountedPDU`, the others as the box `process` makes.
     private mutating func drain<Output: PDUOutput>(_ direction: Direction, into output: inout Output, limit: Int) -> Bool {
         var made = 0
+        // Without the facts detail there is no counted path: each unit as `process` makes it.
         guard options.detail == .facts else {
             while made < limit {
                 guard let unit = nextUnit(direction) else { return false }
@@ -499,16 +500,14 @@ public struct AMQPConnectionDissector: StreamDissector {
                                                     reference: "AMQP 0-9-1 §4.2.6"))
                 return
             }
-            let method = messages.values[i].method
-            if let classID = header.classID, classID != method.classID {
+            if !messages.values[i].isOfMethodClass(header), let classID = header.classID {
+                let method = messages.values[i].method
                 decoded.pdu.problems.append(Problem(.error, "header-class-mismatch",
                                                     "content header of class \(classID) follows \(method.fullName) of class \(method.classID)",
                                                     reference: "AMQP 0-9-1 §4.2.6.1", range: 7..<9))
             }
             // Changed where it is kept: a copy out and back retained each of its parts.
-            messages.values[i].bodySize = header.bodySize ?? 0
-            messages.values[i].propertySummary = header.propertySummary
-            messages.values[i].stage = .awaitingBody
+            messages.values[i].take(header: header)
             if messages.values[i].isComplete {
                 // Moved out of the table: handing the table's own value to a mutating method
                 // copied every part of it, and the copy and the original were destroyed apart.
@@ -663,11 +662,8 @@ extension AMQPConnectionDissector {
             // tracker); nothing else of it is kept.
             if let settled = AMQPFrameDecoder.settlement(frame.payload), let spec = settled.id.spec {
                 var pdu = Self.countedPDU(spec.fullName, frame)
-                if let attribution = queues.settle(settled.id, deliveryTag: settled.deliveryTag, multiple: settled.multiple,
-                                                   channel: frame.channel, from: direction) {
-                    if let queue = attribution.queue { pdu.queue = queue }
-                    if let count = attribution.ackedCount { pdu.ackedCount = count }
-                }
+                Self.attribute(queues.settle(settled.id, deliveryTag: settled.deliveryTag, multiple: settled.multiple,
+                                             channel: frame.channel, from: direction), to: &pdu)
                 output.append(counted: consume pdu, orBox: { $0.dissected(protocolName: "amqp") })
                 return true
             }
@@ -688,34 +684,25 @@ extension AMQPConnectionDissector {
                 output.append(counted: consume pdu, orBox: { $0.dissected(protocolName: "amqp") })
                 return true
             }
+            // The other frequent methods (basic.get-ok), with their values. What `track` does for
+            // them: none is of class 10 or 20, none a remembered request (checked: basic.publish,
+            // which is, came above), and confirms add to the tree only.
             guard let method = decoder.frequentMethod(frame.payload, strings: &shortStrings), let spec = method.spec else { return false }
             let id = AMQPMethodID(classID: spec.classID, methodID: spec.methodID)
-            // What `track` does for a frequent method: none is of class 20 or 10, none but
-            // basic.publish a remembered request (checked, should that change), and confirms add
-            // to the tree only, but for the count of a confirm-mode channel's publishes.
-            guard id == .basicPublish || !AMQPConnectionDissector.isRemembered(id) else { return false }
+            guard !AMQPConnectionDissector.isRemembered(id) else { return false }
             var pdu = Self.countedPDU(spec.fullName, frame)
             if spec.carriesContent {
                 messages[key] = AMQPMessageAssembly(method: spec, values: method.values, previewLimit: 0)
             }
-            if id == .basicPublish {
-                lastPublish[key] = .values(method.values.withoutBulk)
-                if direction == .toServer, let i = confirmSequence.slot(key) { confirmSequence.values[i] += 1 }
-            }
-            if let attribution = queues.track(id, method.values, channel: frame.channel, from: direction) {
-                if let queue = attribution.queue { pdu.queue = queue }
-                if let count = attribution.ackedCount { pdu.ackedCount = count }
-            }
+            Self.attribute(queues.track(id, method.values, channel: frame.channel, from: direction), to: &pdu)
             output.append(counted: consume pdu, orBox: { $0.dissected(protocolName: "amqp") })
             return true
         case .header:
             // A header of another class than its method's is a problem (`track`).
             guard let header = decoder.headerFacts(frame.payload), let i = messages.slot(key),
                   messages.withValue(at: i, { message in
-                      guard message.stage == .awaitingHeader, header.classID.map({ $0 == message.method.classID }) ?? true else { return false }
-                      message.bodySize = header.bodySize ?? 0
-                      message.propertySummary = header.propertySummary
-                      message.stage = .awaitingBody
+                      guard message.stage == .awaitingHeader, message.isOfMethodClass(header) else { return false }
+                      message.take(header: header)
                       return true
                   }) else { return false }
             append("header", frame, completing: i, into: &output)
@@ -732,6 +719,14 @@ extension AMQPConnectionDissector {
         default:
             return false
         }
+    }
+
+    /// The queue and the deliveries covered that the queue tracker attributed a frame to, as
+    /// `track` puts them into a box's facts.
+    private static func attribute(_ attribution: AMQPQueueTracker.Attribution?, to pdu: inout CountedPDU) {
+        guard let attribution else { return }
+        if let queue = attribution.queue { pdu.queue = queue }
+        if let count = attribution.ackedCount { pdu.ackedCount = count }
     }
 
     /// A counted PDU of kind `kind` for the frame, with its channel.

@@ -17,18 +17,6 @@ enum AMQPFrequentArguments {
         }
     }
 
-    var exchange: String {
-        switch self {
-        case .publish(_, let exchange, _, _, _), .deliver(_, _, _, let exchange, _): return exchange
-        }
-    }
-
-    var routingKey: String {
-        switch self {
-        case .publish(_, _, let key, _, _), .deliver(_, _, _, _, let key): return key
-        }
-    }
-
     /// The value of the argument at `index` of the method's spec (in wire order).
     func value(at index: Int) -> AMQPArgumentValue? {
         switch (self, index) {

@@ -36,6 +36,19 @@ struct AMQPMessageAssembly {
         self.previewLimit = max(previewLimit, 0)
     }
 
+    /// Whether a content header is of the method's class (AMQP 0-9-1 §4.2.6.1; a header that
+    /// names none is not judged).
+    func isOfMethodClass(_ header: AMQPContentHeaderDecoder.Result) -> Bool {
+        header.classID.map { $0 == method.classID } ?? true
+    }
+
+    /// Takes the content header: its body size and properties; body frames come next.
+    mutating func take(header: AMQPContentHeaderDecoder.Result) {
+        bodySize = header.bodySize ?? 0
+        propertySummary = header.propertySummary
+        stage = .awaitingBody
+    }
+
     /// Counts a body frame; keeps the part of it the preview still has room for.
     mutating func add(body frame: AMQPRawFrame) {
         bodyFrames += 1

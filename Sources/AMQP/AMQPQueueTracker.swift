@@ -176,9 +176,7 @@ struct AMQPQueueTracker {
     mutating func deliver(consumerTag: String, deliveryTag: Int, channel: UInt16, from direction: Direction) -> String? {
         guard case .deliver = Step(.basicDeliver, from: direction) else { return nil }
         let i = slot(channel)
-        guard let consumer = channelStates[i].consumers[consumerTag] else { return nil }
-        Self.remember(deliveryTag, consumer, maxOutstanding: maxOutstanding, &channelStates[i])
-        return consumer.queue
+        return Self.deliver(consumerTag, deliveryTag, maxOutstanding: maxOutstanding, &channelStates[i])?.queue
     }
 
     private static func track(_ step: Step, _ values: AMQPArgumentValues, maxOutstanding: Int,
@@ -199,9 +197,8 @@ struct AMQPQueueTracker {
         case .cancel:
             if let tag = values.string("consumer-tag") { state.consumers[tag] = nil }
         case .deliver:
-            guard let tag = values.string("consumer-tag"), let consumer = state.consumers[tag] else { return nil }
-            remember(values.int("delivery-tag"), consumer, maxOutstanding: maxOutstanding, &state)
-            return Attribution(queue: consumer.queue, source: .consume)
+            guard let tag = values.string("consumer-tag") else { return nil }
+            return deliver(tag, values.int("delivery-tag"), maxOutstanding: maxOutstanding, &state)
         case .get:
             state.pendingGet = Source(queue: resolve(values.string("queue"), state), noAck: values.bool("no-ack") ?? false)
         case .getEmpty:
@@ -218,6 +215,15 @@ struct AMQPQueueTracker {
             state.outstanding = [:]
         }
         return nil
+    }
+
+    /// A basic.deliver: the queue of the consumer its tag names, the delivery remembered for the
+    /// client's acknowledgement.
+    private static func deliver(_ consumerTag: String, _ deliveryTag: Int?, maxOutstanding: Int,
+                                _ state: inout ChannelState) -> Attribution? {
+        guard let consumer = state.consumers[consumerTag] else { return nil }
+        remember(deliveryTag, consumer, maxOutstanding: maxOutstanding, &state)
+        return Attribution(queue: consumer.queue, source: .consume)
     }
 
     /// AMQP 0-9-1 basic.consume / basic.get queue: "If the queue name is empty the server uses

@@ -200,9 +200,9 @@ public struct MQTTFramer {
     }
 
     /// The next PDU when it lies whole at the front of one segment's bytes, no fixed header begun
-    /// (what `next` would return as `.frame`, the usual case), taken and written into `frame`;
-    /// false, with nothing taken, for anything else (`next` then says what there is). Its length
-    /// is read over the segment's memory, and the frame is not wrapped in a step.
+    /// (what `next` would return as `.frame`, the usual case: `next` takes it here too), taken and
+    /// written into `frame`; false, with nothing taken, for anything else (`next` then says what
+    /// there is). Its length is read over the segment's memory, and the frame is not wrapped in a step.
     public mutating func nextWholeFrame(into frame: inout MQTTFrame) -> Bool {
         guard case .header = mode, header.isEmpty, queueHead < queue.count,
               case .bytes(let segment, _) = queue[queueHead] else { return false }
@@ -246,14 +246,10 @@ public struct MQTTFramer {
                 return .skipped(n, .incompleteAtEnd)
             }
             return .needMore
-        case .bytes(let slice, _)?:
+        case .bytes?:
             // The usual case: a whole PDU at the front of one segment's bytes, taken in one copy.
-            if header.isEmpty, case .value(let length, let n, _) = VariableByteInteger.decode(slice, at: 1),
-               1 + n + length <= slice.count, 1 + n + length <= maxHeldPDUBytes {
-                let cut = slice.startIndex + 1 + n + length
-                if cut == slice.endIndex { popFront() } else { advanceFront(1 + n + length) }
-                return .frame(MQTTFrame(held: slice[..<cut], wireLength: 1 + n + length))
-            }
+            var whole = MQTTFrame(held: [], wireLength: 0)
+            if nextWholeFrame(into: &whole) { return .frame(whole) }
             guard let one = takeBytes(upTo: 1), let b = one.bytes.first else { return .needMore }
             header.append(b)
             guard header.count >= 2 else { return nil }
