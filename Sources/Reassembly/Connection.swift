@@ -11,6 +11,11 @@ final class Connection {
     // Accessed from one thread, one access at a time: no runtime exclusivity checks.
     @exclusivity(unchecked) var lastSeen: Double
     @exclusivity(unchecked) var reset = false
+    /// Packets of this connection seen so far: the clock of the reorder window.
+    @exclusivity(unchecked) var packets = 0
+    /// Segments held back, in capture order, because they acknowledge bytes of the other
+    /// direction that the capture has not shown yet (recorded after the reply they caused).
+    @exclusivity(unchecked) var deferred: [TCPSegment] = []
 
     init(stream: Int, client: Endpoint, server: Endpoint, lastSeen: Double) {
         self.stream = stream

@@ -19,6 +19,16 @@ final class HalfStream {
     /// The highest acknowledgement number the other side has sent for this direction's bytes:
     /// the receiver holds every byte before it, whether or not the capture does.
     @exclusivity(unchecked) var peerAcknowledged: UInt32?
+    /// Since when (capture time, and the connection's packet count) this direction has been
+    /// waiting for bytes the other side acknowledged but the capture has not shown yet; nil while
+    /// it waits for none. `waitingAt` is the next byte when the wait began: moving on restarts it.
+    @exclusivity(unchecked) var acknowledgedWaitSince: Double?
+    @exclusivity(unchecked) var acknowledgedWaitPackets = 0
+    @exclusivity(unchecked) var waitingAt: UInt32 = 0
+    /// An acknowledgement whose missing bytes were waited for in vain: bytes up to it are
+    /// not waited for again (holes before it become gaps at once, segments of the other side
+    /// that acknowledge no further are not held back).
+    @exclusivity(unchecked) var waitedUpTo: UInt32?
     /// Recently delivered bytes, to compare retransmissions against.
     @exclusivity(unchecked) var recent = DeliveredWindow()
     @exclusivity(unchecked) var finished = false

@@ -4,11 +4,14 @@ import Packets
 ///
 /// - In-order payload is handed on as a slice of the packet (no copy); out-of-order segments
 ///   are held (as slices) until the hole fills, a limit is hit, or the connection ends.
-/// - A hole that the other side acknowledges (its ACK number is past the hole's start: the
-///   receiver got bytes the capture lacks) is given up as a gap at once, and the data held after
-///   it delivered; so is a hole older than `ReassemblyLimits.holeTimeout` seconds of capture time.
-///   A capture that shows an ACK before the data it acknowledges (reordered by the capture
-///   itself) loses that data to a gap.
+/// - Captures are not always in causal order (`-i any`, multi-queue NICs, taps, merged files):
+///   a segment can be recorded after the other side's acknowledgement of it, or after the reply
+///   it caused. A segment that acknowledges bytes of the other direction not yet seen is held
+///   back (in capture order) until those bytes arrive, so each direction comes out whole and a
+///   reply after its request. Bytes the other side acknowledged are awaited for the reorder
+///   window (`ReassemblyLimits.reorderPackets` packets of the connection or `reorderTimeout`
+///   seconds, whichever ends first); only then are they a gap (`acknowledged`), and what was
+///   held back is let go. A hole no acknowledgement explains waits `holeTimeout` seconds.
 /// - Overlapping bytes: the first copy wins. A retransmission whose bytes differ from those
 ///   already delivered is reported as an overlap conflict. It is checked against the direction's
 ///   recently delivered segments (up to 64 KiB, 16 segments; only the newest one when the
@@ -99,23 +102,37 @@ public struct TCPReassembler {
         }
         guard let conn = found else { return }
         conn.lastSeen = time
+        conn.packets &+= 1
         let side = conn.side(of: segment.source)
-        let nextBefore = (conn[.clientToServer].nextSequence, conn[.serverToClient].nextSequence)
-        // RFC 9293 §3.10.7.4: the acknowledgment field is significant only when ACK is set.
-        // Handled before this segment's own bytes: what it acknowledges was sent earlier.
-        if flags.contains(.ack) {
-            noteAcknowledgement(segment.acknowledgement, of: side.opposite, conn: conn, into: &events)
+        if flags.contains(.ack), mustWait(segment, side: side, conn: conn) {
+            holdBack(segment, side: side, conn: conn, into: &events)
+        } else {
+            handle(segment, side: side, conn: conn, into: &events)
+            if !conn.deferred.isEmpty { releaseDeferred(conn: conn, into: &events) }
         }
-        accept(segment, side: side, conn: conn, into: &events)
-        updateHoleClock(.clientToServer, nextBefore: nextBefore.0, conn: conn)
-        updateHoleClock(.serverToClient, nextBefore: nextBefore.1, conn: conn)
         expireHoles(conn: conn, into: &events)
-        if flags.contains(.rst) {
-            conn.reset = true
+        expireAcknowledgedWaits(conn: conn, into: &events)
+        if conn.reset {
             close(key, reason: .reset, into: &events)
             return
         }
         if conn.isFinished { close(key, reason: .fin, into: &events) }
+    }
+
+    /// A segment's acknowledgement, then its bytes; the clocks of both directions kept up.
+    private mutating func handle(_ segment: TCPSegment, side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
+        let nextBefore = (conn[.clientToServer].nextSequence, conn[.serverToClient].nextSequence)
+        // RFC 9293 §3.10.7.4: the acknowledgment field is significant only when ACK is set.
+        // Handled before this segment's own bytes: what it acknowledges was sent earlier.
+        if segment.flags.contains(.ack) {
+            noteAcknowledgement(segment.acknowledgement, of: side.opposite, conn: conn, into: &events)
+        }
+        accept(segment, side: side, conn: conn, into: &events)
+        if segment.flags.contains(.rst) { conn.reset = true }
+        updateHoleClock(.clientToServer, nextBefore: nextBefore.0, conn: conn)
+        updateHoleClock(.serverToClient, nextBefore: nextBefore.1, conn: conn)
+        updateAcknowledgedWait(.clientToServer, conn: conn)
+        updateAcknowledgedWait(.serverToClient, conn: conn)
     }
 
     /// Ends every connection (end of capture): holes become gaps, held data is delivered.
@@ -160,7 +177,14 @@ public struct TCPReassembler {
     }
 
     private mutating func close(_ key: FlowKey, reason: CloseReason, into events: inout [ReassemblyEvent]) {
-        guard let conn = connections.removeValue(forKey: key) else { return }
+        guard let conn = connections[key] else { return }
+        // What waited for the other side's bytes is let go first, in capture order.
+        if !conn.deferred.isEmpty {
+            endAcknowledgedWait(.clientToServer, conn: conn, into: &events)
+            endAcknowledgedWait(.serverToClient, conn: conn, into: &events)
+            releaseDeferred(conn: conn, all: true, into: &events)
+        }
+        connections.removeValue(forKey: key)
         if recentKeys[key.slot] == key { setRecent(key, nil) }
         for side in [FlowSide.clientToServer, .serverToClient] {
             flushPending(side: side, conn: conn, reason: .lostSegment, into: &events)
@@ -185,12 +209,19 @@ public struct TCPReassembler {
         // Holes in connections that have gone quiet, in stream order (the output's order).
         var waiting: [(key: FlowKey, stream: Int)] = []
         for (key, conn) in connections where conn.toServer.holeSince.map({ now - $0 >= limits.holeTimeout }) == true
-            || conn.toClient.holeSince.map({ now - $0 >= limits.holeTimeout }) == true {
+            || conn.toClient.holeSince.map({ now - $0 >= limits.holeTimeout }) == true
+            || conn.toServer.acknowledgedWaitSince.map({ now - $0 >= limits.reorderTimeout }) == true
+            || conn.toClient.acknowledgedWaitSince.map({ now - $0 >= limits.reorderTimeout }) == true {
             waiting.append((key, conn.stream))
         }
         for (key, _) in waiting.sorted(by: { $0.stream < $1.stream }) {
             guard let conn = connections[key] else { continue }
             expireHoles(conn: conn, into: &events)
+            expireAcknowledgedWaits(conn: conn, into: &events)
+            if conn.reset {
+                close(key, reason: .reset, into: &events)
+                continue
+            }
             // The data released may end with the FIN that finishes the connection.
             if conn.isFinished { close(key, reason: .fin, into: &events) }
         }
@@ -370,15 +401,113 @@ public struct TCPReassembler {
         skipAcknowledgedHoles(side: side, conn: conn, into: &events)
     }
 
-    /// A hole whose start the receiver has acknowledged will never be filled in the capture (a
-    /// retransmission of acknowledged bytes would be spurious): it becomes a gap, as far as the
-    /// acknowledgement reaches, and the data after it is delivered. Nothing happens while no data
-    /// is held, so a bogus ACK costs nothing until there is a hole.
+    /// A hole whose start the receiver has acknowledged, and which the reorder window has
+    /// already waited for in vain, will not be filled in the capture (a retransmission of
+    /// acknowledged bytes would be spurious): it becomes a gap, as far as that acknowledgement
+    /// reaches, and the data after it is delivered. Nothing happens while no data is held, so a
+    /// bogus ACK costs nothing until there is a hole.
     private mutating func skipAcknowledgedHoles(side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
-        while !conn[side].finished, !conn[side].pending.isEmpty, let ack = conn[side].peerAcknowledged,
-              let next = conn[side].nextSequence, SequenceNumber.distance(from: next, to: ack) > 0 {
-            skipHole(side: side, upTo: ack, conn: conn, reason: .acknowledged, into: &events)
+        while !conn[side].finished, !conn[side].pending.isEmpty, let over = conn[side].waitedUpTo,
+              let next = conn[side].nextSequence, SequenceNumber.distance(from: next, to: over) > 0 {
+            skipHole(side: side, upTo: over, conn: conn, reason: .acknowledged, into: &events)
         }
+    }
+
+    // MARK: - The reorder window
+
+    /// Whether `ack` acknowledges bytes of `half` that it has not delivered and still awaits.
+    private func awaits(_ ack: UInt32, in half: HalfStream) -> Bool {
+        guard !half.finished, let next = half.nextSequence, SequenceNumber.distance(from: next, to: ack) > 0 else { return false }
+        if let over = half.waitedUpTo, SequenceNumber.distance(from: ack, to: over) >= 0 { return false }
+        return true
+    }
+
+    /// A segment with bytes (or FIN or RST) that acknowledges bytes of the other direction the
+    /// capture has not shown yet: it was sent after they arrived, so it waits for them.
+    private func mustWait(_ segment: TCPSegment, side: FlowSide, conn: Connection) -> Bool {
+        guard !segment.payload.isEmpty || segment.missingPayload > 0 || segment.flags.contains(.fin) || segment.flags.contains(.rst)
+        else { return false }
+        return awaits(segment.acknowledgement, in: conn[side.opposite])
+    }
+
+    /// Keeps a segment back until the bytes it acknowledges arrive; its acknowledgement starts
+    /// the other direction's wait now. Its bytes count against the buffer limits.
+    private mutating func holdBack(_ segment: TCPSegment, side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
+        noteAcknowledgement(segment.acknowledgement, of: side.opposite, conn: conn, into: &events)
+        updateAcknowledgedWait(side.opposite, conn: conn)
+        conn.deferred.append(segment)
+        let half = conn[side]
+        half.bufferedBytes += segment.payload.count
+        totalBuffered += segment.payload.count
+        if half.bufferedBytes > limits.maxBufferedBytesPerDirection || totalBuffered > limits.maxBufferedBytesTotal {
+            endAcknowledgedWait(side.opposite, conn: conn, into: &events)
+            releaseDeferred(conn: conn, into: &events)
+        }
+    }
+
+    /// Handles the held-back segments that no longer wait (all of them with `all`), in capture
+    /// order, until none can go.
+    private mutating func releaseDeferred(conn: Connection, all: Bool = false, into events: inout [ReassemblyEvent]) {
+        var index = 0
+        while index < conn.deferred.count {
+            let segment = conn.deferred[index]
+            let side = conn.side(of: segment.source)
+            if !all && awaits(segment.acknowledgement, in: conn[side.opposite]) {
+                index += 1
+                continue
+            }
+            conn.deferred.remove(at: index)
+            conn[side].bufferedBytes -= segment.payload.count
+            totalBuffered -= segment.payload.count
+            handle(segment, side: side, conn: conn, into: &events)
+            // What it delivered may free an earlier one.
+            index = 0
+        }
+    }
+
+    /// Starts the wait when the other side has acknowledged bytes this direction has not
+    /// delivered, restarts it when the direction moved on, stops it when none are awaited.
+    private func updateAcknowledgedWait(_ side: FlowSide, conn: Connection) {
+        let half = conn[side]
+        if let over = half.waitedUpTo, let next = half.nextSequence, SequenceNumber.distance(from: next, to: over) <= 0 {
+            half.waitedUpTo = nil
+        }
+        guard let ack = half.peerAcknowledged, awaits(ack, in: half), let next = half.nextSequence else {
+            half.acknowledgedWaitSince = nil
+            return
+        }
+        if half.acknowledgedWaitSince == nil || half.waitingAt != next {
+            half.acknowledgedWaitSince = now
+            half.acknowledgedWaitPackets = conn.packets
+            half.waitingAt = next
+        }
+    }
+
+    /// Ends the waits whose window has closed.
+    private mutating func expireAcknowledgedWaits(conn: Connection, into events: inout [ReassemblyEvent]) {
+        expireAcknowledgedWait(.clientToServer, conn: conn, into: &events)
+        expireAcknowledgedWait(.serverToClient, conn: conn, into: &events)
+    }
+
+    private mutating func expireAcknowledgedWait(_ side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
+        guard let since = conn[side].acknowledgedWaitSince,
+              conn.packets &- conn[side].acknowledgedWaitPackets >= limits.reorderPackets || now - since >= limits.reorderTimeout
+        else { return }
+        endAcknowledgedWait(side, conn: conn, into: &events)
+        releaseDeferred(conn: conn, into: &events)
+    }
+
+    /// Stops waiting for the bytes the other side acknowledged: the holes before them become
+    /// gaps; the segments held back for them may go.
+    private mutating func endAcknowledgedWait(_ side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
+        let half = conn[side]
+        half.acknowledgedWaitSince = nil
+        guard let ack = half.peerAcknowledged, let next = half.nextSequence, !half.finished,
+              SequenceNumber.distance(from: next, to: ack) > 0 else { return }
+        half.waitedUpTo = ack
+        let before = half.nextSequence
+        skipAcknowledgedHoles(side: side, conn: conn, into: &events)
+        updateHoleClock(side, nextBefore: before, conn: conn)
     }
 
     /// Starts the hole clock when data starts waiting, restarts it when the stream moved on

@@ -115,6 +115,12 @@ struct ProtoDissect: ParsableCommand {
     @Option(name: .customLong("hole-timeout"), help: ArgumentHelp("Seconds of capture time a hole in a stream may hold back later data before it is given up as a gap.", valueName: "SECONDS"))
     var holeTimeout: Double = 10
 
+    @Option(name: .customLong("reorder-packets"), help: ArgumentHelp("Packets of a connection for which bytes the other side acknowledged are awaited (a capture out of causal order) before they are given up as a gap.", valueName: "N"))
+    var reorderPackets: Int = 4096
+
+    @Option(name: .customLong("reorder-timeout"), help: ArgumentHelp("Seconds of capture time for the same wait; whichever ends first ends it.", valueName: "SECONDS"))
+    var reorderTimeout: Double = 3
+
     @Option(name: .customLong("max-table-rows"), help: ArgumentHelp("Table format: rows per table; the rest are summed in one line.", valueName: "N"))
     var maxTableRows: Int = 1000
 
@@ -162,10 +168,11 @@ struct ProtoDissect: ParsableCommand {
             throw ValidationError("-i reads live traffic; it cannot be combined with capture files")
         }
         for (name, v) in [("--payload-preview", payloadPreview), ("--max-pdu-bytes", maxPDUBytes), ("--max-stream-buffer", maxStreamBuffer),
-                          ("--max-total-buffer", maxTotalBuffer), ("--max-connections", maxConnections), ("--max-table-rows", maxTableRows)] where v <= 0 {
+                          ("--max-total-buffer", maxTotalBuffer), ("--max-connections", maxConnections), ("--max-table-rows", maxTableRows),
+                          ("--reorder-packets", reorderPackets)] where v <= 0 {
             throw ValidationError("\(name) takes a positive number")
         }
-        for (name, v) in [("--idle-timeout", idleTimeout), ("--hole-timeout", holeTimeout)] where !(v > 0) {
+        for (name, v) in [("--idle-timeout", idleTimeout), ("--hole-timeout", holeTimeout), ("--reorder-timeout", reorderTimeout)] where !(v > 0) {
             throw ValidationError("\(name) takes a positive number of seconds")
         }
     }
@@ -242,7 +249,7 @@ struct ProtoDissect: ParsableCommand {
         }
         let limits = ReassemblyLimits(maxBufferedBytesPerDirection: maxStreamBuffer, maxBufferedBytesTotal: maxTotalBuffer,
                                       maxConnections: maxConnections, idleTimeout: idleTimeout,
-                                      holeTimeout: holeTimeout)
+                                      holeTimeout: holeTimeout, reorderPackets: reorderPackets, reorderTimeout: reorderTimeout)
         // A table counts facts only: the frequent PDUs come as their facts, without boxes.
         let options = PipelineOptions(limits: limits, maxPDUs: count, filter: packetFilter, countedPDUs: format == .table)
         // Only the text format shows the tree's bit-by-bit lines: skip making them otherwise.

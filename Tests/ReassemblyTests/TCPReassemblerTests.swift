@@ -26,10 +26,11 @@ private let opened = "open 0 client=50000"
 private let closedAtEnd = [">end", "<end", "close 0 endOfCapture"]
 
 /// What came out, flattened to comparable strings.
-private func run(_ segments: [TCPSegment], limits: ReassemblyLimits = ReassemblyLimits(), flush: Bool = true) -> [String] {
+private func run(_ segments: [TCPSegment], limits: ReassemblyLimits = ReassemblyLimits(), flush: Bool = true,
+                 secondsApart: Double = 1) -> [String] {
     var r = TCPReassembler(limits: limits, isServerPort: { $0 == 1883 })
     var events: [ReassemblyEvent] = []
-    for (i, s) in segments.enumerated() { r.process(s, time: Double(i), into: &events) }
+    for (i, s) in segments.enumerated() { r.process(s, time: Double(i) * secondsApart, into: &events) }
     if flush { r.flushAll(into: &events) }
     return events.map { e in
         switch e {
@@ -234,10 +235,10 @@ struct TCPReassemblerTests {
             segments: handshake + [seg(true, 101, "abc", ack: 501), seg(true, 107, "ghi", ack: 501),
                                    seg(false, 501, "ok", ack: 110), seg(false, 503, "later", ack: 110)],
             expected: [opened, ">abc", ">gap 3 acknowledged", ">ghi", "<ok", "<later"] + closedAtEnd),
-        ReassemblyCase(name: "an ACK seen before the data after the hole: the gap comes with that data",
+        ReassemblyCase(name: "an ACK seen before the data after the hole: the reply waits for the bytes it acknowledges",
             segments: handshake + [seg(true, 101, "abc"), seg(false, 501, "ok", ack: 110), seg(true, 107, "ghi"),
                                    seg(false, 503, "later", ack: 110)],
-            expected: [opened, ">abc", "<ok", ">gap 3 acknowledged", ">ghi", "<later"] + closedAtEnd),
+            expected: [opened, ">abc", ">gap 3 acknowledged", ">ghi", "<ok", "<later"] + closedAtEnd),
         ReassemblyCase(name: "an ACK exactly at the hole's start is not past it: held, then filled by a late segment",
             segments: handshake + [seg(true, 101, "abc"), seg(true, 107, "ghi"), seg(false, 501, "ok", ack: 104),
                                    seg(true, 104, "def"), seg(false, 503, "later", ack: 110)],
@@ -245,7 +246,7 @@ struct TCPReassemblerTests {
         ReassemblyCase(name: "an ACK inside the hole: only the acknowledged part is a gap, the rest is filled late",
             segments: handshake + [seg(true, 101, "abc"), seg(true, 107, "ghi"), seg(false, 501, "ok", ack: 105),
                                    seg(true, 105, "ef"), seg(false, 503, "later", ack: 110)],
-            expected: [opened, ">abc", ">gap 1 acknowledged", "<ok", ">ef", ">ghi", "<later"] + closedAtEnd),
+            expected: [opened, ">abc", ">gap 1 acknowledged", ">ef", ">ghi", "<ok", "<later"] + closedAtEnd),
         ReassemblyCase(name: "an acknowledgement number without the ACK flag is ignored",
             segments: handshake + [seg(true, 101, "abc"), seg(true, 107, "ghi"), seg(false, 501, "ok", [.psh], ack: 110)],
             expected: [opened, ">abc", "<ok", ">gap 3 lostSegment", ">ghi"] + closedAtEnd),
@@ -253,10 +254,15 @@ struct TCPReassemblerTests {
             segments: handshake + [seg(true, 101, "abc"), seg(true, 107, "ghi"), seg(true, 115, "pq"),
                                    seg(false, 501, "ok", ack: 117)],
             expected: [opened, ">abc", ">gap 3 acknowledged", ">ghi", ">gap 5 acknowledged", ">pq", "<ok"] + closedAtEnd),
-        ReassemblyCase(name: "a retransmission of the acknowledged hole after the gap adds nothing",
+        ReassemblyCase(name: "the acknowledged hole arriving after the reorder window closed adds nothing",
             segments: handshake + [seg(true, 101, "abc"), seg(true, 107, "ghi"), seg(false, 501, "ok", ack: 110),
                                    seg(true, 104, "def"), seg(true, 110, "jk")],
-            expected: [opened, ">abc", ">gap 3 acknowledged", ">ghi", "<ok", ">jk"] + closedAtEnd),
+            expected: [opened, ">abc", ">gap 3 acknowledged", ">ghi", "<ok", ">jk"] + closedAtEnd,
+            limits: ReassemblyLimits(reorderTimeout: 0.5)),
+        ReassemblyCase(name: "the acknowledged hole arriving within the reorder window fills it",
+            segments: handshake + [seg(true, 101, "abc"), seg(true, 107, "ghi"), seg(false, 501, "ok", ack: 110),
+                                   seg(true, 104, "def"), seg(true, 110, "jk")],
+            expected: [opened, ">abc", ">def", ">ghi", "<ok", ">jk"] + closedAtEnd),
         ReassemblyCase(name: "sequence numbers that wrap inside the hole",
             segments: [seg(true, 0xFFFF_FFFA, "", [.syn]), seg(false, 500, "", [.syn, .ack], ack: 0xFFFF_FFFB),
                        seg(true, 0xFFFF_FFFB, "abc"), seg(true, 0x0000_0001, "ghi"), seg(false, 501, "ok", ack: 0x0000_0004)],
@@ -354,5 +360,122 @@ struct TCPReassemblerTests {
         let pieces = (0..<(DeliveredWindow.maxSlices + 1)).map { seg(true, 101 + UInt32($0) * 4, "abcd") }
         let out = run([seg(true, 100, "", [.syn])] + pieces + [seg(true, 101, "XXXX"), seg(true, 105, "XXXX")])
         #expect(out.filter { $0.contains("conflict") } == [">conflict 4"])
+    }
+}
+
+/// Captures out of causal order: a segment recorded after the other side's ACK of it, or
+/// after the reply it caused (`-i any`, multi-queue NICs, taps, merged files).
+@Suite("TCP reassembly of captures out of causal order")
+struct ReorderedSegmentTests {
+    /// A short exchange (client ISN `c`, server ISN `s`): CONNECT, CONNACK, two publishes with a
+    /// pure ACK between them, a PUBACK, the client's last bytes with its FIN, the server's FIN.
+    static func exchange(client c: UInt32, server s: UInt32) -> [TCPSegment] {
+        [seg(true, c, "", [.syn]), seg(false, s, "", [.syn, .ack], ack: c &+ 1), seg(true, c &+ 1, "", ack: s &+ 1),
+         seg(true, c &+ 1, "CONNECT", ack: s &+ 1),
+         seg(false, s &+ 1, "CONNACK", ack: c &+ 8),
+         seg(true, c &+ 8, "PUB1", ack: s &+ 8),
+         seg(false, s &+ 8, "", ack: c &+ 12),
+         seg(true, c &+ 12, "PUB2", ack: s &+ 8),
+         seg(false, s &+ 8, "PUBACK", ack: c &+ 16),
+         seg(true, c &+ 16, "DISC", [.ack, .fin], ack: s &+ 14),
+         seg(false, s &+ 14, "", [.ack, .fin], ack: c &+ 21),
+         seg(true, c &+ 21, "", ack: s &+ 15)]
+    }
+
+    /// Every data segment (and each FIN) recorded 1, 2, … places late, up to the end.
+    static let moves: [(from: Int, to: Int)] = {
+        let n = exchange(client: 100, server: 500).count
+        return (3..<n).flatMap { from in (from + 1..<n).map { (from, $0) } }
+    }()
+
+    @Test("a segment recorded after the ACK or the reply it caused: the events of the ordered capture",
+          arguments: [(UInt32(100), UInt32(500)), (0xFFFF_FFF8, 0xFFFF_FFFC)])
+    func lateSegment(isns: (UInt32, UInt32)) {
+        let ordered = ReorderedSegmentTests.exchange(client: isns.0, server: isns.1)
+        let expected = run(ordered, secondsApart: 0.001)
+        #expect(expected.filter { $0.contains("gap") }.isEmpty)
+        for (from, to) in Self.moves {
+            var segments = ordered
+            segments.insert(segments.remove(at: from), at: to)
+            let out = run(segments, secondsApart: 0.001)
+            #expect(out == expected, "segment \(from) recorded after \(to)")
+        }
+    }
+
+    @Test("two segments of one direction swapped, with a retransmission of one of them: the ordered events")
+    func swappedAndRetransmitted() {
+        let ordered = Self.exchange(client: 100, server: 500)
+        let expected = run(ordered, secondsApart: 0.001)
+        // PUB1 and PUB2 swapped across the server's ACK; CONNECT recorded after its CONNACK and
+        // again after PUB1; the PUBACK before both publishes.
+        var segments = ordered
+        segments.swapAt(5, 7)
+        segments.swapAt(3, 4)
+        segments.insert(segments[4], at: 6)
+        segments.insert(segments.remove(at: 9), at: 5)
+        let out = run(segments, secondsApart: 0.001)
+        #expect(out == expected, "\(out)")
+    }
+
+    @Test("bytes acknowledged but never captured: a gap of their size once the window of packets closes",
+          arguments: [1, 3, 8])
+    func lostWithinPacketWindow(window: Int) {
+        // PUB1 (4 bytes) never captured; the server acknowledges it and replies; PUB2 is held.
+        var segments = Self.exchange(client: 100, server: 500)
+        segments.remove(at: 5)
+        let filler = (0..<10).map { _ in seg(false, 514, "", ack: 116) }
+        segments.insert(contentsOf: filler, at: 8)
+        let limits = ReassemblyLimits(reorderPackets: window)
+        let out = run(segments, limits: limits, flush: false, secondsApart: 0.001)
+        #expect(out.contains(">gap 4 acknowledged"), "\(out)")
+        // Held back until then: the PUBACK (which acknowledges PUB2) comes after PUB2.
+        let gap = out.firstIndex(of: ">gap 4 acknowledged") ?? 0
+        #expect(out[gap + 1] == ">PUB2")
+        #expect(out.firstIndex(of: "<PUBACK").map { $0 > gap } == true)
+        #expect(out.firstIndex(of: "<CONNACK").map { $0 < gap } == true)
+    }
+
+    @Test("bytes acknowledged but never captured: a gap once the window of capture time closes, in a quiet connection too")
+    func lostWithinTimeWindow() {
+        var r = TCPReassembler(limits: ReassemblyLimits(reorderTimeout: 2), isServerPort: { $0 == 1883 })
+        var events: [ReassemblyEvent] = []
+        r.process(seg(true, 100, "", [.syn]), time: 0, into: &events)
+        r.process(seg(true, 101, "abc"), time: 0.1, into: &events)
+        r.process(seg(true, 107, "ghi"), time: 0.2, into: &events)
+        r.process(seg(false, 501, "reply", ack: 110), time: 0.3, into: &events)
+        func gapped() -> Bool { events.contains { if case .gap(0, .clientToServer, 3, .acknowledged) = $0 { true } else { false } } }
+        func replied() -> Bool { events.contains { if case .data(0, .serverToClient, _) = $0 { true } else { false } } }
+        #expect(!gapped() && !replied(), "waiting within the window")
+        // Another connection's packets move the capture's clock on (quiet connections are
+        // looked at once a second of capture time).
+        let other = Endpoint(address: .v4(9), port: 40_000)
+        for t in [1.0, 2.0, 3.0] {
+            r.process(TCPSegment(source: other, destination: server, sequence: 1, acknowledgement: 0, flags: [.syn], payload: []),
+                      time: t, into: &events)
+            #expect(gapped() == (t >= 3), "at \(t) s")
+            #expect(replied() == (t >= 3), "at \(t) s")
+        }
+        #expect(r.bufferedBytes == 0)
+    }
+
+    @Test("an acknowledgement with nothing held and nothing arriving is no gap: later data is delivered")
+    func acknowledgementAloneIsNoGap() {
+        let out = run([seg(true, 100, "", [.syn]), seg(true, 101, "abc"), seg(false, 501, "", ack: 900),
+                       seg(false, 501, "", ack: 900), seg(true, 104, "def")],
+                      limits: ReassemblyLimits(reorderPackets: 1))
+        #expect(out == [opened, ">abc", ">def"] + closedAtEnd)
+    }
+
+    @Test("what waits for the other side counts against the per-direction buffer limit")
+    func heldBackWithinLimit() {
+        // The client's CONNECT is late; the server's reply of 8 bytes acknowledges it. A limit
+        // of 4 bytes gives the wait up: the reply goes on without it (nothing of the client's
+        // is held, so nothing is a gap), and the CONNECT still comes when it arrives.
+        let segments = [seg(true, 100, "", [.syn]), seg(false, 500, "", [.syn, .ack], ack: 101),
+                        seg(false, 501, "CONNACK!", ack: 108), seg(true, 101, "CONNECT")]
+        let out = run(segments, limits: ReassemblyLimits(maxBufferedBytesPerDirection: 4), secondsApart: 0.001)
+        #expect(out == [opened, "<CONNACK!", ">CONNECT"] + closedAtEnd, "\(out)")
+        let roomy = run(segments, secondsApart: 0.001)
+        #expect(roomy == [opened, ">CONNECT", "<CONNACK!"] + closedAtEnd, "\(roomy)")
     }
 }
