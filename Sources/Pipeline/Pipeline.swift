@@ -161,7 +161,9 @@ public final class Pipeline {
         case .tcp(let segment):
             guard registry.isAssigned(port: segment.destination.port) || registry.isAssigned(port: segment.source.port) else { return .none }
             tcpSegments += 1
-            reassembler.process(segment, time: time.timeInterval, into: &events)
+            reassembler.process(segment, time: time.timeInterval,
+                                origin: CaptureOrigin(frame: packet.number, seconds: packet.seconds, nanoseconds: packet.nanoseconds),
+                                into: &events)
             return .events
         }
     }

@@ -39,6 +39,15 @@ final class StreamStage {
         @exclusivity(unchecked) var bytesToClient = 0
         /// Whether its segments go through the batch (`countedPDUs`, and the dissector makes counted PDUs).
         let counts: Bool
+        /// Where the segment being delivered was recorded, when reassembly held it back
+        /// (`ReassemblyEvent.recordedAt`): what it completes is attributed to it.
+        @exclusivity(unchecked) var origin: CaptureOrigin?
+
+        /// The frame and time of `origin` (set), printed with the capture's precision as `now` is.
+        func attributed(_ now: Timestamp) -> (Int, Timestamp) {
+            guard let origin else { return (0, now) }
+            return (origin.frame, Timestamp(seconds: origin.seconds, nanoseconds: origin.nanoseconds, fractionalDigits: now.fractionalDigits))
+        }
 
         init(dissector: any StreamDissector, protocolName: String, client: String, server: String, firstSeen: Timestamp,
              lastSeen: Timestamp, counts: Bool) {
@@ -82,8 +91,9 @@ final class StreamStage {
 
     /// Dissects what one packet (or the end of input) produced: `events`, attributed to `frame`
     /// at `time`.
-    func handle(_ events: ArraySlice<ReassemblyEvent>, frame: Int, time: Timestamp, emit: (OutputEvent) -> Bool) {
+    func handle(_ events: ArraySlice<ReassemblyEvent>, frame packetFrame: Int, time packetTime: Timestamp, emit: (OutputEvent) -> Bool) {
         for event in events {
+            let frame = packetFrame, time = packetTime
             switch event {
             case .opened(let stream, let client, let server, let midStream):
                 let name = registry.protocolName(forPort: server.port) ?? registry.protocolName(forPort: client.port) ?? ""
@@ -94,6 +104,7 @@ final class StreamStage {
                                               counts: countedPDUs && dissector.makesCountedPDUs)
             case .data(let stream, let side, let bytes):
                 guard let state = streams[stream] else { continue }
+                let (frame, time) = state.origin == nil ? (frame, time) : state.attributed(time)
                 let direction: Direction = side == .clientToServer ? .toServer : .toClient
                 if direction == .toServer { state.bytesToServer += bytes.count } else { state.bytesToClient += bytes.count }
                 state.lastSeen = time
@@ -114,6 +125,7 @@ final class StreamStage {
                 }
             case .gap(let stream, let side, let count, let reason):
                 guard let state = streams[stream] else { continue }
+                let (frame, time) = state.origin == nil ? (frame, time) : state.attributed(time)
                 let direction: Direction = side == .clientToServer ? .toServer : .toClient
                 gapBytes += count
                 let context = self.context(state, direction, frame: frame, time: time, stream: stream)
@@ -123,18 +135,23 @@ final class StreamStage {
                 emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
             case .overlapConflict(let stream, let side, let count):
                 guard let state = streams[stream] else { continue }
+                let (frame, time) = state.origin == nil ? (frame, time) : state.attributed(time)
                 let direction: Direction = side == .clientToServer ? .toServer : .toClient
                 let context = self.context(state, direction, frame: frame, time: time, stream: stream)
                 send(.streamNote(context, Problem(.warning, "overlap-conflict",
                     "a retransmission carries \(count) bytes that differ from those first seen; the first copy was kept")), emit)
             case .ended(let stream, let side):
                 guard let state = streams[stream] else { continue }
+                let (frame, time) = state.origin == nil ? (frame, time) : state.attributed(time)
                 let direction: Direction = side == .clientToServer ? .toServer : .toClient
                 DissectedPDU.recycle(&pdus)
                 state.dissector.finish(direction, into: &pdus)
                 emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
+            case .recordedAt(let stream, let origin):
+                streams[stream]?.origin = origin
             case .closed(let stream, let reason):
                 guard let state = streams.removeValue(forKey: stream) else { continue }
+                let (frame, time) = state.origin == nil ? (frame, time) : state.attributed(time)
                 if reason == .connectionLimit || reason == .idle {
                     let context = self.context(state, .toServer, frame: frame, time: time, stream: stream)
                     send(.streamNote(context, Problem(.note, "flushed", "connection flushed: \(reason.rawValue)")), emit)

@@ -15,7 +15,12 @@ final class Connection {
     @exclusivity(unchecked) var packets = 0
     /// Segments held back, in capture order, because they acknowledge bytes of the other
     /// direction that the capture has not shown yet (recorded after the reply they caused).
-    @exclusivity(unchecked) var deferred: [TCPSegment] = []
+    @exclusivity(unchecked) var deferred: [HeldBack] = []
+
+    struct HeldBack {
+        var segment: TCPSegment
+        var origin: CaptureOrigin?
+    }
 
     init(stream: Int, client: Endpoint, server: Endpoint, lastSeen: Double) {
         self.stream = stream

@@ -33,6 +33,20 @@ public enum GapReason: String, Sendable {
     case holeTimeout = "hole timeout"
 }
 
+/// Where a segment was recorded: its record (frame) number and capture time. Kept with a segment
+/// held back for the other side's bytes, so that what it completes is attributed to it.
+public struct CaptureOrigin: Sendable, Equatable {
+    public var frame: Int
+    public var seconds: Int64
+    public var nanoseconds: UInt32
+
+    public init(frame: Int, seconds: Int64, nanoseconds: UInt32) {
+        self.frame = frame
+        self.seconds = seconds
+        self.nanoseconds = nanoseconds
+    }
+}
+
 /// What reassembly hands on: ordered stream bytes and what happened to the stream.
 public enum ReassemblyEvent: Sendable {
     case opened(stream: Int, client: Endpoint, server: Endpoint, midStream: Bool)
@@ -44,6 +58,9 @@ public enum ReassemblyEvent: Sendable {
     /// One direction has delivered its last byte (FIN reached).
     case ended(stream: Int, side: FlowSide)
     case closed(stream: Int, reason: CloseReason)
+    /// The stream's events from here on come from a segment recorded earlier, at `origin`, and
+    /// held back until now (a capture out of causal order); nil: from the packet at hand again.
+    case recordedAt(stream: Int, origin: CaptureOrigin?)
 }
 
 extension ReassemblyEvent {
@@ -51,7 +68,7 @@ extension ReassemblyEvent {
     @inlinable public var stream: Int {
         switch self {
         case .opened(let stream, _, _, _), .data(let stream, _, _), .gap(let stream, _, _, _),
-             .overlapConflict(let stream, _, _), .ended(let stream, _), .closed(let stream, _):
+             .overlapConflict(let stream, _, _), .ended(let stream, _), .closed(let stream, _), .recordedAt(let stream, _):
             return stream
         }
     }

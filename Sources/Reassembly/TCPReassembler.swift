@@ -64,7 +64,9 @@ public struct TCPReassembler {
     public var retainedDeliveredBytes: Int { totalRecent }
 
     /// Feeds one segment seen at capture time `time` (seconds); events are appended to `events`.
-    public mutating func process(_ segment: TCPSegment, time: Double, into events: inout [ReassemblyEvent]) {
+    /// `origin` says where it was recorded: should it be held back, what it completes later is
+    /// preceded by a `recordedAt` event naming it.
+    public mutating func process(_ segment: TCPSegment, time: Double, origin: CaptureOrigin? = nil, into events: inout [ReassemblyEvent]) {
         now = time
         if time - lastSweep >= 1 {
             lastSweep = time
@@ -105,13 +107,15 @@ public struct TCPReassembler {
         conn.packets &+= 1
         let side = conn.side(of: segment.source)
         if flags.contains(.ack), mustWait(segment, side: side, conn: conn) {
-            holdBack(segment, side: side, conn: conn, into: &events)
+            holdBack(segment, origin: origin, side: side, conn: conn, into: &events)
         } else {
             handle(segment, side: side, conn: conn, into: &events)
             if !conn.deferred.isEmpty { releaseDeferred(conn: conn, into: &events) }
         }
         expireHoles(conn: conn, into: &events)
-        expireAcknowledgedWaits(conn: conn, into: &events)
+        if conn.toServer.acknowledgedWaitSince != nil || conn.toClient.acknowledgedWaitSince != nil {
+            expireAcknowledgedWaits(conn: conn, into: &events)
+        }
         if conn.reset {
             close(key, reason: .reset, into: &events)
             return
@@ -120,6 +124,7 @@ public struct TCPReassembler {
     }
 
     /// A segment's acknowledgement, then its bytes; the clocks of both directions kept up.
+    @inline(__always)
     private mutating func handle(_ segment: TCPSegment, side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
         let nextBefore = (conn[.clientToServer].nextSequence, conn[.serverToClient].nextSequence)
         // RFC 9293 §3.10.7.4: the acknowledgment field is significant only when ACK is set.
@@ -178,11 +183,14 @@ public struct TCPReassembler {
 
     private mutating func close(_ key: FlowKey, reason: CloseReason, into events: inout [ReassemblyEvent]) {
         guard let conn = connections[key] else { return }
-        // What waited for the other side's bytes is let go first, in capture order.
+        var reason = reason
+        // What waited for the other side's bytes is let go first, in capture order; its FINs
+        // or RST say how the connection ended.
         if !conn.deferred.isEmpty {
             endAcknowledgedWait(.clientToServer, conn: conn, into: &events)
             endAcknowledgedWait(.serverToClient, conn: conn, into: &events)
             releaseDeferred(conn: conn, all: true, into: &events)
+            if conn.reset { reason = .reset } else if conn.isFinished { reason = .fin }
         }
         connections.removeValue(forKey: key)
         if recentKeys[key.slot] == key { setRecent(key, nil) }
@@ -432,10 +440,11 @@ public struct TCPReassembler {
 
     /// Keeps a segment back until the bytes it acknowledges arrive; its acknowledgement starts
     /// the other direction's wait now. Its bytes count against the buffer limits.
-    private mutating func holdBack(_ segment: TCPSegment, side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
+    private mutating func holdBack(_ segment: TCPSegment, origin: CaptureOrigin?, side: FlowSide, conn: Connection,
+                                   into events: inout [ReassemblyEvent]) {
         noteAcknowledgement(segment.acknowledgement, of: side.opposite, conn: conn, into: &events)
         updateAcknowledgedWait(side.opposite, conn: conn)
-        conn.deferred.append(segment)
+        conn.deferred.append(Connection.HeldBack(segment: segment, origin: origin))
         let half = conn[side]
         half.bufferedBytes += segment.payload.count
         totalBuffered += segment.payload.count
@@ -450,16 +459,18 @@ public struct TCPReassembler {
     private mutating func releaseDeferred(conn: Connection, all: Bool = false, into events: inout [ReassemblyEvent]) {
         var index = 0
         while index < conn.deferred.count {
-            let segment = conn.deferred[index]
+            let segment = conn.deferred[index].segment
             let side = conn.side(of: segment.source)
             if !all && awaits(segment.acknowledgement, in: conn[side.opposite]) {
                 index += 1
                 continue
             }
-            conn.deferred.remove(at: index)
+            let origin = conn.deferred.remove(at: index).origin
             conn[side].bufferedBytes -= segment.payload.count
             totalBuffered -= segment.payload.count
+            if let origin { events.append(.recordedAt(stream: conn.stream, origin: origin)) }
             handle(segment, side: side, conn: conn, into: &events)
+            if origin != nil { events.append(.recordedAt(stream: conn.stream, origin: nil)) }
             // What it delivered may free an earlier one.
             index = 0
         }
@@ -467,8 +478,18 @@ public struct TCPReassembler {
 
     /// Starts the wait when the other side has acknowledged bytes this direction has not
     /// delivered, restarts it when the direction moved on, stops it when none are awaited.
+    @inline(__always)
     private func updateAcknowledgedWait(_ side: FlowSide, conn: Connection) {
         let half = conn[side]
+        // The usual case, once a packet: nothing acknowledged is missing, none was waited for.
+        if half.acknowledgedWaitSince == nil, half.waitedUpTo == nil,
+           let ack = half.peerAcknowledged, let next = half.nextSequence, SequenceNumber.distance(from: next, to: ack) <= 0 {
+            return
+        }
+        updateAcknowledgedWaitSlowly(half, conn: conn)
+    }
+
+    private func updateAcknowledgedWaitSlowly(_ half: HalfStream, conn: Connection) {
         if let over = half.waitedUpTo, let next = half.nextSequence, SequenceNumber.distance(from: next, to: over) <= 0 {
             half.waitedUpTo = nil
         }

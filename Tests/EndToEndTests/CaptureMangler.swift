@@ -95,6 +95,14 @@ struct CaptureMangler {
         return swaps
     }
 
+    /// Records record `from` after record `to` (a later one) instead: what lies between moves
+    /// up one place, the timestamps stay in their places.
+    mutating func delay(_ from: Int, after to: Int) {
+        let times = records.map { ($0.seconds, $0.fraction) }
+        records.insert(records.remove(at: from), at: to)
+        for i in records.indices { (records[i].seconds, records[i].fraction) = times[i] }
+    }
+
     /// Repeats data segments (probability `p` each) one to five records later.
     mutating func retransmit(probability p: Double) -> Int {
         var copies: [(after: Int, record: Record)] = []

@@ -70,6 +70,27 @@ import Testing
         return (path, changes)
     }
 
+    @Test("a reply recorded before its request keeps its own frame; the request is completed by its own")
+    func framesOfHeldBackSegments() throws {
+        let sample = "mqtt311-basic.pcap"
+        var m = try CaptureMangler(path: Repo.samples.appendingPathComponent(sample).path, seed: 0)
+        // Records 4, 5, 6 (frames): the client's CONNECT, the broker's ACK of it, its CONNACK.
+        #expect(CaptureMangler.segment(m.records[3].data)?.payloadLength == 26)
+        #expect(CaptureMangler.segment(m.records[5].data)?.payloadLength == 4)
+        m.delay(3, after: 5)
+        let dir = Scratch.directory + "late-connect/"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try m.write(to: dir + sample)
+        let out = try runProgram(Repo.binary, ["--brief", "-c", "2", dir + sample])
+        let lines = out.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2, "\(out.stdout)\(out.stderr)")
+        #expect(lines.first?.hasPrefix("#6 ") == true && lines.first?.contains("CONNECT v3.1.1") == true, "\(lines)")
+        #expect(lines.last?.hasPrefix("#5 ") == true && lines.last?.contains("CONNACK accepted") == true, "\(lines)")
+        // The CONNACK's time is its own record's, earlier than the CONNECT's.
+        let times = lines.map { $0.split(separator: " ")[1] }
+        #expect(times.count == 2 && times[1] < times[0], "\(lines)")
+    }
+
     @Test("a reordered sample gives the original's PDUs, in order in each direction, and no gap",
           arguments: Repo.sampleCaptures(), Variant.allCases)
     func sameAsOriginal(sample: String, variant: Variant) throws {

@@ -32,7 +32,7 @@ private func run(_ segments: [TCPSegment], limits: ReassemblyLimits = Reassembly
     var events: [ReassemblyEvent] = []
     for (i, s) in segments.enumerated() { r.process(s, time: Double(i) * secondsApart, into: &events) }
     if flush { r.flushAll(into: &events) }
-    return events.map { e in
+    return events.map { e -> String? in
         switch e {
         case .opened(let s, let c, _, let mid): return "open \(s) client=\(c.port)\(mid ? " mid" : "")"
         case .data(_, let side, let b): return "\(side == .clientToServer ? ">" : "<")\(String(decoding: b, as: UTF8.self))"
@@ -40,8 +40,9 @@ private func run(_ segments: [TCPSegment], limits: ReassemblyLimits = Reassembly
         case .overlapConflict(_, let side, let n): return "\(side == .clientToServer ? ">" : "<")conflict \(n)"
         case .ended(_, let side): return "\(side == .clientToServer ? ">" : "<")end"
         case .closed(let s, let reason): return "close \(s) \(reason)"
+        case .recordedAt: return nil
         }
-    }
+    }.compactMap { $0 }
 }
 
 @Suite("TCP reassembly")
@@ -456,6 +457,27 @@ struct ReorderedSegmentTests {
             #expect(replied() == (t >= 3), "at \(t) s")
         }
         #expect(r.bufferedBytes == 0)
+    }
+
+    @Test("what a held-back segment completes is marked with where it was recorded")
+    func heldBackOrigin() {
+        var r = TCPReassembler(isServerPort: { $0 == 1883 })
+        var events: [ReassemblyEvent] = []
+        func origin(_ frame: Int) -> CaptureOrigin { CaptureOrigin(frame: frame, seconds: 1000, nanoseconds: UInt32(frame)) }
+        r.process(seg(true, 100, "", [.syn]), time: 0, origin: origin(1), into: &events)
+        r.process(seg(false, 500, "", [.syn, .ack], ack: 101), time: 0, origin: origin(2), into: &events)
+        r.process(seg(false, 501, "CONNACK", ack: 108), time: 0, origin: origin(3), into: &events)
+        #expect(!events.contains { if case .data = $0 { true } else { false } }, "the reply waits")
+        events.removeAll()
+        r.process(seg(true, 101, "CONNECT", ack: 501), time: 0, origin: origin(4), into: &events)
+        let shown = events.map { e -> String in
+            switch e {
+            case .data(_, let side, let b): return "\(side == .clientToServer ? ">" : "<")\(String(decoding: b, as: UTF8.self))"
+            case .recordedAt(_, let o): return "at \(o.map { String($0.frame) } ?? "now")"
+            default: return "other"
+            }
+        }
+        #expect(shown == [">CONNECT", "at 3", "<CONNACK", "at now"])
     }
 
     @Test("an acknowledgement with nothing held and nothing arriving is no gap: later data is delivered")
