@@ -4,6 +4,10 @@ import Pipeline
 import Render
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The live capture being read, for the signal handlers.

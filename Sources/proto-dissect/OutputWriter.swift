@@ -1,5 +1,9 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import Dissection
 
@@ -40,7 +44,7 @@ final class OutputWriter {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         var written = 0
         while written < bytes.count {
-            let n = Glibc.write(1, base + written, bytes.count - written)
+            let n = writeDescriptor(1, base + written, bytes.count - written)
             if n <= 0 {
                 if n < 0 && errno == EINTR { continue }
                 // The reader went away (a closed pipe): stop quietly, like other filters do.
@@ -55,5 +59,11 @@ final class OutputWriter {
 /// Messages for the user, on standard error.
 func warn(_ message: String) {
     var line = "proto-dissect: " + message + "\n"
-    line.withUTF8 { p in _ = Glibc.write(2, p.baseAddress, p.count) }
+    line.withUTF8 { p in _ = write(2, p.baseAddress, p.count) }
+}
+
+/// The C library's write, by a name of its own: inside OutputWriter `write` is its method (and
+/// `Glibc.write` exists on Linux only).
+private func writeDescriptor(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    write(fd, buffer, count)
 }

@@ -1,7 +1,10 @@
 import AMQP
-// Linked for its allocator alone: libmimalloc replaces malloc and free for the whole process
-// (README "Performance": fewer instructions per allocation than glibc's on this workload).
+// Linked for its allocator alone, on Linux (Package.swift): libmimalloc replaces malloc and free
+// for the whole process (README "Performance": fewer instructions per allocation than glibc's on
+// this workload). Elsewhere the system's allocator stays.
+#if os(Linux)
 import CMimalloc
+#endif
 import ArgumentParser
 import Capture
 import Dissection
@@ -11,6 +14,10 @@ import Reassembly
 import Render
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Exit statuses, documented in the README.
@@ -135,11 +142,11 @@ struct ProtoDissect: ParsableCommand {
             }
             if code == .validationFailure {
                 warn(fullMessage(for: error))
-                Glibc.exit(ExitStatus.usage)
+                exitProcess(ExitStatus.usage)
             }
-            if let e = error as? ExitCode { Glibc.exit(e.rawValue) }
+            if let e = error as? ExitCode { exitProcess(e.rawValue) }
             warn(fullMessage(for: error))
-            Glibc.exit(code.rawValue)
+            exitProcess(code.rawValue)
         }
     }
 
@@ -372,4 +379,10 @@ final class RendererBox<R: Renderer>: @unchecked Sendable {
     @exclusivity(unchecked) var renderer: R
 
     init(_ renderer: R) { self.renderer = renderer }
+}
+
+/// The C library's exit, by a name of its own: inside a command `exit` is ArgumentParser's
+/// `exit(withError:)` (and `Glibc.exit` exists on Linux only).
+func exitProcess(_ status: Int32) -> Never {
+    exit(status)
 }
