@@ -18,7 +18,7 @@ public final class PcapWriter {
         self.path = path
         fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         if fd < 0 {
-            throw CaptureError(.unreadable, source: path, "cannot create: \(String(cString: strerror(errno)))")
+            throw CaptureError(.unwritable, source: path, "cannot create: \(String(cString: strerror(errno)))")
         }
         buffer = PcapWriter.fileHeader(linkType: linkType, snapshotLength: snapshotLength)
         try flush()
@@ -64,7 +64,7 @@ public final class PcapWriter {
             let n = buffer.withUnsafeBytes { writeDescriptor(fd, $0.baseAddress! + done, $0.count - done) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw CaptureError(.unreadable, source: path, "write failed: \(String(cString: strerror(errno)))")
+                throw CaptureError(.unwritable, source: path, "cannot write: \(String(cString: strerror(errno)))")
             }
             done += n
         }

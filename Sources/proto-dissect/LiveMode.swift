@@ -59,7 +59,7 @@ extension ProtoDissect {
             }
         } catch {
             warn("\(error)")
-            status = ExitStatus.inputProblem
+            status = (error as? CaptureError)?.kind == .unwritable ? ExitStatus.outputProblem : ExitStatus.inputProblem
         }
         writer.flush()
         reportLimits(pipeline.statistics, source: interface)

@@ -26,6 +26,8 @@ enum ExitStatus {
     /// A capture could not be read, or was cut short.
     static let inputProblem: Int32 = 1
     static let usage: Int32 = 2
+    /// Output could not be written: standard output (a full disk, say), or the `-w` file.
+    static let outputProblem: Int32 = 3
 }
 
 /// `--mqtt-version`: 3.1, 3.1.1 or 5 (5.0 accepted too).
@@ -61,8 +63,10 @@ struct ProtoDissect: ParsableCommand {
           proto-dissect --decode-as 8883=mqtt --mqtt-version 5 midstream.pcap
           proto-dissect -i lo                             live, on the loopback interface
 
-        Exit status: 0 success, 1 a capture could not be read or was cut short (what was read
-        before is still printed), 2 usage error. Problems found in the traffic do not change it.
+        Exit status: 0 success, 1 a capture could not be read or was cut short (what
+        was read before is still printed), 2 usage error, 3 output could not be
+        written (standard output, or the -w file). Problems found in the traffic do
+        not change it.
         """)
 
     @Argument(help: ArgumentHelp("Capture files (pcap or pcapng); - reads standard input.", valueName: "FILE"))
@@ -138,6 +142,7 @@ struct ProtoDissect: ParsableCommand {
             let code = exitCode(for: error)
             if code == .success {
                 print(fullMessage(for: error))
+                flushPrinted()
                 exit(withError: nil)
             }
             if code == .validationFailure {
@@ -233,6 +238,7 @@ struct ProtoDissect: ParsableCommand {
                 for (i, dev) in try LiveCapture.interfaces().enumerated() {
                     print("\(i + 1). \(dev.name)" + (dev.description.map { " (\($0))" } ?? ""))
                 }
+                flushPrinted()
             } catch {
                 warn("\(error)")
                 throw ExitCode(ExitStatus.inputProblem)

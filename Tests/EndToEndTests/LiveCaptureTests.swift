@@ -143,6 +143,13 @@ struct LiveCaptureTests {
         #expect(stderr.contains("dropped by the kernel"))
     }
 
+    @Test("-w to a full disk says which file and why, and exits 3 (output could not be written)")
+    func recordingToFullDisk() throws {
+        let r = try runProgram(URL(fileURLWithPath: "/usr/bin/timeout"), ["20", Repo.binary.path, "-i", "lo", "-f", "tcp port 9", "-w", "/dev/full"], timeout: 30)
+        #expect(r.status == 3, "\(r.stderr)")
+        #expect(r.stderr.contains("proto-dissect: /dev/full: cannot write: No space left on device\n"), "\(r.stderr)")
+    }
+
     @Test("-D lists the interfaces, lo and any among them")
     func listInterfaces() throws {
         let r = try dissect(["-D"])
