@@ -20,9 +20,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
-        .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"])]),
-        // The executable's allocator (README "Performance"); the libraries keep the system's.
-        .systemLibrary(name: "CMimalloc", providers: [.apt(["libmimalloc-dev"])]),
+        // macOS: the SDK's libpcap (the module map links "pcap"; no pkg-config needed).
+        .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"]), .brew(["libpcap"])]),
+        // The executable's allocator on Linux (README "Performance"); the libraries keep the
+        // system's, and so does the executable elsewhere (macOS: its malloc, no mimalloc needed).
+        .systemLibrary(name: "CMimalloc", providers: [.apt(["libmimalloc-dev"]), .brew(["mimalloc"])]),
         .target(name: "Capture", dependencies: ["CPcap"]),
         .target(name: "Packets"),
         .target(name: "Reassembly", dependencies: ["Packets"]),
@@ -31,10 +33,15 @@ let package = Package(
         .target(name: "AMQP", dependencies: ["Dissection"]),
         .target(name: "Render", dependencies: ["Dissection"]),
         .target(name: "Pipeline", dependencies: ["Capture", "Packets", "Reassembly", "Dissection"]),
+        // Linux: the Swift runtime and libraries linked statically, with the archives the static
+        // FoundationEssentials needs (faster start-up, less memory: README "Performance"). Apple
+        // platforms reject -static-stdlib (their Swift runtime is the system's) and have no such archives.
         .executableTarget(name: "proto-dissect", dependencies: [
-            "Pipeline", "Render", "MQTT", "AMQP", "Capture", "Dissection", "CMimalloc",
+            "Pipeline", "Render", "MQTT", "AMQP", "Capture", "Dissection",
+            .target(name: "CMimalloc", condition: .when(platforms: [.linux])),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ], linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "-l_FoundationCShims", "-Xlinker", "-l_FoundationCollections"])]),
+        ], linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "-l_FoundationCShims", "-Xlinker", "-l_FoundationCollections"],
+                                         .when(platforms: [.linux]))]),
         // Fuzzing (scripts/fuzz.sh): the targets' code is a library, so tests replay saved inputs;
         // each executable is libFuzzer's entry point when built with FUZZING, a replayer otherwise.
         .target(name: "FuzzTargets", dependencies: ["MQTT", "AMQP", "Pipeline", "Capture", "Reassembly", "Render", "Dissection"], path: "Fuzz/Targets"),

@@ -42,15 +42,28 @@
 #                              'Sending SUBACK to CLIENTID'): a client is
 #                              subscribed before anything is published.
 #   stop_mosquitto [PORT]      stops the instance on PORT, or all of them.
-#   start_rabbitmq [PORT]      rabbitmq-server as rabbit@localhost on
-#                              127.0.0.1:PORT (default 5672) with private
-#                              mnesia/log/cookie dirs under a temp dir; waits
-#                              up to RABBITMQ_START_TIMEOUT (60) seconds.
-#                              Node name: $RABBITMQ_NODE (rabbit@localhost);
+#   start_rabbitmq [PORT]      rabbitmq-server on 127.0.0.1:PORT (default
+#                              5672) as a node of its own, beside any RabbitMQ
+#                              already running (the usual rabbit@localhost):
+#                              node name $RABBITMQ_NODE (default
+#                              pdbrokers-<shell pid>-<PORT>@localhost; the
+#                              name in use is in RABBITMQ_NODE_NAME),
+#                              distribution port $RABBITMQ_DIST_PORT (default:
+#                              a free one, in RABBITMQ_DIST_PORT_IN_USE),
+#                              a private cookie (HOME and
+#                              -setcookie) and private mnesia/log/config
+#                              files under a temp dir. It registers with the
+#                              machine's epmd, starting one (loopback only)
+#                              if none runs. Waits up to
+#                              RABBITMQ_START_TIMEOUT (60) seconds, less if
+#                              the node dies first; on failure prints the
+#                              tail of the node's log.
 #                              guest/guest, vhost "/" (amqp://guest:guest@127.0.0.1:5672).
 #   rabbitmq_ctl ARGS...       rabbitmqctl against that node (e.g. list_queues).
 #   stop_rabbitmq              rabbitmqctl stop, waits for the Erlang VM to
-#                              exit (30 s), then TERM/KILL if needed.
+#                              exit (30 s), then TERM/KILL if needed; stops
+#                              epmd only if start_rabbitmq started it and no
+#                              other node is registered with it.
 #   start_capture IFACE FILTER OUTFILE
 #                              tcpdump -i IFACE -U -s 0 -w OUTFILE FILTER in
 #                              the background; returns once tcpdump printed
@@ -61,13 +74,17 @@
 #                              if tcpdump reports packets dropped by the kernel.
 #   brokers_cleanup            stops everything this library started and
 #                              removes its temp dirs: use it in an EXIT trap.
+#   require_free_ports PORT... fails, saying how to run beside a broker of
+#                              one's own, if something listens on one of the
+#                              PORTs: for the scripts whose captures are made
+#                              on the standard ports (1883, 5672).
 #   wait_for_port PORT [SECS] [PID]
 #                              waits until 127.0.0.1:PORT listens (owned by
 #                              PID if given) without connecting to it.
 #
 # Temp dirs are /tmp/pd-brokers-*. Only 127.0.0.1 is ever listened on.
 #
-# Tunables (environment): PAHO_MQTT_VERSION, PIKA_VERSION, RABBITMQ_NODE,
+# Tunables (environment): PAHO_MQTT_VERSION, PIKA_VERSION, RABBITMQ_NODE, RABBITMQ_DIST_PORT,
 # BROKERS_START_TIMEOUT (10 s), RABBITMQ_START_TIMEOUT (60 s),
 # CAPTURE_SETTLE (1.5 s: pause before stopping a capture, see stop_capture),
 # CAPTURE_BUFFER_KIB (32768: tcpdump -B), MOSQUITTO_LOG_TYPE (all; error for load runs).
@@ -86,6 +103,10 @@ MOSQUITTO_PID=${MOSQUITTO_PID:-}
 RABBITMQ_PID=${RABBITMQ_PID:-}
 RABBITMQ_BEAM_PID=${RABBITMQ_BEAM_PID:-}
 RABBITMQ_DIR=${RABBITMQ_DIR:-}
+RABBITMQ_NODE_NAME=${RABBITMQ_NODE_NAME:-}
+RABBITMQ_DIST_PORT_IN_USE=${RABBITMQ_DIST_PORT_IN_USE:-}
+_RABBITMQ_COOKIE=
+_RABBITMQ_STARTED_EPMD=
 CAPTURE_PID=${CAPTURE_PID:-}
 CAPTURE_FILE=${CAPTURE_FILE:-}
 CAPTURE_LOG=${CAPTURE_LOG:-}
@@ -160,6 +181,18 @@ wait_for_port() {
         _port_listening "$port" "$pid" && return 0
         sleep 0.1
     done
+    return 1
+}
+
+require_free_ports() {
+    local p busy=()
+    for p in "$@"; do
+        _port_listening "$p" && busy+=("$p")
+    done
+    ((${#busy[@]})) || return 0
+    _brokers_log "127.0.0.1 port ${busy[*]} is in use (a broker of your own?), and this script's captures are made on it."
+    _brokers_log "Run it in a network namespace of its own, whose lo and ports are private (what it installs must be there already):"
+    _brokers_log "  sudo unshare --net sh -c 'ip link set lo up && SKIP_INSTALL=1 $0'"
     return 1
 }
 
@@ -298,20 +331,49 @@ _rabbitmq_bin() {
     command -v "$name"
 }
 
-_rabbitmq_env() {  # runs "$@" with the private node's environment
-    env HOME="$RABBITMQ_DIR/home" \
-        RABBITMQ_NODENAME="${RABBITMQ_NODE:-rabbit@localhost}" \
+# _free_port VAR LOW HIGH: a random port in LOW..HIGH that nothing listens on.
+_free_port() {
+    local -n _port=$1
+    local low=$2 high=$3 i p
+    for ((i = 0; i < 200; i++)); do
+        p=$((low + (RANDOM * 32768 + RANDOM) % (high - low + 1)))
+        _port_listening "$p" || { _port=$p; return 0; }
+    done
+    return 1
+}
+
+# Runs "$@" with the private node's environment. Everything the node would
+# otherwise share with a RabbitMQ already on the machine is its own: node name,
+# distribution port, cookie (private HOME, and -setcookie for the server and
+# for rabbitmqctl alike), the /etc/rabbitmq files (env, config, advanced config),
+# data, logs and a crash dump. Only epmd is shared, as Erlang nodes do. The
+# caller's own RABBITMQ_*/ERL_* settings (meant for their RabbitMQ) are dropped.
+_rabbitmq_env() {
+    local theirs=() v
+    for v in $(compgen -e); do
+        [[ $v == RABBITMQ_* || $v == ERL_* ]] && theirs+=(-u "$v")
+    done
+    env "${theirs[@]}" HOME="$RABBITMQ_DIR/home" \
+        RABBITMQ_NODENAME="$RABBITMQ_NODE_NAME" \
         RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 \
-        RABBITMQ_NODE_PORT="${RABBITMQ_PORT:-5672}" \
-        RABBITMQ_DIST_PORT="${RABBITMQ_DIST_PORT:-25672}" \
+        RABBITMQ_NODE_PORT="$RABBITMQ_PORT" \
+        RABBITMQ_DIST_PORT="$RABBITMQ_DIST_PORT_IN_USE" \
+        RABBITMQ_CONF_ENV_FILE="$RABBITMQ_DIR/rabbitmq-env.conf" \
         RABBITMQ_MNESIA_BASE="$RABBITMQ_DIR/mnesia" \
         RABBITMQ_LOG_BASE="$RABBITMQ_DIR/log" \
         RABBITMQ_CONFIG_FILE="$RABBITMQ_DIR/rabbitmq" \
+        RABBITMQ_ADVANCED_CONFIG_FILE="$RABBITMQ_DIR/advanced.config" \
         RABBITMQ_ENABLED_PLUGINS_FILE="$RABBITMQ_DIR/enabled_plugins" \
         RABBITMQ_PID_FILE="$RABBITMQ_DIR/rabbit.pid" \
-        RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}" \
+        RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1} -setcookie $_RABBITMQ_COOKIE" \
+        RABBITMQ_CTL_ERL_ARGS="-setcookie $_RABBITMQ_COOKIE" \
+        ERL_CRASH_DUMP="$RABBITMQ_DIR/erl_crash.dump" \
         ERL_EPMD_ADDRESS=127.0.0.1 \
         "$@"
+}
+
+_epmd_running() {
+    command -v epmd >/dev/null && ERL_EPMD_ADDRESS=127.0.0.1 timeout 5 epmd -names >/dev/null 2>&1
 }
 
 start_rabbitmq() {
@@ -321,25 +383,51 @@ start_rabbitmq() {
         return 0
     fi
     if _port_listening "$RABBITMQ_PORT"; then
-        _brokers_log "port $RABBITMQ_PORT is already in use by another process"
+        _brokers_log "port $RABBITMQ_PORT is already in use by another process; pick another port"
         return 1
     fi
     local server
     server=$(_rabbitmq_bin rabbitmq-server) || { _brokers_log "rabbitmq-server not installed (install_rabbitmq_deps)"; return 1; }
+    # A name and a distribution port of its own: a RabbitMQ already running as
+    # rabbit@localhost holds that name in epmd and port 25672.
+    RABBITMQ_NODE_NAME=${RABBITMQ_NODE:-pdbrokers-$$-$RABBITMQ_PORT@localhost}
+    RABBITMQ_DIST_PORT_IN_USE=${RABBITMQ_DIST_PORT:-}
+    if [[ -z $RABBITMQ_DIST_PORT_IN_USE ]]; then
+        # Below the kernel's ephemeral ports (32768 up), so no client socket holds it.
+        _free_port RABBITMQ_DIST_PORT_IN_USE 26000 28999 || { _brokers_log "no free port for Erlang distribution"; return 1; }
+    elif _port_listening "$RABBITMQ_DIST_PORT_IN_USE"; then
+        _brokers_log "distribution port $RABBITMQ_DIST_PORT_IN_USE (RABBITMQ_DIST_PORT) is already in use"
+        return 1
+    fi
     _brokers_tmpdir RABBITMQ_DIR rabbitmq || return 1
     mkdir -p "$RABBITMQ_DIR/home" "$RABBITMQ_DIR/mnesia" "$RABBITMQ_DIR/log"
     echo '[].' >"$RABBITMQ_DIR/enabled_plugins"
+    : >"$RABBITMQ_DIR/rabbitmq-env.conf"
     # guest/guest is only allowed from loopback, which is where clients are.
     {
         echo "listeners.tcp.default = 127.0.0.1:$RABBITMQ_PORT"
         echo "loopback_users.guest = true"
     } >"$RABBITMQ_DIR/rabbitmq.conf"
-    # A private cookie so rabbitmqctl (same HOME) can talk to this node only.
-    (umask 077 && printf 'protodissect%s\n' "$RANDOM$RANDOM" >"$RABBITMQ_DIR/home/.erlang.cookie")
+    # A private cookie, so that only rabbitmqctl run through _rabbitmq_env talks to this node.
+    _RABBITMQ_COOKIE=protodissect$RANDOM$RANDOM$RANDOM
+    (umask 077 && printf '%s\n' "$_RABBITMQ_COOKIE" >"$RABBITMQ_DIR/home/.erlang.cookie")
+    # epmd is shared with any other Erlang node; it is ours to stop only if we start it.
+    _RABBITMQ_STARTED_EPMD=
+    _epmd_running || _RABBITMQ_STARTED_EPMD=1
     _rabbitmq_env "$server" >"$RABBITMQ_DIR/server.out" 2>&1 &
     RABBITMQ_PID=$!
-    if ! wait_for_port "$RABBITMQ_PORT" "$RABBITMQ_START_TIMEOUT"; then
-        _brokers_log "rabbitmq did not listen on 127.0.0.1:$RABBITMQ_PORT within ${RABBITMQ_START_TIMEOUT}s:"
+    local i
+    for ((i = 0; i < RABBITMQ_START_TIMEOUT * 10; i++)); do
+        _port_listening "$RABBITMQ_PORT" && break
+        _pid_alive "$RABBITMQ_PID" || break
+        sleep 0.1
+    done
+    if ! _port_listening "$RABBITMQ_PORT"; then
+        if _pid_alive "$RABBITMQ_PID"; then
+            _brokers_log "rabbitmq (node $RABBITMQ_NODE_NAME) did not listen on 127.0.0.1:$RABBITMQ_PORT within ${RABBITMQ_START_TIMEOUT}s; the end of its log:"
+        else
+            _brokers_log "rabbitmq (node $RABBITMQ_NODE_NAME) exited before listening on 127.0.0.1:$RABBITMQ_PORT; the end of its log:"
+        fi
         tail -n 30 "$RABBITMQ_DIR/server.out" >&2
         stop_rabbitmq
         return 1
@@ -348,14 +436,15 @@ start_rabbitmq() {
     # owns the listening socket and is what has to be gone before its
     # directory can be removed.
     RABBITMQ_BEAM_PID=$(ss -Hltnp "sport = :$RABBITMQ_PORT" | grep -o 'pid=[0-9]*' | head -n1 | cut -d= -f2)
-    _brokers_log "rabbitmq (pid $RABBITMQ_PID) listening on 127.0.0.1:$RABBITMQ_PORT (dir $RABBITMQ_DIR)"
+    _brokers_log "rabbitmq node $RABBITMQ_NODE_NAME (pid $RABBITMQ_PID, distribution port $RABBITMQ_DIST_PORT_IN_USE) listening on 127.0.0.1:$RABBITMQ_PORT (dir $RABBITMQ_DIR)"
 }
 
 # Runs rabbitmqctl against the private node: rabbitmq_ctl list_queues ...
 rabbitmq_ctl() {
     local ctl
+    [[ -n $RABBITMQ_DIR && -n ${RABBITMQ_NODE_NAME:-} ]] || { _brokers_log "rabbitmq_ctl: no node started (start_rabbitmq)"; return 1; }
     ctl=$(_rabbitmq_bin rabbitmqctl) || return 1
-    _rabbitmq_env timeout 60 "$ctl" -n "${RABBITMQ_NODE:-rabbit@localhost}" "$@"
+    _rabbitmq_env timeout 60 "$ctl" -n "$RABBITMQ_NODE_NAME" "$@"
 }
 
 stop_rabbitmq() {
@@ -369,12 +458,13 @@ stop_rabbitmq() {
     fi
     _stop_pid "$RABBITMQ_PID" TERM 20
     RABBITMQ_BEAM_PID=
-    # The node's epmd (started on demand, loopback only) is left to exit by
-    # itself only if we started it; stop it when no other node uses it.
-    if [[ -n $RABBITMQ_DIR ]] && command -v epmd >/dev/null; then
+    # epmd outlives the node. Stop it only if start_rabbitmq started it and no
+    # other node (a RabbitMQ started meanwhile, say) is registered with it.
+    if [[ -n $_RABBITMQ_STARTED_EPMD ]] && command -v epmd >/dev/null; then
         ERL_EPMD_ADDRESS=127.0.0.1 timeout 5 epmd -names 2>/dev/null | grep -q '^name ' ||
             ERL_EPMD_ADDRESS=127.0.0.1 timeout 5 epmd -kill >/dev/null 2>&1
     fi
+    _RABBITMQ_STARTED_EPMD=
     RABBITMQ_PID=
 }
 

@@ -273,6 +273,7 @@ main() {
         install_broker_deps
         install_rabbitmq_deps
     fi
+    require_free_ports "$PORT" || die "cannot use 127.0.0.1:$PORT"
     start_rabbitmq "$PORT" || die "cannot start RabbitMQ on $PORT"
     for s in "${wanted[@]}"; do
         capture "$s"

@@ -5,7 +5,8 @@
 #   scripts/make-bench-capture.sh [OUT]        default OUT: .build-bench/bench.pcap
 #
 # Environment: MQTT_PUBLISHERS (6) x MQTT_EACH (21000) PUBLISHes, AMQP_PUBLISHERS (4) x AMQP_EACH
-# (10000) publishes. The defaults give about 150 MB. Needs root (tcpdump); installs what it needs.
+# (10000) publishes. The defaults give about 150 MB. Needs root (tcpdump); installs what it needs
+# (SKIP_INSTALL=1: nothing). Ports 1883 and 5672 must be free (see require_free_ports in brokers.sh).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
@@ -16,8 +17,12 @@ mkdir -p "$(dirname "$OUT")"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-capture.XXXXXX")
 export ERL_CRASH_DUMP=$WORK/erl_crash.dump
 trap 'brokers_cleanup; rm -rf "$WORK"' EXIT
-install_broker_deps
-install_rabbitmq_deps
+if [[ ${SKIP_INSTALL:-0} != 1 ]]; then
+    install_broker_deps
+    install_rabbitmq_deps
+fi
+# The capture is made on the standard ports, which bench.sh decodes without options.
+require_free_ports 1883 5672
 # Quiet brokers: no per-packet log for a hundred thousand messages.
 MOSQUITTO_LOG_TYPE=error start_mosquitto 1883 "$WORK/mosquitto" "max_queued_messages 100000" "max_inflight_messages 64"
 start_rabbitmq 5672

@@ -294,6 +294,7 @@ main() {
         install_broker_deps
         _apt_install ethtool
     fi
+    require_free_ports "$PORT" "$AUTH_PORT" || die "cannot use 127.0.0.1:$PORT and :$AUTH_PORT"
     for s in "${wanted[@]}"; do
         "sample_$s"
     done

@@ -33,7 +33,7 @@ struct ByteStream {
     }
 
     func close() {
-        if ownsDescriptor { _ = Glibc.close(fd) }
+        if ownsDescriptor { _ = closeDescriptor(fd) }
     }
 
     var available: Int { end - start }
@@ -59,7 +59,7 @@ struct ByteStream {
                 buffer.append(contentsOf: [UInt8](repeating: 0, count: max(count - available, buffer.count)))
             }
             let room = buffer.count - end
-            let n = buffer.withUnsafeMutableBufferPointer { p in Glibc.read(fd, p.baseAddress! + end, room) }
+            let n = buffer.withUnsafeMutableBufferPointer { p in readDescriptor(fd, p.baseAddress! + end, room) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw CaptureError(.unreadable, source: "", String(cString: strerror(errno)))

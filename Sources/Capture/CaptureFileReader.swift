@@ -2,6 +2,8 @@
 import Glibc
 #elseif canImport(Musl)
 import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Reads pcap (either byte order, micro- or nanosecond timestamps) and pcapng (several sections
@@ -57,7 +59,7 @@ public struct CaptureFileReader: PacketSource {
         var st = stat()
         let type = fstat(fd, &st) == 0 ? st.st_mode & S_IFMT : 0
         if type == S_IFDIR {
-            if path != "-" { _ = Glibc.close(fd) }
+            if path != "-" { _ = closeDescriptor(fd) }
             throw CaptureError(.unreadable, source: name, "is a directory, not a capture file")
         }
         inputIsComplete = type == S_IFREG

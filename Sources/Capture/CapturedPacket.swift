@@ -87,6 +87,8 @@ public struct CaptureError: Error, CustomStringConvertible, Sendable {
         case permission
         case noSuchInterface
         case filter
+        /// An output file (`PcapWriter`) cannot be created or written.
+        case unwritable
     }
     public var kind: Kind
     public var source: String

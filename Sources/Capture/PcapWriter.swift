@@ -1,5 +1,9 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Writes packets to a classic pcap file (microsecond timestamps, host byte order), as
@@ -14,7 +18,7 @@ public final class PcapWriter {
         self.path = path
         fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         if fd < 0 {
-            throw CaptureError(.unreadable, source: path, "cannot create: \(String(cString: strerror(errno)))")
+            throw CaptureError(.unwritable, source: path, "cannot create: \(String(cString: strerror(errno)))")
         }
         buffer = PcapWriter.fileHeader(linkType: linkType, snapshotLength: snapshotLength)
         try flush()
@@ -22,7 +26,7 @@ public final class PcapWriter {
 
     deinit {
         try? flush()
-        _ = Glibc.close(fd)
+        _ = closeDescriptor(fd)
     }
 
     /// The 24-byte pcap file header, little-endian.
@@ -57,10 +61,10 @@ public final class PcapWriter {
     public func flush() throws {
         var done = 0
         while done < buffer.count {
-            let n = buffer.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
+            let n = buffer.withUnsafeBytes { writeDescriptor(fd, $0.baseAddress! + done, $0.count - done) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw CaptureError(.unreadable, source: path, "write failed: \(String(cString: strerror(errno)))")
+                throw CaptureError(.unwritable, source: path, "cannot write: \(String(cString: strerror(errno)))")
             }
             done += n
         }

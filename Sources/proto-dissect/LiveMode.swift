@@ -4,6 +4,10 @@ import Pipeline
 import Render
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The live capture being read, for the signal handlers.
@@ -55,7 +59,7 @@ extension ProtoDissect {
             }
         } catch {
             warn("\(error)")
-            status = ExitStatus.inputProblem
+            status = (error as? CaptureError)?.kind == .unwritable ? ExitStatus.outputProblem : ExitStatus.inputProblem
         }
         writer.flush()
         reportLimits(pipeline.statistics, source: interface)

@@ -1,5 +1,9 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import Dissection
 
@@ -34,26 +38,50 @@ final class OutputWriter {
         Self.write(&sink)
     }
 
-    /// Writes the sink's bytes to standard output and empties it.
+    /// Writes the sink's bytes to standard output and empties it. A write that fails ends the
+    /// run at once (`standardOutputFailed`); the check costs nothing until one does.
     private static func write(_ sink: inout ByteSink) {
         let bytes = sink.bytes
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         var written = 0
         while written < bytes.count {
-            let n = Glibc.write(1, base + written, bytes.count - written)
-            if n <= 0 {
-                if n < 0 && errno == EINTR { continue }
-                // The reader went away (a closed pipe): stop quietly, like other filters do.
-                exit(0)
+            let n = writeDescriptor(1, base + written, bytes.count - written)
+            if n > 0 {
+                written += n
+                continue
             }
-            written += n
+            let code = n < 0 ? errno : 0
+            if code == EINTR { continue }
+            standardOutputFailed(code)
         }
         sink.removeAll()
     }
 }
 
+/// Ends the run after a write to standard output failed with `code` (errno; 0 when the system
+/// wrote nothing). A reader that went away (a closed pipe, where SIGPIPE is ignored; otherwise
+/// the signal has ended the process already) ends it quietly, like other filters; any other
+/// failure (a full disk: ENOSPC) is said once on standard error, with the system's reason, and
+/// ends it with `ExitStatus.outputProblem`. Exits at once: the rest of the capture is not dissected.
+func standardOutputFailed(_ code: Int32) -> Never {
+    if code == EPIPE { exitProcess(ExitStatus.success) }
+    warn("standard output: cannot write: " + (code == 0 ? "nothing was written" : String(cString: strerror(code))))
+    exitProcess(ExitStatus.outputProblem)
+}
+
+/// Writes out what `print` buffered (interface lists, help) and checks that it was written.
+func flushPrinted() {
+    if fflush(stdout) != 0 || ferror(stdout) != 0 { standardOutputFailed(errno) }
+}
+
 /// Messages for the user, on standard error.
 func warn(_ message: String) {
     var line = "proto-dissect: " + message + "\n"
-    line.withUTF8 { p in _ = Glibc.write(2, p.baseAddress, p.count) }
+    line.withUTF8 { p in _ = write(2, p.baseAddress, p.count) }
+}
+
+/// The C library's write, by a name of its own: inside OutputWriter `write` is its method (and
+/// `Glibc.write` exists on Linux only).
+private func writeDescriptor(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    write(fd, buffer, count)
 }

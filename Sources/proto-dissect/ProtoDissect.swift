@@ -1,7 +1,10 @@
 import AMQP
-// Linked for its allocator alone: libmimalloc replaces malloc and free for the whole process
-// (README "Performance": fewer instructions per allocation than glibc's on this workload).
+// Linked for its allocator alone, on Linux (Package.swift): libmimalloc replaces malloc and free
+// for the whole process (README "Performance": fewer instructions per allocation than glibc's on
+// this workload). Elsewhere the system's allocator stays.
+#if os(Linux)
 import CMimalloc
+#endif
 import ArgumentParser
 import Capture
 import Dissection
@@ -11,6 +14,10 @@ import Reassembly
 import Render
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Exit statuses, documented in the README.
@@ -19,6 +26,8 @@ enum ExitStatus {
     /// A capture could not be read, or was cut short.
     static let inputProblem: Int32 = 1
     static let usage: Int32 = 2
+    /// Output could not be written: standard output (a full disk, say), or the `-w` file.
+    static let outputProblem: Int32 = 3
 }
 
 /// `--mqtt-version`: 3.1, 3.1.1 or 5 (5.0 accepted too).
@@ -54,8 +63,10 @@ struct ProtoDissect: ParsableCommand {
           proto-dissect --decode-as 8883=mqtt --mqtt-version 5 midstream.pcap
           proto-dissect -i lo                             live, on the loopback interface
 
-        Exit status: 0 success, 1 a capture could not be read or was cut short (what was read
-        before is still printed), 2 usage error. Problems found in the traffic do not change it.
+        Exit status: 0 success, 1 a capture could not be read or was cut short (what
+        was read before is still printed), 2 usage error, 3 output could not be
+        written (standard output, or the -w file). Problems found in the traffic do
+        not change it.
         """)
 
     @Argument(help: ArgumentHelp("Capture files (pcap or pcapng); - reads standard input.", valueName: "FILE"))
@@ -137,15 +148,16 @@ struct ProtoDissect: ParsableCommand {
             let code = exitCode(for: error)
             if code == .success {
                 print(fullMessage(for: error))
+                flushPrinted()
                 exit(withError: nil)
             }
             if code == .validationFailure {
                 warn(fullMessage(for: error))
-                Glibc.exit(ExitStatus.usage)
+                exitProcess(ExitStatus.usage)
             }
-            if let e = error as? ExitCode { Glibc.exit(e.rawValue) }
+            if let e = error as? ExitCode { exitProcess(e.rawValue) }
             warn(fullMessage(for: error))
-            Glibc.exit(code.rawValue)
+            exitProcess(code.rawValue)
         }
     }
 
@@ -233,6 +245,7 @@ struct ProtoDissect: ParsableCommand {
                 for (i, dev) in try LiveCapture.interfaces().enumerated() {
                     print("\(i + 1). \(dev.name)" + (dev.description.map { " (\($0))" } ?? ""))
                 }
+                flushPrinted()
             } catch {
                 warn("\(error)")
                 throw ExitCode(ExitStatus.inputProblem)
@@ -379,4 +392,10 @@ final class RendererBox<R: Renderer>: @unchecked Sendable {
     @exclusivity(unchecked) var renderer: R
 
     init(_ renderer: R) { self.renderer = renderer }
+}
+
+/// The C library's exit, by a name of its own: inside a command `exit` is ArgumentParser's
+/// `exit(withError:)` (and `Glibc.exit` exists on Linux only).
+func exitProcess(_ status: Int32) -> Never {
+    exit(status)
 }

@@ -4,71 +4,6 @@ import Testing
 import Glibc
 #endif
 
-/// A real mosquitto on 127.0.0.1 for the duration of a test.
-final class Mosquitto {
-    let port: UInt16
-    let process = Process()
-    let dir: URL
-
-    init() throws {
-        port = UInt16.random(in: 21_000...29_000)
-        dir = URL(fileURLWithPath: Scratch.directory).appendingPathComponent("mosq-\(port)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let conf = dir.appendingPathComponent("mosquitto.conf")
-        try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\nuser root\n".write(to: conf, atomically: true, encoding: .utf8)
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
-        process.arguments = ["-c", conf.path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        guard waitForPort(port, seconds: 10) else {
-            kill(process.processIdentifier, SIGKILL)
-            throw LiveTestError("mosquitto did not start listening on 127.0.0.1:\(port)")
-        }
-    }
-
-    func stop() {
-        // SIGKILL: a signal mask inherited from the test runner may block SIGTERM.
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        try? FileManager.default.removeItem(at: dir)
-    }
-}
-
-struct LiveTestError: Error, CustomStringConvertible {
-    var description: String
-    init(_ d: String) { description = d }
-}
-
-/// Polls until a TCP connect to 127.0.0.1:port succeeds.
-func waitForPort(_ port: UInt16, seconds: Double) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = port.bigEndian
-        addr.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var ok = withUnsafePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        if ok {
-            // A connect from an ephemeral port equal to `port` connects the socket to itself (TCP
-            // simultaneous open) while nothing listens: that is not the broker.
-            var local = sockaddr_in()
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let named = withUnsafeMutablePointer(to: &local) { p in
-                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) == 0 }
-            }
-            if named, UInt16(bigEndian: local.sin_port) == port { ok = false }
-        }
-        close(fd)
-        if ok { return true }
-        usleep(100_000)
-    }
-    return false
-}
-
 /// proto-dissect running live in the background, its output going to temporary files.
 final class LiveDissect {
     let process = Process()
@@ -119,6 +54,8 @@ func mosquittoPub(port: UInt16, topic: String, message: String, qos: Int, versio
     if r.status != 0 { throw LiveTestError("mosquitto_pub failed: \(r.stderr)") }
 }
 
+// Each live capture is filtered to its test broker's port (-f): a developer's own broker on 1883
+// or 5672 may carry traffic of its own meanwhile.
 @Suite("Live capture on lo against a real mosquitto", .serialized)
 struct LiveCaptureTests {
     let messages: [(topic: String, body: String, qos: Int)] = [
@@ -130,7 +67,7 @@ struct LiveCaptureTests {
         let broker = try Mosquitto()
         defer { broker.stop() }
         let recording = Scratch.directory + "live-\(broker.port).pcap"
-        let live = try LiveDissect(["-i", "lo", "--decode-as", "\(broker.port)=mqtt", "--format", "json", "-w", recording])
+        let live = try LiveDissect(["-i", "lo", "--decode-as", "\(broker.port)=mqtt", "-f", "tcp port \(broker.port)", "--format", "json", "-w", recording])
         for m in messages { try mosquittoPub(port: broker.port, topic: m.topic, message: m.body, qos: m.qos) }
         usleep(500_000)
         let (status, stdout, stderr) = live.finish(interrupt: true)
@@ -148,7 +85,7 @@ struct LiveCaptureTests {
             #expect(match?["payload_length"] as? Int == m.body.utf8.count)
         }
         // The -w file replays to the same PUBLISHes.
-        let replay = try dissect(["--format", "json", "--decode-as", "\(broker.port)=mqtt", recording])
+        let replay = try dissect(["--format", "json", "--decode-as", "\(broker.port)=mqtt", "-f", "tcp port \(broker.port)", recording])
         #expect(replay.status == 0)
         #expect(publishes(replay.stdout).compactMap { $0["topic"] as? String } == seen.compactMap { $0["topic"] as? String })
     }
@@ -160,7 +97,7 @@ struct LiveCaptureTests {
         // and 3 to 6 PUBLISHes.
         let broker = try Mosquitto()
         defer { broker.stop() }
-        let live = try LiveDissect(["-i", "any", "--decode-as", "\(broker.port)=mqtt", "--format", "json"])
+        let live = try LiveDissect(["-i", "any", "--decode-as", "\(broker.port)=mqtt", "-f", "tcp port \(broker.port)", "--format", "json"])
         // One shell loop, so that the connections follow each other closely (one process per
         // publish from here spaces them out enough for the old ring to keep up).
         let script = "for i in $(seq 0 19); do timeout 10 mosquitto_pub -h 127.0.0.1 -p \(broker.port) -q 1 "
@@ -179,7 +116,7 @@ struct LiveCaptureTests {
     func countStops(interface: String) throws {
         let broker = try Mosquitto()
         defer { broker.stop() }
-        let live = try LiveDissect(["-i", interface, "--decode-as", "\(broker.port)=mqtt", "--format", "json", "-c", "2"])
+        let live = try LiveDissect(["-i", interface, "--decode-as", "\(broker.port)=mqtt", "-f", "tcp port \(broker.port)", "--format", "json", "-c", "2"])
         try mosquittoPub(port: broker.port, topic: "live/count", message: "x", qos: 0)
         let (status, stdout, _) = live.finish(interrupt: false)
         #expect(status == 0)
@@ -196,7 +133,7 @@ struct LiveCaptureTests {
     func tableOnInterrupt(signal: Int32) throws {
         let broker = try Mosquitto()
         defer { broker.stop() }
-        let live = try LiveDissect(["-i", "lo", "--decode-as", "\(broker.port)=mqtt", "--format", "table"])
+        let live = try LiveDissect(["-i", "lo", "--decode-as", "\(broker.port)=mqtt", "-f", "tcp port \(broker.port)", "--format", "table"])
         try mosquittoPub(port: broker.port, topic: "live/table", message: "abc", qos: 1)
         usleep(300_000)
         let (status, stdout, stderr) = live.finish(interrupt: true, signal: signal)
@@ -204,6 +141,13 @@ struct LiveCaptureTests {
         #expect(stdout.contains("Connections"))
         #expect(stdout.contains("live/table"))
         #expect(stderr.contains("dropped by the kernel"))
+    }
+
+    @Test("-w to a full disk says which file and why, and exits 3 (output could not be written)")
+    func recordingToFullDisk() throws {
+        let r = try runProgram(URL(fileURLWithPath: "/usr/bin/timeout"), ["20", Repo.binary.path, "-i", "lo", "-f", "tcp port 9", "-w", "/dev/full"], timeout: 30)
+        #expect(r.status == 3, "\(r.stderr)")
+        #expect(r.stderr.contains("proto-dissect: /dev/full: cannot write: No space left on device\n"), "\(r.stderr)")
     }
 
     @Test("-D lists the interfaces, lo and any among them")
@@ -232,44 +176,34 @@ struct LiveCaptureTests {
     }
 }
 
-/// A real RabbitMQ on 127.0.0.1 (scripts/with-rabbitmq.sh), stopped by closing its standard input.
-final class RabbitMQ {
-    let port: UInt16
-    let process = Process()
-    let input = Pipe()
-
-    init() throws {
-        // Below the kernel's ephemeral ports (32768 up), apart from mosquitto's: a probe's own
-        // source port can never be the broker's.
-        port = UInt16.random(in: 29_001...32_000)
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [Repo.root.appendingPathComponent("scripts/with-rabbitmq.sh").path, String(port), "bash", "-c", "read -r _ || true"]
-        process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        guard waitForPort(port, seconds: 90) else {
-            stop()
-            throw LiveTestError("RabbitMQ did not start listening on 127.0.0.1:\(port) within 90 s")
+@Suite("Live capture on lo against a real RabbitMQ", .serialized)
+struct LiveAMQPTests {
+    @Test("two brokers started at once both run: each node has a name, distribution port and cookie of its own")
+    func sideBySide() throws {
+        // As a developer's own RabbitMQ (rabbit@localhost, distribution port 25672) beside the
+        // tests' node: with a shared name or port, the second node would not start.
+        var started: [Result<RabbitMQ, Error>] = []
+        let lock = NSLock()
+        DispatchQueue.concurrentPerform(iterations: 2) { _ in
+            let r = Result { try RabbitMQ() }
+            lock.withLock { started.append(r) }
+        }
+        let brokers = started.compactMap { try? $0.get() }
+        defer { for b in brokers { b.stop() } }
+        for case .failure(let error) in started { Issue.record(error) }
+        try #require(brokers.count == 2)
+        for b in brokers {
+            let r = try runProgram(URL(fileURLWithPath: "/usr/bin/timeout"),
+                                   ["20", "amqp-publish", "--url=amqp://guest:guest@127.0.0.1:\(b.port)", "-e", "amq.topic", "-r", "side", "-b", "x"], timeout: 30)
+            #expect(r.status == 0, "amqp-publish to 127.0.0.1:\(b.port): \(r.stderr)")
         }
     }
 
-    func stop() {
-        try? input.fileHandleForWriting.close()
-        let deadline = Date().addingTimeInterval(60)
-        while process.isRunning && Date() < deadline { usleep(100_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-    }
-}
-
-@Suite("Live capture on lo against a real RabbitMQ", .serialized)
-struct LiveAMQPTests {
     @Test("every message published is dissected live with its exchange, routing key, delivery mode and size")
     func publish() throws {
         let broker = try RabbitMQ()
         defer { broker.stop() }
-        let live = try LiveDissect(["-i", "lo", "--decode-as", "\(broker.port)=amqp", "--format", "json"])
+        let live = try LiveDissect(["-i", "lo", "--decode-as", "\(broker.port)=amqp", "-f", "tcp port \(broker.port)", "--format", "json"])
         let messages: [(key: String, body: String, persistent: Bool)] = [("alarm.5", "door open", true), ("alarm.7", "window", false)]
         for m in messages {
             var args = ["20", "amqp-publish", "--url=amqp://guest:guest@127.0.0.1:\(broker.port)", "-e", "amq.topic", "-r", m.key, "-b", m.body]
