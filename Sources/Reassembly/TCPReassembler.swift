@@ -446,13 +446,18 @@ public struct TCPReassembler {
         updateAcknowledgedWait(side.opposite, conn: conn)
         conn.deferred.append(Connection.HeldBack(segment: segment, origin: origin))
         let half = conn[side]
-        half.bufferedBytes += segment.payload.count
-        totalBuffered += segment.payload.count
+        let cost = Self.heldBackCost(segment)
+        half.bufferedBytes += cost
+        totalBuffered += cost
         if half.bufferedBytes > limits.maxBufferedBytesPerDirection || totalBuffered > limits.maxBufferedBytesTotal {
             endAcknowledgedWait(side.opposite, conn: conn, into: &events)
             releaseDeferred(conn: conn, into: &events)
         }
     }
+
+    /// What a held-back segment is charged against the buffer limits: its bytes, and the packet
+    /// and entry it keeps alive, so that segments without payload (FIN, RST) are bounded too.
+    static func heldBackCost(_ segment: TCPSegment) -> Int { segment.payload.count + 128 }
 
     /// Handles the held-back segments that no longer wait (all of them with `all`), in capture
     /// order, until none can go.
@@ -466,8 +471,9 @@ public struct TCPReassembler {
                 continue
             }
             let origin = conn.deferred.remove(at: index).origin
-            conn[side].bufferedBytes -= segment.payload.count
-            totalBuffered -= segment.payload.count
+            let cost = Self.heldBackCost(segment)
+            conn[side].bufferedBytes -= cost
+            totalBuffered -= cost
             if let origin { events.append(.recordedAt(stream: conn.stream, origin: origin)) }
             handle(segment, side: side, conn: conn, into: &events)
             if origin != nil { events.append(.recordedAt(stream: conn.stream, origin: nil)) }

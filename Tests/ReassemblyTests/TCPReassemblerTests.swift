@@ -459,6 +459,24 @@ struct ReorderedSegmentTests {
         #expect(r.bufferedBytes == 0)
     }
 
+    @Test("held-back segments without payload (FINs repeated) are bounded by the buffer limit too")
+    func heldBackWithoutPayloadBounded() {
+        let limit = 4096
+        var r = TCPReassembler(limits: ReassemblyLimits(maxBufferedBytesPerDirection: limit, reorderPackets: 1_000_000,
+                                                        reorderTimeout: 1_000_000), isServerPort: { $0 == 1883 })
+        var events: [ReassemblyEvent] = []
+        r.process(seg(true, 100, "", [.syn]), time: 0, into: &events)
+        r.process(seg(false, 500, "", [.syn, .ack], ack: 101), time: 0, into: &events)
+        var most = 0
+        for _ in 0..<10_000 {
+            // Each acknowledges client bytes the capture never shows.
+            r.process(seg(false, 501, "", [.fin, .ack], ack: 200), time: 0, into: &events)
+            most = max(most, r.bufferedBytes)
+        }
+        #expect(most <= limit + TCPReassembler.heldBackCost(seg(false, 501, "", [.fin, .ack])))
+        #expect(events.contains { if case .ended(0, .serverToClient) = $0 { true } else { false } }, "the FIN went on")
+    }
+
     @Test("what a held-back segment completes is marked with where it was recorded")
     func heldBackOrigin() {
         var r = TCPReassembler(isServerPort: { $0 == 1883 })
