@@ -25,6 +25,7 @@ microsecond timestamps.
 """
 import argparse
 import heapq
+import os
 import struct
 import sys
 
@@ -112,7 +113,8 @@ def session(records, ip_at, client_port):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out")
-    ap.add_argument("--sample", default="samples/mqtt311-basic.pcap")
+    ap.add_argument("--sample", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "samples",
+                                                     "mqtt311-basic.pcap"))
     ap.add_argument("--client-port", type=int, default=45294)
     ap.add_argument("--devices", type=int)
     ap.add_argument("--gap", type=float, default=0.001, help="seconds between two devices' starts")
