@@ -61,7 +61,9 @@ public struct Endpoint: Hashable, Sendable, Comparable, CustomStringConvertible 
         guard case .v4(let a) = address else { return "[\(address)]:\(port)" }
         // Written digit by digit into a buffer: each connection's two endpoints are named when it
         // opens, and the interpolation of five numbers cost about 4,000 instructions an endpoint.
-        return String(unsafeUninitializedCapacity: 21) { buffer in
+        // Into a buffer on the stack, then a String of its length: one of up to 15 bytes is then
+        // stored inline, as an interpolated one was (no allocation).
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 21) { buffer in
             var at = 0
             func put(_ n: Int) {
                 if n >= 10_000 { buffer[at] = UInt8(48 + n / 10_000); at += 1 }
@@ -81,7 +83,7 @@ public struct Endpoint: Hashable, Sendable, Comparable, CustomStringConvertible 
             put(Int(a >> 8 & 0xFF), then: UInt8(ascii: "."))
             put(Int(a & 0xFF), then: UInt8(ascii: ":"))
             put(Int(port))
-            return at
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<at]), as: UTF8.self)
         }
     }
 
