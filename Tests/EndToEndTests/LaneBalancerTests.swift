@@ -11,10 +11,15 @@ import Testing
     /// The waits are given as shares of the window as it turns out (its length is the clock's).
     func decision(callerWaited: Double, laneOneDissected: Double) throws -> LaneMigration? {
         var balancer = LaneBalancer(policy: .byWaits)
+        return try decision(&balancer, callerWaited: callerWaited, readerWaited: 0, laneOneDissected: laneOneDissected)
+    }
+
+    func decision(_ balancer: inout LaneBalancer, callerWaited: Double, readerWaited: Double,
+                  laneOneDissected: Double) throws -> LaneMigration? {
         let start = DispatchTime.now().uptimeNanoseconds
         Thread.sleep(forTimeInterval: 0.05)
         let window = Double(DispatchTime.now().uptimeNanoseconds - start)
-        let waited = (reader: UInt64(0), dissector: UInt64(callerWaited * window))
+        let waited = (reader: UInt64(readerWaited * window), dissector: UInt64(callerWaited * window))
         var move: LaneMigration?
         for _ in 0..<LaneBalancer.windowBatches {
             balancer.add(1_000, stream: 7, lane: 1)
@@ -44,5 +49,22 @@ import Testing
     @Test("Balanced threads: nothing moves")
     func balancedStays() throws {
         #expect(try decision(callerWaited: 0.05, laneOneDissected: 0.8) == nil)
+    }
+
+    @Test("The share of new connections in lane 1 moves towards the thread that waited, window by window, within its bounds")
+    func newConnectionShare() throws {
+        var balancer = LaneBalancer(policy: .byWaits)
+        #expect(balancer.newConnectionShare == LaneBalancer.shareUnits / 2)
+        // The caller's thread waited 60% of the window (the reading thread is the busier): fewer
+        // new connections for lane 1, about 60% of 32 fewer.
+        _ = try decision(&balancer, callerWaited: 0.6, readerWaited: 0, laneOneDissected: 0.5)
+        let fewer = balancer.newConnectionShare
+        #expect(fewer < LaneBalancer.shareUnits / 2 && fewer >= LaneBalancer.shareUnits / 2 - 22, "\(fewer)")
+        // Again: down to none, not below.
+        for _ in 0..<3 { _ = try decision(&balancer, callerWaited: 0.9, readerWaited: 0, laneOneDissected: 0.5) }
+        #expect(balancer.newConnectionShare == 0)
+        // The reading thread waiting instead: up again, to all at most.
+        for _ in 0..<4 { _ = try decision(&balancer, callerWaited: 0, readerWaited: 0.9, laneOneDissected: 0.5) }
+        #expect(balancer.newConnectionShare == LaneBalancer.shareUnits)
     }
 }
