@@ -135,24 +135,30 @@ extension PacketParser {
         filter.utf8.withContiguousStorageIfAvailable { bytes -> UInt8?? in
             // All of it first: a mark after a `/` joins two levels in the Character-wise check.
             for b in bytes where b >= 0x80 { return nil }
-            var levelStart = 0, hasHash = false, hasPlus = false
-            for i in 0...bytes.count {
-                let b: UInt8 = i < bytes.count ? bytes[i] : UInt8(ascii: "/")
-                if b == UInt8(ascii: "/") {
-                    let length = i - levelStart
-                    if hasHash, length != 1 || i != bytes.count { return .some(UInt8(ascii: "#")) }
-                    if hasPlus, length != 1 { return .some(UInt8(ascii: "+")) }
-                    levelStart = i + 1
-                    hasHash = false
-                    hasPlus = false
-                } else if b == UInt8(ascii: "#") {
-                    hasHash = true
-                } else if b == UInt8(ascii: "+") {
-                    hasPlus = true
-                }
-            }
-            return .some(nil)
+            return .some(misplacedWildcard(inASCII: bytes))
         } ?? nil
+    }
+
+    /// `checkTopicFilter`'s rules over a filter's bytes, all ASCII: the first wildcard out of
+    /// place, level by level (`#` before `+` within a level), nil when there is none.
+    static func misplacedWildcard(inASCII bytes: UnsafeBufferPointer<UInt8>) -> UInt8? {
+        var levelStart = 0, hasHash = false, hasPlus = false
+        for i in 0...bytes.count {
+            let b: UInt8 = i < bytes.count ? bytes[i] : UInt8(ascii: "/")
+            if b == UInt8(ascii: "/") {
+                let length = i - levelStart
+                if hasHash, length != 1 || i != bytes.count { return UInt8(ascii: "#") }
+                if hasPlus, length != 1 { return UInt8(ascii: "+") }
+                levelStart = i + 1
+                hasHash = false
+                hasPlus = false
+            } else if b == UInt8(ascii: "#") {
+                hasHash = true
+            } else if b == UInt8(ascii: "+") {
+                hasPlus = true
+            }
+        }
+        return nil
     }
 
     /// UNSUBSCRIBE (MQTT 5.0 §3.10, 3.1.1 §3.10): packet id, properties, topic filters.
