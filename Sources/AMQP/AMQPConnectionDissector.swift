@@ -152,10 +152,11 @@ public struct AMQPConnectionDissector: StreamDissector {
     private var confirmSequence = ChannelTable<Int>()
     /// Which queue each delivery and each client acknowledgement concerns.
     private var queues: AMQPQueueTracker
-    /// The written fast paths' tree (`PDUDetail.text`, `.json`), frame after frame; copied out per frame.
-    private var treeSink = ByteSink(capacity: 1024)
+    /// The written fast paths' tree (`PDUDetail.text`, `.json`), frame after frame; copied out per
+    /// frame. Both start shared (`ByteSink.unallocated`): each is made before it is first written.
+    private var treeSink = ByteSink.unallocated
     /// The written fast paths' summary line, frame after frame; copied out per frame.
-    private var lineSink = ByteSink(capacity: 128)
+    private var lineSink = ByteSink.unallocated
     /// The short strings (consumer tags, exchanges, routing keys) the facts fast path made lately.
     private var shortStrings = RecentStrings()
     /// How fields this connection adds are written into a tree already written as text.

@@ -38,6 +38,13 @@ public struct ByteSink {
 
     public init(capacity: Int = 4096) { storage = Storage(capacity: capacity) }
 
+    /// A sink shared by every value made from it, so never uniquely referenced: an owner that
+    /// checks `isUniquelyReferenced` before each write and makes its own buffer when it is not
+    /// (a connection's dissector does) can start with it, and allocates nothing until it first
+    /// writes. A connection that carries no PDU (a half-open one) then costs no buffer.
+    // Never written: every writer finds it shared and makes its own buffer first.
+    nonisolated(unsafe) public static let unallocated = ByteSink(capacity: 0)
+
     /// Whether no copy of this sink shares its buffer (an owner that lends it out can check
     /// before writing that nobody else holds it).
     public var isUniquelyReferenced: Bool {

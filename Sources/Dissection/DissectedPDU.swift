@@ -348,9 +348,6 @@ public struct DissectedPDU: Sendable {
 
     /// The first field with this key anywhere in the tree.
     public func field(_ key: String) -> Field? {
-        for field in storage.fields {
-            if let found = field.find(key) { return found }
-        }
-        return nil
+        Field.find(key, in: storage.fields)
     }
 }

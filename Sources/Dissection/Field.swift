@@ -65,8 +65,16 @@ public struct Field: Sendable, Equatable {
     /// The first field with this key, searching depth-first.
     public func find(_ key: String) -> Field? {
         if self.key == key { return self }
-        for child in children {
-            if let found = child.find(key) { return found }
+        return Field.find(key, in: children)
+    }
+
+    /// The first field with this key in `fields` or below them, depth-first. The fields passed
+    /// over are read where they are: iterating the array copied each one (its strings and
+    /// children retained and released), thousands of instructions a search in a CONNECT's tree.
+    public static func find(_ key: String, in fields: [Field]) -> Field? {
+        for i in fields.indices {
+            if fields[i].key == key { return fields[i] }
+            if !fields[i].children.isEmpty, let found = find(key, in: fields[i].children) { return found }
         }
         return nil
     }

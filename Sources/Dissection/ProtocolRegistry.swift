@@ -39,6 +39,9 @@ public struct ProtocolRegistry {
         portBits.withUnsafeBufferPointer { $0[Int(port >> 6)] >> UInt64(port & 63) & 1 == 1 }
     }
 
+    /// Whether `makeDissector(named:info:)` makes one for `name`.
+    public func hasDissector(named name: String) -> Bool { byName[name] != nil }
+
     public func makeDissector(named name: String, info: ConnectionInfo) -> (any StreamDissector)? {
         byName[name].map { $0(info) }
     }

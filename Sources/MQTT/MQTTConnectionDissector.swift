@@ -29,10 +29,11 @@ public struct MQTTConnectionDissector: StreamDissector {
     /// Topic names published to lately (the facts fast path's): one String per topic.
     private var topicNames = RecentStrings()
     /// Summary lines are written here, packet after packet (one buffer, not one per line). A
-    /// reference: a copy of the dissector makes its own before writing (in `decode`).
-    private var lineSink = ByteSink(capacity: 128)
+    /// reference: a copy of the dissector makes its own before writing (in `decode`), and so
+    /// does a new one (both start shared: a connection that decodes nothing allocates neither).
+    private var lineSink = ByteSink.unallocated
     /// The written fast paths' tree (`PDUDetail.text`, `.json`), packet after packet; copied out per packet.
-    private var treeSink = ByteSink(capacity: 1024)
+    private var treeSink = ByteSink.unallocated
 
     /// Problems waiting for the next PDU of a direction.
     private struct Pending {

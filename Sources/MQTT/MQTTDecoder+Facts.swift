@@ -2,11 +2,15 @@ import Dissection
 
 extension MQTTDecoder {
     /// The fast path of `PDUDetail.facts`: the facts of a PUBLISH, PUBACK, PUBREC, PUBREL,
-    /// PUBCOMP, PINGREQ or PINGRESP, read without building a field tree, or nil when the packet
-    /// needs the full decoder. It vouches only for packets in which the full decoder finds no
+    /// PUBCOMP, PINGREQ or PINGRESP, and of a connection's CONNACK (3.x), SUBSCRIBE, SUBACK,
+    /// UNSUBSCRIBE, UNSUBACK and DISCONNECT (their kind alone: a fleet of devices sends them once
+    /// per connection, thousands a second), read without building a field tree, or nil when the
+    /// packet needs the full decoder. It vouches only for packets in which the full decoder finds no
     /// problem and that change no session state, so it checks conservatively and leaves
-    /// anything unusual (properties, non-ASCII or empty topics, odd lengths, reason codes, a
-    /// frame with bytes not held) to the full decoder, which then reports it.
+    /// anything unusual (properties, non-ASCII or empty topics and filters, odd lengths, reason
+    /// codes, a frame with bytes not held) to the full decoder, which then reports it. A CONNECT
+    /// (its client id and version are facts, and it sets the session's version) and a 5.0
+    /// CONNACK (its properties set the Topic Alias Maximum) always take the full decoder.
     static func facts(of frame: MQTTFrame, version: MQTTVersion) -> DissectedPDU? {
         var topics = RecentStrings()
         return facts(of: frame, version: version, topics: &topics)
@@ -63,10 +67,103 @@ extension MQTTDecoder {
             guard bareAcknowledgementID(bytes, type: type, flags: flags, length: length, body: body) != nil else { return nil }
         case .pingreq, .pingresp:
             guard flags == 0, length == 0 else { return nil }
+        case .connack:
+            guard flags == 0, isPlainConnack(bytes, body: body, length: length, version: version) else { return nil }
+        case .subscribe, .unsubscribe:
+            guard flags == type.requiredFlags,
+                  isPlainSubscription(bytes, body: body, version: version, withOptions: type == .subscribe) else { return nil }
+        case .suback, .unsuback:
+            guard flags == 0, isPlainSubscriptionAck(bytes, body: body, length: length, type: type, version: version) else { return nil }
+        case .disconnect:
+            // MQTT 5.0 §3.14.2.1: no reason code means Normal disconnection; 3.x has nothing else.
+            guard flags == 0, length == 0 else { return nil }
         default:
             return nil
         }
         return CountedPDU(kind: type.name, wireLength: bytes.count)
+    }
+
+    /// Entries at most in a SUBSCRIBE's, UNSUBSCRIBE's or acknowledgement's list that the fast
+    /// path takes (a device's are one or a few); longer lists take the full decoder.
+    static let maxCountedListEntries = 32
+
+    /// A 3.x CONNACK the full decoder finds nothing wrong with (MQTT 3.1.1 §3.2): two bytes, the
+    /// reserved flags clear (3.1: the byte is reserved and unchecked), a return code of 0 to 5,
+    /// and no Session Present on a refusal (§3.2.2.2 [MQTT-3.2.2-4]).
+    static func isPlainConnack(_ bytes: UnsafeBufferPointer<UInt8>, body: Int, length: Int, version: MQTTVersion) -> Bool {
+        guard version != .v5, length == 2 else { return false }
+        let flags = bytes[body], code = bytes[body + 1]
+        guard code <= 5 else { return false }
+        if version == .v3_1 { return true }
+        return flags & 0xFE == 0 && (code == 0 || flags & 0x01 == 0)
+    }
+
+    /// A SUBSCRIBE or UNSUBSCRIBE the full decoder finds nothing wrong with: a non-zero packet
+    /// identifier, in 5.0 no properties, then one to `maxCountedListEntries` topic filters, each
+    /// printable ASCII with its wildcards in place (§4.7.1), a SUBSCRIBE's each followed by
+    /// options with a QoS below 3 and no reserved bit set (3.x: §3.8.3.1 bits 2-7; 5.0: bits
+    /// 6-7, Retain Handling not 3, No Local not on a shared subscription), ending the packet.
+    static func isPlainSubscription(_ bytes: UnsafeBufferPointer<UInt8>, body: Int, version: MQTTVersion, withOptions: Bool) -> Bool {
+        var at = body
+        // MQTT 5.0 §2.2.1: a non-zero packet identifier.
+        guard at + 2 <= bytes.count, bytes[at] | bytes[at + 1] != 0 else { return false }
+        at += 2
+        if version == .v5 {
+            guard at < bytes.count, bytes[at] == 0 else { return false }
+            at += 1
+        }
+        var entries = 0
+        while at < bytes.count {
+            entries += 1
+            guard entries <= maxCountedListEntries, at + 2 <= bytes.count else { return false }
+            let length = Int(bytes[at]) << 8 | Int(bytes[at + 1])
+            let start = at + 2, end = start + length
+            guard length > 0, end <= bytes.count else { return false }
+            let filter = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            // Printable ASCII is well-formed UTF-8 without U+0000 (MQTT 5.0 §1.5.4).
+            guard ByteWords.isPrintableASCII(filter, without: 0, 0), PacketParser.misplacedWildcard(inASCII: filter) == nil else {
+                return false
+            }
+            at = end
+            guard withOptions else { continue }
+            guard at < bytes.count else { return false }
+            let options = bytes[at]
+            at += 1
+            guard options & 0x03 != 3 else { return false }
+            if version == .v5 {
+                guard options & 0xC0 == 0, (options >> 4) & 0x03 != 3 else { return false }
+                if options & 0x04 != 0, filter.starts(with: "$share/".utf8) { return false }
+            } else {
+                guard options & 0xFC == 0 else { return false }
+            }
+        }
+        return entries > 0
+    }
+
+    /// A SUBACK or UNSUBACK the full decoder finds nothing wrong with: a non-zero packet
+    /// identifier; a 3.x UNSUBACK nothing more (§3.11); otherwise (in 5.0 after no properties)
+    /// one to `maxCountedListEntries` codes, each one the packet type may carry (3.x SUBACK
+    /// §3.9.3: 0, 1, 2 or 0x80; 5.0 §2.4).
+    static func isPlainSubscriptionAck(_ bytes: UnsafeBufferPointer<UInt8>, body: Int, length: Int, type: MQTTPacketType,
+                                       version: MQTTVersion) -> Bool {
+        var at = body
+        guard at + 2 <= bytes.count, bytes[at] | bytes[at + 1] != 0 else { return false }
+        at += 2
+        if type == .unsuback, version != .v5 { return length == 2 }
+        if version == .v5 {
+            guard at < bytes.count, bytes[at] == 0 else { return false }
+            at += 1
+        }
+        let count = bytes.count - at
+        guard count > 0, count <= maxCountedListEntries else { return false }
+        for code in bytes[at...] {
+            if version == .v5 {
+                guard MQTTReasonCode(rawValue: code).isAllowed(in: type) else { return false }
+            } else {
+                guard code <= 2 || code == 0x80 else { return false }
+            }
+        }
+        return true
     }
 
     /// The facts of a packet that has nothing but its kind, by packet type: one shared value each,

@@ -31,6 +31,12 @@ struct LaneBalancer {
     private var laneOneDissectedBefore: UInt64 = 0
     /// A move asked for and not yet seen in a batch: no other is asked for until then.
     private var waitingForMove = false
+    /// Of every `shareUnits` connections that open, how many start in lane 1 (`SecondLane.tag`).
+    /// Moving a connection balances lanes of a few long connections; a fleet's connections are
+    /// over in a second or two (a move of one changes nothing), so each window also shifts the
+    /// share of new ones towards the thread that waited longer.
+    private(set) var newConnectionShare = LaneBalancer.shareUnits / 2
+    static let shareUnits = 64
 
     init(policy: Policy = .byWaits) {
         self.policy = policy
@@ -64,12 +70,16 @@ struct LaneBalancer {
         }
         guard batches >= Self.windowBatches else { return nil }
         defer { restart(waited: waited, laneOneDissected: laneOneDissected) }
-        guard !waitingForMove else { return nil }
         let window = Double(monotonicNanoseconds() &- windowStart)
         let readerWaited = Double(waited.reader &- waitedBefore.reader)
         let dissectorWaited = Double(waited.dissector &- waitedBefore.dissector)
         // The reading thread waiting longer: lane 0 is the busier; else lane 1.
         let share = (readerWaited - dissectorWaited) / window
+        // New connections, in proportion to the difference (half of it in shares of 64 a window),
+        // a move asked for or not.
+        let shift = Int((share * Double(Self.shareUnits) / 2).rounded())
+        newConnectionShare = min(max(newConnectionShare + shift, 0), Self.shareUnits)
+        guard !waitingForMove else { return nil }
         guard abs(share) > Self.tolerance else { return nil }
         let from: UInt8 = share > 0 ? 0 : 1
         let laneBytes = recent.values.reduce(0) { $0 + ($1.lane == from ? $1.bytes : 0) }

@@ -114,9 +114,11 @@ extension Pipeline {
                     // batches and chunks handed over.
                     let batches = queues.waited(), chunks = lane.chunks.waited()
                     let waited = (reader: batches.producer &+ chunks.producer, dissector: batches.consumer &+ chunks.consumer)
+                    let share = balancer.newConnectionShare
                     if let move = balancer.batchDone(batch, waited: waited, laneOneDissected: lane.dissected) {
                         lane.request(move)
                     }
+                    if balancer.newConnectionShare != share { lane.setNewConnectionShare(balancer.newConnectionShare) }
                 }
                 let last = batch.isLast
                 queues.giveBack(batch)

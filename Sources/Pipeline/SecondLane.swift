@@ -26,6 +26,12 @@ final class SecondLane: @unchecked Sendable {
     /// Nanoseconds the reading thread has spent dissecting lane 1 so far: the share of its time
     /// that moving lane 1's connections can take off it (the rest is reading).
     private let dissectingNanoseconds = Atomic<UInt64>(0)
+    /// Of every `LaneBalancer.shareUnits` connections that open, how many start in lane 1: set
+    /// by the caller's thread (`LaneBalancer.newConnectionShare`), read as connections open.
+    private let newConnectionShare = Atomic<Int>(LaneBalancer.shareUnits / 2)
+    /// The reading thread's running count of lane 1's due (one connection each `shareUnits`);
+    /// from half, so that the first connection starts in lane 1.
+    @exclusivity(unchecked) private var shareCredit = LaneBalancer.shareUnits / 2
 
     /// Caller's thread: how long the lane has spent dissecting so far.
     var dissected: UInt64 { dissectingNanoseconds.load(ordering: .relaxed) }
@@ -65,8 +71,15 @@ final class SecondLane: @unchecked Sendable {
         batch.migrations += moves
     }
 
-    /// Reading thread: tags the batch's events from `start` on with their lanes. A connection
-    /// starts in the lane its number's parity says; the balancer moves it if need be. A closed
+    /// Caller's thread: how many of every `LaneBalancer.shareUnits` connections that open from
+    /// now on start in lane 1.
+    func setNewConnectionShare(_ share: Int) {
+        newConnectionShare.store(share, ordering: .relaxed)
+    }
+
+    /// Reading thread: tags the batch's events from `start` on with their lanes. Connections
+    /// start in lane 1 in the share the balancer last set (half at first: every other one, the
+    /// first in lane 1), in lane 0 otherwise; the balancer moves one if need be. A closed
     /// connection is forgotten.
     func tag(_ batch: Batch, from start: Int) {
         for i in start..<batch.events.count {
@@ -75,7 +88,13 @@ final class SecondLane: @unchecked Sendable {
             if let known = laneOf[stream] {
                 lane = known
             } else {
-                lane = UInt8(stream & 1)
+                shareCredit += newConnectionShare.load(ordering: .relaxed)
+                if shareCredit >= LaneBalancer.shareUnits {
+                    shareCredit -= LaneBalancer.shareUnits
+                    lane = 1
+                } else {
+                    lane = 0
+                }
                 laneOf[stream] = lane
             }
             if case .closed = batch.events[i] { laneOf[stream] = nil }

@@ -1,4 +1,5 @@
 import Dissection
+import Packets
 import Reassembly
 
 /// The second half of the pipeline: reassembly events → each connection's dissector → output
@@ -24,21 +25,31 @@ final class StreamStage {
 
     /// A class, so the dissector is mutated where it is stored: a struct copied out of
     /// `streams` and back would share the existential's box and copy the whole dissector per call.
+    ///
+    /// The dissector, the endpoints' objects and their text are made when first needed, not when
+    /// the connection opens: a connection that carries no byte (a half-open one, of which a
+    /// capture can hold tens of thousands at once) holds none of them until it ends.
     final class StreamState {
         // One thread, one access at a time: no runtime exclusivity checks.
-        @exclusivity(unchecked) var dissector: any StreamDissector
+        /// Made at the connection's first bytes, gap or end (`StreamStage.makeDissector(of:)`);
+        /// until then a stand-in that holds nothing (not an optional: unwrapping one per segment
+        /// copied the existential in and out).
+        @exclusivity(unchecked) var dissector: any StreamDissector = NotYetMade()
+        @exclusivity(unchecked) var hasDissector = false
+        let info: ConnectionInfo
         let protocolName: String
-        let client: String
-        let server: String
-        /// The endpoints of each direction's contexts, made once.
-        let toServer: StreamEndpoints
-        let toClient: StreamEndpoints
+        let client: Endpoint
+        let server: Endpoint
+        /// The endpoints of each direction's contexts (`endpoints(_:)`).
+        @exclusivity(unchecked) private var toServer: StreamEndpoints?
+        @exclusivity(unchecked) private var toClient: StreamEndpoints?
         let firstSeen: Timestamp
         @exclusivity(unchecked) var lastSeen: Timestamp
         @exclusivity(unchecked) var bytesToServer = 0
         @exclusivity(unchecked) var bytesToClient = 0
-        /// Whether its segments go through the batch (`countedPDUs`, and the dissector makes counted PDUs).
-        let counts: Bool
+        /// Whether its segments go through the batch (`countedPDUs`, and the dissector makes
+        /// counted PDUs): set when the dissector is made.
+        @exclusivity(unchecked) var counts = false
         /// Where the segment being delivered was recorded, when reassembly held it back
         /// (`ReassemblyEvent.recordedAt`): what it completes is attributed to it.
         @exclusivity(unchecked) var origin: CaptureOrigin?
@@ -49,17 +60,44 @@ final class StreamStage {
             return (origin.frame, Timestamp(seconds: origin.seconds, nanoseconds: origin.nanoseconds, fractionalDigits: now.fractionalDigits))
         }
 
-        init(dissector: any StreamDissector, protocolName: String, client: String, server: String, firstSeen: Timestamp,
-             lastSeen: Timestamp, counts: Bool) {
-            self.dissector = dissector
+        init(info: ConnectionInfo, protocolName: String, client: Endpoint, server: Endpoint, firstSeen: Timestamp) {
+            self.info = info
             self.protocolName = protocolName
             self.client = client
             self.server = server
-            toServer = StreamEndpoints(source: client, destination: server)
-            toClient = StreamEndpoints(source: server, destination: client)
             self.firstSeen = firstSeen
-            self.lastSeen = lastSeen
-            self.counts = counts
+            self.lastSeen = firstSeen
+        }
+
+        /// The endpoints of the direction's contexts, made once (both directions at once).
+        @inline(__always)
+        func endpoints(_ direction: Direction) -> StreamEndpoints {
+            if direction == .toServer, let made = toServer { return made }
+            if direction == .toClient, let made = toClient { return made }
+            return makeEndpoints(direction)
+        }
+
+        @inline(never)
+        private func makeEndpoints(_ direction: Direction) -> StreamEndpoints {
+            let client = client.description, server = server.description
+            let toServer = StreamEndpoints(source: client, destination: server)
+            let toClient = StreamEndpoints(source: server, destination: client)
+            self.toServer = toServer
+            self.toClient = toClient
+            return direction == .toServer ? toServer : toClient
+        }
+    }
+
+    /// A connection's dissector before it is made: never called.
+    private struct NotYetMade: StreamDissector {
+        mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout [DissectedPDU]) {
+            preconditionFailure("a connection's dissector is made before it is used")
+        }
+        mutating func gap(_ count: Int, in direction: Direction, into output: inout [DissectedPDU]) {
+            preconditionFailure("a connection's dissector is made before it is used")
+        }
+        mutating func finish(_ direction: Direction, into output: inout [DissectedPDU]) {
+            preconditionFailure("a connection's dissector is made before it is used")
         }
     }
 
@@ -97,14 +135,15 @@ final class StreamStage {
             switch event {
             case .opened(let stream, let client, let server, let midStream):
                 let name = registry.protocolName(forPort: server.port) ?? registry.protocolName(forPort: client.port) ?? ""
-                guard let dissector = registry.makeDissector(named: name, info: ConnectionInfo(startedMidStream: midStream, serverPort: server.port)) else { continue }
+                // Its dissector is made when first needed (`dissector(of:)`), by the same factory.
+                guard registry.hasDissector(named: name) else { continue }
                 connections += 1
-                streams[stream] = StreamState(dissector: dissector, protocolName: name, client: client.description,
-                                              server: server.description, firstSeen: time, lastSeen: time,
-                                              counts: countedPDUs && dissector.makesCountedPDUs)
+                streams[stream] = StreamState(info: ConnectionInfo(startedMidStream: midStream, serverPort: server.port),
+                                              protocolName: name, client: client, server: server, firstSeen: time)
             case .data(let stream, let side, let bytes):
                 guard let state = streams[stream] else { continue }
                 let (frame, time) = state.origin == nil ? (frame, time) : state.attributed(time)
+                makeDissector(of: state)
                 let direction: Direction = side == .clientToServer ? .toServer : .toClient
                 if direction == .toServer { state.bytesToServer += bytes.count } else { state.bytesToClient += bytes.count }
                 state.lastSeen = time
@@ -131,6 +170,7 @@ final class StreamStage {
                 let context = self.context(state, direction, frame: frame, time: time, stream: stream)
                 send(.streamNote(context, Problem(.warning, "gap", "\(count) bytes missing from the capture (\(reason.rawValue))")), emit)
                 DissectedPDU.recycle(&pdus)
+                makeDissector(of: state)
                 state.dissector.gap(count, in: direction, into: &pdus)
                 emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
             case .overlapConflict(let stream, let side, let count):
@@ -145,6 +185,7 @@ final class StreamStage {
                 let (frame, time) = state.origin == nil ? (frame, time) : state.attributed(time)
                 let direction: Direction = side == .clientToServer ? .toServer : .toClient
                 DissectedPDU.recycle(&pdus)
+                makeDissector(of: state)
                 state.dissector.finish(direction, into: &pdus)
                 emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
             case .recordedAt(let stream, let origin):
@@ -156,8 +197,9 @@ final class StreamStage {
                     let context = self.context(state, .toServer, frame: frame, time: time, stream: stream)
                     send(.streamNote(context, Problem(.note, "flushed", "connection flushed: \(reason.rawValue)")), emit)
                 }
+                let endpoints = state.endpoints(.toServer)
                 send(.connectionClosed(ConnectionSummary(
-                    stream: stream, client: state.client, server: state.server, protocolName: state.protocolName,
+                    stream: stream, client: endpoints.source, server: endpoints.destination, protocolName: state.protocolName,
                     firstSeen: state.firstSeen, lastSeen: state.lastSeen, bytesToServer: state.bytesToServer,
                     bytesToClient: state.bytesToClient, closeReason: reason.rawValue)), emit)
             }
@@ -174,7 +216,18 @@ final class StreamStage {
     }
 
     private func context(_ state: StreamState, _ direction: Direction, frame: Int, time: Timestamp, stream: Int) -> StreamContext {
-        StreamContext(frame: frame, time: time, stream: stream, endpoints: direction == .toServer ? state.toServer : state.toClient)
+        StreamContext(frame: frame, time: time, stream: stream, endpoints: state.endpoints(direction))
+    }
+
+    /// Makes the connection's dissector if it has none yet (the registry's factory for its
+    /// protocol, given what was known at its start: made later, it is made the same).
+    @inline(__always)
+    private func makeDissector(of state: StreamState) {
+        guard !state.hasDissector else { return }
+        let dissector = registry.makeDissector(named: state.protocolName, info: state.info)!
+        state.counts = countedPDUs && dissector.makesCountedPDUs
+        state.dissector = dissector
+        state.hasDissector = true
     }
 
     /// The `.data` case's dissecting, into the batch: the frequent PDUs go out as `.counted` events.

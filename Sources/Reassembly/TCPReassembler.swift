@@ -36,6 +36,8 @@ public struct TCPReassembler {
     private var recentConnections = [Connection?](repeating: nil, count: FlowKey.slots)
     /// Recently closed pairs: stray ACKs and retransmitted FINs after a close must not open a connection.
     private var closedAt: [FlowKey: Double] = [:]
+    /// `closedAt`'s pairs by close time, for the sweep to let go of the old ones.
+    private var closedOrder = ClosedPairExpiry()
     private var nextStream = 0
     private var totalBuffered = 0
     /// Memory charged for the delivered-bytes windows of all connections.
@@ -183,6 +185,7 @@ public struct TCPReassembler {
 
     private mutating func close(_ key: FlowKey, reason: CloseReason, into events: inout [ReassemblyEvent]) {
         guard let conn = connections[key] else { return }
+        let atEndOfCapture = reason == .endOfCapture
         var reason = reason
         // What waited for the other side's bytes is let go first, in capture order; its FINs
         // or RST say how the connection ended.
@@ -204,23 +207,32 @@ public struct TCPReassembler {
         // After the flush: delivering the held data adds to the window it releases here.
         totalRecent -= conn.toServer.recent.retainedCost + conn.toClient.recent.retainedCost
         events.append(.closed(stream: conn.stream, reason: reason))
+        // At the end of the capture no packet follows: the pair is not remembered (flushing
+        // every connection grew the dictionary by all of them, at the run's peak of memory).
+        guard !atEndOfCapture else { return }
         closedAt[key] = conn.lastSeen
+        closedOrder.add(key, closedAt: conn.lastSeen)
     }
 
     private mutating func sweepIdle(now: Double, into events: inout [ReassemblyEvent]) {
         var idle: [(key: FlowKey, stream: Int)] = []
-        for (key, conn) in connections where now - conn.lastSeen >= limits.idleTimeout { idle.append((key, conn.stream)) }
+        // Holes in connections that have gone quiet, in stream order (the output's order).
+        var waiting: [(key: FlowKey, stream: Int)] = []
+        // One pass finds both (it was one pass each): a connection idle is closed as idle,
+        // whatever its holes; the others' holes are given up after the idle ones are closed.
+        for (key, conn) in connections {
+            if now - conn.lastSeen >= limits.idleTimeout {
+                idle.append((key, conn.stream))
+            } else if conn.toServer.holeSince.map({ now - $0 >= limits.holeTimeout }) == true
+                || conn.toClient.holeSince.map({ now - $0 >= limits.holeTimeout }) == true
+                || conn.toServer.acknowledgedWaitSince.map({ now - $0 >= limits.reorderTimeout }) == true
+                || conn.toClient.acknowledgedWaitSince.map({ now - $0 >= limits.reorderTimeout }) == true {
+                waiting.append((key, conn.stream))
+            }
+        }
         for (key, _) in idle.sorted(by: { $0.stream < $1.stream }) {
             flushedConnections += 1
             close(key, reason: .idle, into: &events)
-        }
-        // Holes in connections that have gone quiet, in stream order (the output's order).
-        var waiting: [(key: FlowKey, stream: Int)] = []
-        for (key, conn) in connections where conn.toServer.holeSince.map({ now - $0 >= limits.holeTimeout }) == true
-            || conn.toClient.holeSince.map({ now - $0 >= limits.holeTimeout }) == true
-            || conn.toServer.acknowledgedWaitSince.map({ now - $0 >= limits.reorderTimeout }) == true
-            || conn.toClient.acknowledgedWaitSince.map({ now - $0 >= limits.reorderTimeout }) == true {
-            waiting.append((key, conn.stream))
         }
         for (key, _) in waiting.sorted(by: { $0.stream < $1.stream }) {
             guard let conn = connections[key] else { continue }
@@ -233,19 +245,62 @@ public struct TCPReassembler {
             // The data released may end with the FIN that finishes the connection.
             if conn.isFinished { close(key, reason: .fin, into: &events) }
         }
-        closedAt = closedAt.filter { now - $0.value < limits.idleTimeout }
+        // The pairs closed an idle timeout ago or more, from the oldest (the dictionary keeps the
+        // others, as a filter of all of it would).
+        closedOrder.removeDue({ now - $0 >= limits.idleTimeout }) { key, time in
+            if closedAt[key] == time { closedAt[key] = nil }
+        }
     }
 
     /// Flushes the least recently active tenth of the connections, so the cost is paid rarely.
     private mutating func evictOldest(into events: inout [ReassemblyEvent]) {
-        let victims = connections.map { (key: $0.key, lastSeen: $0.value.lastSeen) }
-            .sorted { $0.lastSeen < $1.lastSeen }
-            .prefix(max(1, limits.maxConnections / 10))
-        for (key, _) in victims {
+        // The tenth is selected, then sorted (not all sorted), as plain values: time, number and
+        // place in the dictionary of each connection. Equal times go in stream order (in the
+        // dictionary's order before, which its per-process hash seed sets).
+        struct Candidate { var lastSeen: Double; var stream: Int; var index: [FlowKey: Connection].Index }
+        func less(_ a: Candidate, _ b: Candidate) -> Bool {
+            a.lastSeen < b.lastSeen || (a.lastSeen == b.lastSeen && a.stream < b.stream)
+        }
+        var byTime: [Candidate] = []
+        byTime.reserveCapacity(connections.count)
+        for i in connections.indices {
+            let conn = connections.values[i]
+            byTime.append(Candidate(lastSeen: conn.lastSeen, stream: conn.stream, index: i))
+        }
+        let count = min(max(1, limits.maxConnections / 10), byTime.count)
+        byTime.withUnsafeMutableBufferPointer { a in
+            // Quickselect: the `count` least first, in any order (median-of-three pivots).
+            var low = 0, high = a.count - 1
+            while low < high {
+                let mid = low + (high - low) / 2
+                if less(a[mid], a[low]) { a.swapAt(mid, low) }
+                if less(a[high], a[low]) { a.swapAt(high, low) }
+                if less(a[high], a[mid]) { a.swapAt(high, mid) }
+                let pivot = a[mid]
+                var i = low, j = high
+                while i <= j {
+                    while less(a[i], pivot) { i += 1 }
+                    while less(pivot, a[j]) { j -= 1 }
+                    if i <= j {
+                        a.swapAt(i, j)
+                        i += 1
+                        j -= 1
+                    }
+                }
+                if count - 1 <= j { high = j } else if count - 1 >= i { low = i } else { break }
+            }
+            a[0..<count].sort(by: less)
+        }
+        // Their keys before any is closed: closing changes the dictionary and its indices.
+        let victims = byTime[0..<count].map { connections.keys[$0.index] }
+        for key in victims {
             flushedConnections += 1
             close(key, reason: .connectionLimit, into: &events)
         }
-        if closedAt.count > limits.maxConnections { closedAt.removeAll(keepingCapacity: true) }
+        if closedAt.count > limits.maxConnections {
+            closedAt.removeAll(keepingCapacity: true)
+            closedOrder.removeAll()
+        }
     }
 
     // MARK: - Segments

@@ -635,6 +635,13 @@ func size(_ n: Int) -> String {
 
 /// Word-wraps at ", " boundaries.
 func wrap(_ s: String, indent: Int, width: Int) -> String {
+    // Each connection's row has a line of kinds (ASCII), wrapped here: by Characters it cost
+    // about 75,000 instructions a row, where an ASCII string's Characters are its bytes.
+    wrapASCII(s, indent: indent, width: width) ?? wrapCharacters(s, indent: indent, width: width)
+}
+
+/// `wrap` by Characters, for any string.
+func wrapCharacters(_ s: String, indent: Int, width: Int) -> String {
     var out = "", line = String(repeating: " ", count: indent)
     let parts = s.split(separator: ",").map { $0.hasPrefix(" ") ? String($0.dropFirst()) : String($0) }
     for (i, p) in parts.enumerated() {
@@ -646,4 +653,37 @@ func wrap(_ s: String, indent: Int, width: Int) -> String {
         line += (line.count > indent ? " " : "") + piece
     }
     return out + line + "\n"
+}
+
+/// `wrap` over the bytes of an ASCII string (nil for any other), where each Character is a byte:
+/// the same parts (split at each comma, empty ones left out, one leading space dropped), the
+/// same breaks.
+func wrapASCII(_ s: String, indent: Int, width: Int) -> String? {
+    var s = s
+    return s.withUTF8 { bytes -> String? in
+        for b in bytes where b >= 0x80 { return nil }
+        let comma = UInt8(ascii: ","), space = UInt8(ascii: " ")
+        var parts: [Range<Int>] = []
+        var start = 0
+        for i in 0...bytes.count where i == bytes.count || bytes[i] == comma {
+            if i > start { parts.append(bytes[start] == space ? start + 1..<i : start..<i) }
+            start = i + 1
+        }
+        var out: [UInt8] = []
+        var line = [UInt8](repeating: space, count: indent)
+        for (i, part) in parts.enumerated() {
+            let pieceCount = part.count + (i < parts.count - 1 ? 1 : 0)
+            if line.count + pieceCount + 1 > width && line.count > indent {
+                out += line
+                out.append(UInt8(ascii: "\n"))
+                line = [UInt8](repeating: space, count: indent)
+            }
+            if line.count > indent { line.append(space) }
+            line += bytes[part]
+            if i < parts.count - 1 { line.append(comma) }
+        }
+        out += line
+        out.append(UInt8(ascii: "\n"))
+        return String(decoding: out, as: UTF8.self)
+    }
 }

@@ -154,7 +154,8 @@ import Testing
     func denseSegment() throws {
         let path = try ConcurrentRunTests.denseSegmentCapture()
         for format in [Format.text, .json] {
-            // Numbered from 1, the one connection starts in lane 1: its bytes come back in chunks.
+            // The first connection starts in lane 1 (numbered from 1, as when lanes went by the
+            // number's parity): its bytes come back in chunks.
             let alone = try Self.alone(path, format, firstStream: 1)
             let (lanes, _, second) = try Self.inLanes(path, format, firstStream: 1)
             #expect(second.events > 1_000, "lane 1 rendered the acknowledgements")

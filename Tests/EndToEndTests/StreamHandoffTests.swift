@@ -1,6 +1,7 @@
 import Dissection
 import Foundation
 import MQTT
+import Packets
 @testable import Pipeline
 import Testing
 
@@ -8,9 +9,9 @@ import Testing
 @Suite struct StreamHandoffTests {
     static func state(_ n: Int) -> StreamStage.StreamState {
         let time = Timestamp(seconds: Int64(n), nanoseconds: 0)
-        return StreamStage.StreamState(dissector: MQTTConnectionDissector(info: ConnectionInfo(startedMidStream: false, serverPort: 1883)),
-                                       protocolName: "mqtt", client: "client-\(n)", server: "server", firstSeen: time, lastSeen: time,
-                                       counts: false)
+        return StreamStage.StreamState(info: ConnectionInfo(startedMidStream: false, serverPort: 1883), protocolName: "mqtt",
+                                       client: Endpoint(address: .v4(UInt32(n)), port: 40_000),
+                                       server: Endpoint(address: .v4(1), port: 1883), firstSeen: time)
     }
 
     @Test("20,000 rounds of a state given each way while the other thread waits: each taker gets the state given for its stream",
