@@ -29,27 +29,17 @@ import os
 import struct
 import sys
 
+import pcap_records
+
 SERVER_IP = bytes([10, 0, 0, 1])
 FIRST_CLIENT = (10 << 24) | (1 << 16)
 
 
 def read_pcap(path):
-    data = open(path, "rb").read()
-    magic = data[:4]
-    if magic not in (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4"):
+    header, endian, nanos, ip_at, records = pcap_records.read(path)
+    if nanos:
         sys.exit(f"{path}: only classic pcap with microsecond timestamps")
-    endian = "<" if magic == b"\xd4\xc3\xb2\xa1" else ">"
-    link = struct.unpack(endian + "I", data[20:24])[0]
-    ip_at = {1: 14, 113: 16, 228: 0, 101: 0}.get(link)
-    if ip_at is None:
-        sys.exit(f"{path}: link type {link} not supported")
-    records = []
-    off = 24
-    while off + 16 <= len(data):
-        sec, usec, incl, _ = struct.unpack(endian + "IIII", data[off:off + 16])
-        records.append((sec * 1_000_000 + usec, data[off + 16:off + 16 + incl]))
-        off += 16 + incl
-    return data[:24], endian, ip_at, records
+    return header, endian, ip_at, [(sec * 1_000_000 + usec, pkt) for sec, usec, _, pkt in records]
 
 
 def checksum_fold(s):

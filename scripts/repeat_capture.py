@@ -9,6 +9,8 @@ connections to any reader. Classic pcap with Ethernet (1), Linux SLL (113) or ra
 import struct
 import sys
 
+import pcap_records
+
 
 def checksum(header):
     s = sum(struct.unpack("!%dH" % (len(header) // 2), header))
@@ -18,24 +20,11 @@ def checksum(header):
 
 
 def main(src, dst, n):
-    data = open(src, "rb").read()
-    magic = data[:4]
-    endian = "<" if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
-    nanos = magic in (b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d")
-    link = struct.unpack(endian + "I", data[20:24])[0]
-    ip_at = {1: 14, 113: 16, 228: 0, 101: 0}.get(link)
-    if ip_at is None:
-        sys.exit(f"{src}: link type {link} not supported")
-    records = []
-    off = 24
-    while off + 16 <= len(data):
-        sec, frac, incl, orig = struct.unpack(endian + "IIII", data[off:off + 16])
-        records.append((sec, frac, orig, data[off + 16:off + 16 + incl]))
-        off += 16 + incl
+    header, endian, nanos, ip_at, records = pcap_records.read(src)
     first, last = records[0][0], records[-1][0]
     span = last - first + 2
     with open(dst, "wb") as out:
-        out.write(data[:24])
+        out.write(header)
         for k in range(n):
             for sec, frac, orig, pkt in records:
                 pkt = bytearray(pkt)
