@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// The targets follow the data flow (see README "Architecture"):
+// The targets follow the data flow (see docs/architecture.md):
 // Capture -> Packets -> Reassembly -> (MQTT | AMQP, over the Dissection model) -> Pipeline -> Render -> proto-dissect
 let package = Package(
     name: "proto-dissect",
@@ -22,7 +22,7 @@ let package = Package(
     targets: [
         // macOS: the SDK's libpcap (the module map links "pcap"; no pkg-config needed).
         .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"]), .brew(["libpcap"])]),
-        // The executable's allocator on Linux (README "Performance"); the libraries keep the
+        // The executable's allocator on Linux (docs/performance.md); the libraries keep the
         // system's, and so does the executable elsewhere (macOS: its malloc, no mimalloc needed).
         .systemLibrary(name: "CMimalloc", providers: [.apt(["libmimalloc-dev"]), .brew(["mimalloc"])]),
         .target(name: "Capture", dependencies: ["CPcap"]),
@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "Render", dependencies: ["Dissection"]),
         .target(name: "Pipeline", dependencies: ["Capture", "Packets", "Reassembly", "Dissection"]),
         // Linux: the Swift runtime and libraries linked statically, with the archives the static
-        // FoundationEssentials needs (faster start-up, less memory: README "Performance"). Apple
+        // FoundationEssentials needs (faster start-up, less memory: docs/performance.md). Apple
         // platforms reject -static-stdlib (their Swift runtime is the system's) and have no such archives.
         .executableTarget(name: "proto-dissect", dependencies: [
             "Pipeline", "Render", "MQTT", "AMQP", "Capture", "Dissection",

@@ -1,6 +1,6 @@
 import AMQP
 // Linked for its allocator alone, on Linux (Package.swift): libmimalloc replaces malloc and free
-// for the whole process (README "Performance": fewer instructions per allocation than glibc's on
+// for the whole process (docs/performance.md: fewer instructions per allocation than glibc's on
 // this workload). Elsewhere the system's allocator stays.
 #if os(Linux)
 import CMimalloc
