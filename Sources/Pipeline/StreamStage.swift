@@ -54,9 +54,11 @@ final class StreamStage {
         /// (`ReassemblyEvent.recordedAt`): what it completes is attributed to it.
         @exclusivity(unchecked) var origin: CaptureOrigin?
 
-        /// The frame and time of `origin` (set), printed with the capture's precision as `now` is.
-        func attributed(_ now: Timestamp) -> (Int, Timestamp) {
-            guard let origin else { return (0, now) }
+        /// Where an event of this connection is attributed: the packet at hand (`frame`, `now`),
+        /// or `origin` while a held-back segment is delivered (printed with `now`'s precision).
+        @inline(__always)
+        func attributed(_ frame: Int, _ now: Timestamp) -> (Int, Timestamp) {
+            guard let origin else { return (frame, now) }
             return (origin.frame, Timestamp(seconds: origin.seconds, nanoseconds: origin.nanoseconds, fractionalDigits: now.fractionalDigits))
         }
 
@@ -129,9 +131,8 @@ final class StreamStage {
 
     /// Dissects what one packet (or the end of input) produced: `events`, attributed to `frame`
     /// at `time`.
-    func handle(_ events: ArraySlice<ReassemblyEvent>, frame packetFrame: Int, time packetTime: Timestamp, emit: (OutputEvent) -> Bool) {
+    func handle(_ events: ArraySlice<ReassemblyEvent>, frame: Int, time: Timestamp, emit: (OutputEvent) -> Bool) {
         for event in events {
-            let frame = packetFrame, time = packetTime
             switch event {
             case .opened(let stream, let client, let server, let midStream):
                 let name = registry.protocolName(forPort: server.port) ?? registry.protocolName(forPort: client.port) ?? ""
@@ -142,7 +143,7 @@ final class StreamStage {
                                               protocolName: name, client: client, server: server, firstSeen: time)
             case .data(let stream, let side, let bytes):
                 guard let state = streams[stream] else { continue }
-                let (frame, time) = state.origin == nil ? (frame, time) : state.attributed(time)
+                let (frame, time) = state.attributed(frame, time)
                 makeDissector(of: state)
                 let direction: Direction = side == .clientToServer ? .toServer : .toClient
                 if direction == .toServer { state.bytesToServer += bytes.count } else { state.bytesToClient += bytes.count }
@@ -164,7 +165,7 @@ final class StreamStage {
                 }
             case .gap(let stream, let side, let count, let reason):
                 guard let state = streams[stream] else { continue }
-                let (frame, time) = state.origin == nil ? (frame, time) : state.attributed(time)
+                let (frame, time) = state.attributed(frame, time)
                 let direction: Direction = side == .clientToServer ? .toServer : .toClient
                 gapBytes += count
                 let context = self.context(state, direction, frame: frame, time: time, stream: stream)
@@ -175,14 +176,14 @@ final class StreamStage {
                 emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
             case .overlapConflict(let stream, let side, let count):
                 guard let state = streams[stream] else { continue }
-                let (frame, time) = state.origin == nil ? (frame, time) : state.attributed(time)
+                let (frame, time) = state.attributed(frame, time)
                 let direction: Direction = side == .clientToServer ? .toServer : .toClient
                 let context = self.context(state, direction, frame: frame, time: time, stream: stream)
                 send(.streamNote(context, Problem(.warning, "overlap-conflict",
                     "a retransmission carries \(count) bytes that differ from those first seen; the first copy was kept")), emit)
             case .ended(let stream, let side):
                 guard let state = streams[stream] else { continue }
-                let (frame, time) = state.origin == nil ? (frame, time) : state.attributed(time)
+                let (frame, time) = state.attributed(frame, time)
                 let direction: Direction = side == .clientToServer ? .toServer : .toClient
                 DissectedPDU.recycle(&pdus)
                 makeDissector(of: state)
@@ -192,7 +193,7 @@ final class StreamStage {
                 streams[stream]?.origin = origin
             case .closed(let stream, let reason):
                 guard let state = streams.removeValue(forKey: stream) else { continue }
-                let (frame, time) = state.origin == nil ? (frame, time) : state.attributed(time)
+                let (frame, time) = state.attributed(frame, time)
                 if reason == .connectionLimit || reason == .idle {
                     let context = self.context(state, .toServer, frame: frame, time: time, stream: stream)
                     send(.streamNote(context, Problem(.note, "flushed", "connection flushed: \(reason.rawValue)")), emit)
