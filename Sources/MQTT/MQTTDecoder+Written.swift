@@ -190,12 +190,12 @@ extension MQTTDecoder {
     /// The fixed-header field of each first byte as text lines and as JSON members: written from
     /// the full decoder's own fields, so the paths cannot word them differently. The text lines are
     /// immortal bytes: read for every packet, a String table cost a retain and a release a read.
-    private static let fixedHeaderText = ImmortalTable((0...255).map { text([fixedHeaderField(UInt8($0))]) })
-    private static let fixedHeaderJSON = ImmortalTable((0...255).map { json([fixedHeaderField(UInt8($0))], first: true) })
+    private static let fixedHeaderText = ImmortalTable((0...255).map { text([MQTTPacket.fixedHeaderField(UInt8($0))]) })
+    private static let fixedHeaderJSON = ImmortalTable((0...255).map { json([MQTTPacket.fixedHeaderField(UInt8($0))], first: true) })
 
     /// A bare 5.0 acknowledgement's implied Success, by packet type, from the full decoder's field.
-    private static let impliedSuccessText = ImmortalTable(PacketParser.impliedSuccess.map { text([$0]) })
-    private static let impliedSuccessJSON = ImmortalTable(PacketParser.impliedSuccess.map { json([$0], first: false) })
+    private static let impliedSuccessText = ImmortalTable(MQTTPacket.impliedSuccess.map { text([$0]) })
+    private static let impliedSuccessJSON = ImmortalTable(MQTTPacket.impliedSuccess.map { json([$0], first: false) })
 
     private static func text(_ fields: [Field]) -> String {
         var sink = ByteSink(capacity: 256)

@@ -83,18 +83,35 @@ public enum MQTTDecoder {
     static func decodePacket(_ bytes: ArraySlice<UInt8>, wireLength: Int?, version: MQTTVersion,
                              state: inout MQTTDirectionState, options: MQTTOptions,
                              lineSink: ByteSink? = nil) -> (pdu: DissectedPDU, facts: Facts) {
+        let (packet, facts) = decodeTyped(bytes, wireLength: wireLength, version: version, state: &state)
+        return (packet.dissected(options: options, lineSink: lineSink), facts)
+    }
+
+    /// Decodes one packet into its typed value.
+    ///
+    /// - Parameters:
+    ///   - bytes: the packet from its first byte: all of it, or a prefix of it.
+    ///   - wireLength: the packet's full length when `bytes` is a prefix; nil to take the length
+    ///     from the fixed header (bytes beyond it are then reported).
+    ///   - version: the connection's version (a CONNECT is decoded with the version it announces).
+    ///   - state: this direction's topic aliases; PUBLISH packets read and update it.
+    public static func decodePacket(_ bytes: ArraySlice<UInt8>, wireLength: Int? = nil, version: MQTTVersion,
+                                    state: inout MQTTDirectionState) -> MQTTPacket {
+        decodeTyped(bytes, wireLength: wireLength, version: version, state: &state).packet
+    }
+
+    static func decodeTyped(_ bytes: ArraySlice<UInt8>, wireLength: Int?, version: MQTTVersion,
+                            state: inout MQTTDirectionState) -> (packet: MQTTPacket, facts: Facts) {
         var facts = Facts()
         guard let first = bytes.first else {
-            let pdu = DissectedPDU(protocolName: "mqtt", summary: "(no bytes)", fields: [],
-                                   problems: [Problem(.error, "empty", "No bytes to decode")], wireLength: 0)
-            return (pdu, facts)
+            let packet = MQTTPacket(bytes: bytes, firstByte: 0, remainingLength: nil, header: .empty, version: version,
+                                    wireLength: 0, content: .none, problems: [Problem(.error, "empty", "No bytes to decode")])
+            return (packet, facts)
         }
         let type = MQTTPacketType(rawValue: first >> 4)
         let flags = first & 0x0F
         facts.type = type
-        let typeField = fixedHeaderField(first)
 
-        let lengthStart = 1
         let declared: Int
         let bodyStart: Int
         var headerProblems: [Problem] = []
@@ -103,22 +120,19 @@ public enum MQTTDecoder {
         switch VariableByteInteger.decode(bytes, at: 1) {
         case .needMore:
             let held = bytes.count
-            let pdu = DissectedPDU(protocolName: "mqtt", summary: "\(type.name) [truncated header]",
-                                   fields: [typeField, Field("remaining_length", "Remaining Length", range: lengthStart..<held)],
-                                   problems: [Problem(.warning, "incomplete-header",
-                                                      "The fixed header ends inside the remaining length", range: 0..<held)],
-                                   wireLength: max(held, wireLength ?? 0))
-            facts.hasErrors = false
-            return (pdu, facts)
+            let packet = MQTTPacket(bytes: bytes, firstByte: first, remainingLength: nil, header: .truncated, version: version,
+                                    wireLength: max(held, wireLength ?? 0), content: .none,
+                                    problems: [Problem(.warning, "incomplete-header",
+                                                       "The fixed header ends inside the remaining length", range: 0..<held)])
+            return (packet, facts)
         case .tooLong:
-            let pdu = DissectedPDU(protocolName: "mqtt", summary: "\(type.name) [malformed remaining length]",
-                                   fields: [typeField, Field("remaining_length", "Remaining Length", range: 1..<5)],
-                                   problems: [Problem(.error, "remaining-length-too-long",
-                                                      "The remaining length has a fifth byte (continuation bit set in the fourth): a Malformed Packet",
-                                                      reference: spec.variableByteInteger, range: 1..<5)],
-                                   wireLength: min(5, bytes.count))
+            let packet = MQTTPacket(bytes: bytes, firstByte: first, remainingLength: nil, header: .remainingLengthTooLong,
+                                    version: version, wireLength: min(5, bytes.count), content: .none,
+                                    problems: [Problem(.error, "remaining-length-too-long",
+                                                       "The remaining length has a fifth byte (continuation bit set in the fourth): a Malformed Packet",
+                                                       reference: spec.variableByteInteger, range: 1..<5)])
             facts.hasErrors = true
-            return (pdu, facts)
+            return (packet, facts)
         case .value(let length, let n, let minimal):
             declared = 1 + n + length
             bodyStart = 1 + n
@@ -146,31 +160,31 @@ public enum MQTTDecoder {
         }
 
         var p = PacketParser(bytes: bytes, wireLength: wire, bodyStart: bodyStart, version: packetVersion,
-                             type: type, flags: flags, options: options, lineSink: lineSink)
-        p.fields.append(typeField)
-        p.fields.append(Field("remaining_length", "Remaining Length", .int(wire - bodyStart), range: lengthStart..<bodyStart))
+                             type: type, flags: flags)
         p.problems = headerProblems
         p.checkFixedHeaderFlags()
 
-        let summary: String
+        let content: MQTTPacket.Content
         switch type {
-        case .connect: summary = p.parseConnect(facts: &facts)
-        case .connack: summary = p.parseConnack(facts: &facts)
-        case .publish: summary = p.parsePublish(state: &state)
-        case .puback, .pubrec, .pubrel, .pubcomp: summary = p.parsePublishResponse()
-        case .subscribe: summary = p.parseSubscribe()
-        case .suback: summary = p.parseSuback()
-        case .unsubscribe: summary = p.parseUnsubscribe()
-        case .unsuback: summary = p.parseUnsuback()
-        case .pingreq, .pingresp: summary = type.name
-        case .disconnect: summary = p.parseDisconnect()
-        case .auth where packetVersion == .v5: summary = p.parseAuth()
-        default: summary = p.parseReserved()
+        case .connect: content = .connect(p.parseConnect(facts: &facts))
+        case .connack: content = .connack(p.parseConnack(facts: &facts))
+        case .publish: content = .publish(p.parsePublish(state: &state))
+        case .puback, .pubrec, .pubrel, .pubcomp: content = .publishResponse(p.parsePublishResponse())
+        case .subscribe: content = .subscribe(p.parseSubscribe())
+        case .suback: content = .suback(p.parseSuback())
+        case .unsubscribe: content = .unsubscribe(p.parseUnsubscribe())
+        case .unsuback: content = .unsuback(p.parseUnsuback())
+        case .pingreq, .pingresp: content = .ping
+        case .disconnect: content = .disconnect(p.parseDisconnect())
+        case .auth where packetVersion == .v5: content = .auth(p.parseAuth())
+        default: content = .reserved(body: p.parseReserved())
         }
-        p.checkLeftover()
+        let unparsed = p.checkLeftover()
         facts.hasErrors = p.problems.contains { $0.severity == .error }
-        let pdu = DissectedPDU(protocolName: "mqtt", summary: summary, fields: p.fields, problems: p.reportedProblems, wireLength: wire)
-        return (pdu, facts)
+        let packet = MQTTPacket(bytes: bytes, firstByte: first, remainingLength: Ranged(wire - bodyStart, 1..<bodyStart),
+                                header: .complete, version: packetVersion, wireLength: wire, content: content,
+                                unparsed: unparsed, problems: p.reportedProblems)
+        return (packet, facts)
     }
 
     /// The protocol level of a CONNECT, read ahead of decoding.
@@ -181,38 +195,6 @@ public enum MQTTDecoder {
         let at = bodyStart + 2 + nameLength
         guard at < bytes.count else { return nil }
         return Int(bytes[s + at])
-    }
-
-    /// The fixed-header field of every first byte: the type, then DUP/QoS/RETAIN for PUBLISH or
-    /// the reserved flags, bit by bit. The same for every packet that starts with that byte, so
-    /// made once, bit lines included (whatever `Field.buildsTextLines` says).
-    private static let fixedHeaderFields: [Field] = (0...255).map { makeFixedHeaderField(UInt8($0)) }
-
-    static func fixedHeaderField(_ first: UInt8) -> Field { fixedHeaderFields[Int(first)] }
-
-    private static func makeFixedHeaderField(_ first: UInt8) -> Field {
-        let type = MQTTPacketType(rawValue: first >> 4)
-        let flags = first & 0x0F
-        var children: [Field] = []
-        if type == .publish {
-            let dup = flags & 0x08 != 0
-            let qos = Int((flags >> 1) & 0b11)
-            let retain = flags & 0x01 != 0
-            children = [
-                Field("dup", "DUP Flag", .bool(dup), range: 0..<1),
-                Field("qos", "QoS Level", .int(qos), range: 0..<1),
-                Field("retain", "Retain", .bool(retain), range: 0..<1),
-            ]
-            children[0].line = BitLine.line(first, mask: 0x08, "DUP Flag: \(BitLine.set(dup))")
-            children[1].line = BitLine.line(first, mask: 0x06, "QoS Level: \(BitLine.qosName(qos)) (\(qos))")
-            children[2].line = BitLine.line(first, mask: 0x01, "Retain: \(BitLine.set(retain))")
-        } else {
-            children = [Field("reserved_flags", "Reserved", .int(Int(flags)), range: 0..<1, textOnly: true)]
-            children[0].line = BitLine.line(first, mask: 0x0F, "Reserved: 0x\(hexByte(flags))")
-        }
-        var field = Field("type", "Message Type", .string(type.name), range: 0..<1, children: children)
-        field.line = BitLine.line(first, mask: 0xF0, "Message Type: \(type.longName) (\(type.rawValue))")
-        return field
     }
 }
 
@@ -239,20 +221,18 @@ extension PacketParser {
     }
 
     /// Bytes the packet's content did not account for.
-    mutating func checkLeftover() {
-        guard !stopped, offset < wireLength else { return }
+    mutating func checkLeftover() -> Range<Int>? {
+        guard !stopped, offset < wireLength else { return nil }
         let left = wireLength - offset
-        let held = slice(offset..<max(offset, heldEnd))
-        fields.append(Field("unparsed", "Unparsed bytes", .bytes(preview: Array(held.prefix(64)), length: left),
-                            range: offset..<wireLength))
+        defer { offset = wireLength }
         error("bytes-left-over",
               "\(left) bytes are left over after the \(type.name) content: the remaining length (\(wireLength - bodyStart)) is longer than the content",
               spec.remainingLength, range: offset..<wireLength)
-        offset = wireLength
+        return offset..<wireLength
     }
 
     /// Type 0, or 15 before MQTT 5.0.
-    mutating func parseReserved() -> String {
+    mutating func parseReserved() -> Range<Int>? {
         if type == .auth {
             error("reserved-type", "Packet type 15 (AUTH) is reserved before MQTT 5.0; this connection is MQTT \(version.name)",
                   "MQTT 3.1.1 §2.2.1", range: 0..<1)
@@ -260,10 +240,6 @@ extension PacketParser {
             error("reserved-type", "Packet type 0 is reserved", spec.ref("2.2.1", "2.1.2"), range: 0..<1)
         }
         let rest = readRest()
-        if rest.length > 0 {
-            fields.append(Field("body", "Body", .bytes(preview: Array(rest.held.prefix(max(0, options.payloadPreviewBytes))), length: rest.length),
-                                range: rest.start..<(rest.start + rest.held.count)))
-        }
-        return "\(type.name) (type \(type.rawValue), reserved)"
+        return rest.length > 0 ? rest.start..<(rest.start + rest.length) : nil
     }
 }

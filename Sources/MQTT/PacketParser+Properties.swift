@@ -5,7 +5,6 @@ struct PropertyValues {
     var topicAlias: (value: Int, range: Range<Int>)?
     var topicAliasMaximum: Int?
     var payloadFormatIndicator: Int?
-    var reasonString: String?
 }
 
 extension MQTTPropertyID.Context {
@@ -36,20 +35,22 @@ extension MQTTPropertyID.Context {
 
 extension PacketParser {
     /// Reads a property length and the properties it covers (MQTT 5.0 §2.2.2), checking each
-    /// against the packets that may carry it and against repetition; appends one field.
-    mutating func properties(_ context: MQTTPropertyID.Context, key: String = "properties",
-                             label: String = "Properties") -> PropertyValues? {
+    /// against the packets that may carry it and against repetition. `list` is set when the
+    /// length reads; the result is nil when the packet's parser must stop.
+    mutating func properties(_ context: MQTTPropertyID.Context, label: String = "Properties",
+                             into list: inout MQTTProperties?) -> PropertyValues? {
         let start = offset
         // Only messages name the list: lowercased when one is made.
         var what: String { label.lowercased() }
         guard let length = readVariableByteInteger("\(what) length") else { return nil }
-        var children = [Field("length", "Total Length", .int(length), range: start..<offset, textOnly: true)]
+        let lengthField = Ranged(length, start..<offset)
         if length == 0 {
-            // No properties (most packets): the same field as below, without its bookkeeping.
-            fields.append(Field(key, label, range: start..<offset, children: children))
+            // No properties (most packets): the same list as below, without its bookkeeping.
+            list = MQTTProperties(length: lengthField, entries: [], range: start..<offset)
             return PropertyValues()
         }
         var values = PropertyValues()
+        var entries: [MQTTProperty] = []
         let outerRegion = region
         let outerEnd = regionEnd
         let declaredEnd = offset &+ length
@@ -61,115 +62,81 @@ extension PacketParser {
         region = .properties(label)
         regionEnd = min(declaredEnd, outerEnd)
         var seen = Set<Int>()
-        var userPropertiesIndex: Int?
-        var userProperties: [Field] = []
-        var subscriptionIdentifiersIndex: Int?
-        var subscriptionIdentifiers: [Field] = []
 
         while offset < regionEnd, !stopped {
-            let propertyStart = offset
-            guard let rawID = readVariableByteInteger("property identifier") else { break }
-            let id = MQTTPropertyID(rawValue: rawID)
-            guard let definition = id.definition else {
-                // The value's length depends on the identifier: nothing after it can be read.
-                error("unknown-property", "Unknown property identifier \(id.name); the rest of the \(what) is skipped",
-                      "MQTT 5.0 §2.2.2.2", range: propertyStart..<offset)
-                offset = regionEnd
-                break
-            }
-            if !id.isAllowed(in: context) {
-                error("property-not-allowed", "The \(definition.name) property is not allowed in \(context.name)",
-                      "MQTT 5.0 §2.2.2.2", range: propertyStart..<offset)
-            }
-            let repeatable = id == .userProperty || (id == .subscriptionIdentifier && context == .packet(.publish))
-            var repeatedIllegally = false
-            if seen.contains(rawID), !repeatable {
-                repeatedIllegally = true
-                error("property-repeated", "The \(definition.name) property appears more than once",
-                      context.propertiesSection, range: propertyStart..<offset)
-            }
-            seen.insert(rawID)
-
-            var value: FieldValue = .none
-            var intValue: Int?
-            var pairFields: [Field] = []
-            switch definition.type {
-            case .byte:
-                guard let v = readUInt8(definition.name) else { break }
-                intValue = Int(v)
-            case .twoByteInteger:
-                guard let v = readUInt16(definition.name) else { break }
-                intValue = Int(v)
-            case .fourByteInteger:
-                guard let v = readUInt32(definition.name) else { break }
-                intValue = Int(v)
-            case .variableByteInteger:
-                guard let v = readVariableByteInteger(definition.name) else { break }
-                intValue = v
-            case .utf8String:
-                guard let s = readString(definition.name) else { break }
-                value = .string(s.value)
-                if id == .reasonString { values.reasonString = s.value }
-            case .binaryData:
-                guard let b = readBinary(definition.name) else { break }
-                value = .bytes(preview: Array(b.value.prefix(max(0, options.payloadPreviewBytes))), length: b.value.count)
-            case .utf8StringPair:
-                guard let name = readString("user property name") else { break }
-                guard let v = readString("user property value") else { break }
-                pairFields = [Field("name", "Name", .string(name.value), range: name.range),
-                              Field("value", "Value", .string(v.value), range: v.range)]
-            }
-            let range = propertyStart..<offset
-            if let intValue { value = .int(intValue) }
-            if value == .none, pairFields.isEmpty { break }  // the read failed and was reported
-
-            if let v = intValue { checkValue(id, definition, v, context: context, range: range) }
-            switch id {
-            case .topicAlias where !repeatedIllegally: values.topicAlias = intValue.map { ($0, range) }
-            case .topicAliasMaximum where !repeatedIllegally: values.topicAliasMaximum = intValue
-            case .payloadFormatIndicator where !repeatedIllegally: values.payloadFormatIndicator = intValue
-            default: break
-            }
-
-            if id == .userProperty {
-                if userPropertiesIndex == nil {
-                    userPropertiesIndex = children.count
-                    children.append(Field(definition.key, "User Properties"))
+            guard let property = readProperty(context, what: what, seen: &seen) else { break }
+            if !property.isIllegalRepeat {
+                switch property.id {
+                case .topicAlias:
+                    if let alias = property.intValue { values.topicAlias = (alias, property.range) }
+                case .topicAliasMaximum: values.topicAliasMaximum = property.intValue
+                case .payloadFormatIndicator: values.payloadFormatIndicator = property.intValue
+                default: break
                 }
-                let name = pairFields.first?.value.stringValue ?? ""
-                let v = pairFields.last?.value.stringValue ?? ""
-                userProperties.append(Field("user_property", "User Property", line: "User Property: \(name) = \(v)",
-                                            range: range, children: pairFields))
-            } else if id == .subscriptionIdentifier, context == .packet(.publish) {
-                if subscriptionIdentifiersIndex == nil {
-                    subscriptionIdentifiersIndex = children.count
-                    children.append(Field("subscription_identifiers", "Subscription Identifiers"))
-                }
-                subscriptionIdentifiers.append(Field("subscription_identifier", definition.name, value, range: range))
-            } else {
-                // A repeated property stays in the text tree; JSON keeps the first (keys are unique).
-                children.append(Field(definition.key, definition.name, value, range: range, textOnly: repeatedIllegally))
             }
+            entries.append(property)
         }
 
-        if let i = userPropertiesIndex {
-            children[i].children = userProperties
-            children[i].isList = true
-            children[i].range = userProperties.first?.range
-        }
-        if let i = subscriptionIdentifiersIndex {
-            children[i].children = subscriptionIdentifiers
-            children[i].isList = true
-            children[i].range = subscriptionIdentifiers.first?.range
-        }
         let propertiesEnd = regionEnd
         region = outerRegion
         regionEnd = outerEnd
         if !ranOutOfHeldBytes, !ranPastContent, offset < propertiesEnd {
             offset = propertiesEnd  // a property ran past the property length; go on after it
         }
-        fields.append(Field(key, label, range: start..<max(start, min(offset, heldEnd)), children: children))
+        list = MQTTProperties(length: lengthField, entries: entries, range: start..<max(start, min(offset, heldEnd)))
         return stopped ? nil : values
+    }
+
+    /// One property, checked; nil when the list cannot be read further (reported).
+    private mutating func readProperty(_ context: MQTTPropertyID.Context, what: String, seen: inout Set<Int>) -> MQTTProperty? {
+        let propertyStart = offset
+        guard let rawID = readVariableByteInteger("property identifier") else { return nil }
+        let id = MQTTPropertyID(rawValue: rawID)
+        guard let definition = id.definition else {
+            // The value's length depends on the identifier: nothing after it can be read.
+            error("unknown-property", "Unknown property identifier \(id.name); the rest of the \(what) is skipped",
+                  "MQTT 5.0 §2.2.2.2", range: propertyStart..<offset)
+            offset = regionEnd
+            return nil
+        }
+        if !id.isAllowed(in: context) {
+            error("property-not-allowed", "The \(definition.name) property is not allowed in \(context.name)",
+                  "MQTT 5.0 §2.2.2.2", range: propertyStart..<offset)
+        }
+        let repeatable = id == .userProperty || (id == .subscriptionIdentifier && context == .packet(.publish))
+        var repeatedIllegally = false
+        if seen.contains(rawID), !repeatable {
+            repeatedIllegally = true
+            error("property-repeated", "The \(definition.name) property appears more than once",
+                  context.propertiesSection, range: propertyStart..<offset)
+        }
+        seen.insert(rawID)
+        guard let value = readPropertyValue(definition) else { return nil }
+        let range = propertyStart..<offset
+        if case .integer(let v) = value { checkValue(id, definition, v, context: context, range: range) }
+        return MQTTProperty(id: id, value: value, range: range, isIllegalRepeat: repeatedIllegally)
+    }
+
+    /// One property's value, as its definition types it; nil when the read failed (reported).
+    private mutating func readPropertyValue(_ definition: MQTTPropertyID.Definition) -> MQTTProperty.Value? {
+        switch definition.type {
+        case .byte:
+            return readUInt8(definition.name).map { .integer(Int($0)) }
+        case .twoByteInteger:
+            return readUInt16(definition.name).map { .integer(Int($0)) }
+        case .fourByteInteger:
+            return readUInt32(definition.name).map { .integer(Int($0)) }
+        case .variableByteInteger:
+            return readVariableByteInteger(definition.name).map { .integer($0) }
+        case .utf8String:
+            return readString(definition.name).map { .string($0.value) }
+        case .binaryData:
+            return readBinary(definition.name).map { .binary($0.value) }
+        case .utf8StringPair:
+            guard let name = readString("user property name") else { return nil }
+            guard let v = readString("user property value") else { return nil }
+            return .pair(name: Ranged(name.value, name.range), value: Ranged(v.value, v.range))
+        }
     }
 
     private mutating func checkValue(_ id: MQTTPropertyID, _ definition: MQTTPropertyID.Definition, _ v: Int,

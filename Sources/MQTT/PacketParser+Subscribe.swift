@@ -2,91 +2,53 @@ import Dissection
 
 extension PacketParser {
     /// SUBSCRIBE (MQTT 5.0 §3.8, 3.1.1 §3.8): packet id, properties, (filter, options) pairs.
-    mutating func parseSubscribe() -> String {
-        guard let id = packetIdentifier() else { return type.name }
-        let head = "SUBSCRIBE id=\(id)"
+    mutating func parseSubscribe() -> MQTTSubscribe {
+        var sub = MQTTSubscribe()
+        guard let id = packetIdentifier() else { return sub }
+        sub.packetID = id
         if version == .v5 {
-            guard properties(.packet(.subscribe)) != nil else { return head }
+            guard properties(.packet(.subscribe), into: &sub.properties) != nil else { return sub }
         }
         if isAtRegionEnd {
             // MQTT 3.1.1 §3.8.3 [MQTT-3.8.3-3], 5.0 §3.8.3: at least one topic filter.
             error("empty-subscribe", "SUBSCRIBE carries no topic filter", spec.ref("3.8.3", "3.8.3"))
-            return head
+            return sub
         }
-        var topics: [Field] = []
-        var parts: [String] = []
-        var total = 0
+        var entries: [MQTTSubscription] = []
         let listStart = offset
         while offset < regionEnd, !stopped {
-            let start = offset
             guard let filter = readString("topic filter") else { break }
             checkTopicFilter(filter.value, range: filter.range)
             let optionsStart = offset
             guard let o = readUInt8("subscription options") else { break }
             let optionsRange = optionsStart..<offset
             let qos = Int(o & 0b11)
-            var children = [Field("filter", "Topic", .string(filter.value), range: filter.range)]
-            var optionBits = [Field("qos", "QoS", .int(qos),
-                                    line: BitLine.line(o, mask: 0x03, "QoS: \(BitLine.qosName(qos)) (\(qos))"), range: optionsRange)]
             if qos == 3 {
                 error("qos-3", "The requested QoS of \"\(filter.value)\" is 3, which is reserved", spec.ref("3.8.3.1", "3.8.3.1"), range: optionsRange)
             }
             if version == .v5 {
-                let noLocal = o & 0x04 != 0
-                let retainAsPublished = o & 0x08 != 0
-                let retainHandling = Int((o >> 4) & 0b11)
-                optionBits += [
-                    Field("no_local", "No Local", .bool(noLocal), line: BitLine.line(o, mask: 0x04, "No Local: \(BitLine.set(noLocal))"), range: optionsRange),
-                    Field("retain_as_published", "Retain As Published", .bool(retainAsPublished),
-                          line: BitLine.line(o, mask: 0x08, "Retain As Published: \(BitLine.set(retainAsPublished))"), range: optionsRange),
-                    Field("retain_handling", "Retain Handling", .int(retainHandling),
-                          line: BitLine.line(o, mask: 0x30, "Retain Handling: \(Self.retainHandlingName(retainHandling)) (\(retainHandling))"),
-                          range: optionsRange),
-                    Field("reserved", "Reserved", .int(Int(o >> 6)), line: BitLine.line(o, mask: 0xC0, "Reserved: \(o >> 6)"),
-                          range: optionsRange, textOnly: true),
-                ]
                 if o & 0xC0 != 0 {
                     // MQTT 5.0 §3.8.3.1 [MQTT-3.8.3-5]: bits 6 and 7 are reserved.
                     error("subscribe-reserved-bits", "Reserved bits 6-7 of the subscription options of \"\(filter.value)\" are set",
                           "MQTT 5.0 §3.8.3.1", range: optionsRange)
                 }
-                if retainHandling == 3 {
+                if (o >> 4) & 0b11 == 3 {
                     error("retain-handling-3", "Retain Handling is 3, which is reserved", "MQTT 5.0 §3.8.3.1", range: optionsRange)
                 }
-                if noLocal, filter.value.hasPrefix("$share/") {
+                if o & 0x04 != 0, filter.value.hasPrefix("$share/") {
                     // MQTT 5.0 §3.8.3.1 [MQTT-3.8.3-4]
                     error("no-local-on-shared", "No Local is set on the shared subscription \"\(filter.value)\"",
                           "MQTT 5.0 §3.8.3.1", range: optionsRange)
                 }
-            } else {
-                optionBits.append(Field("reserved", "Reserved", .int(Int(o >> 2)), line: BitLine.line(o, mask: 0xFC, "Reserved: \(o >> 2)"),
-                                        range: optionsRange, textOnly: true))
-                if o & 0xFC != 0 {
-                    // MQTT 3.1.1 §3.8.3.1 [MQTT-3-8.3-4]: the upper six bits are reserved.
-                    error("subscribe-reserved-bits", "Reserved bits 2-7 of the requested QoS byte of \"\(filter.value)\" are set",
-                          "MQTT 3.1.1 §3.8.3.1", range: optionsRange)
-                }
+            } else if o & 0xFC != 0 {
+                // MQTT 3.1.1 §3.8.3.1 [MQTT-3-8.3-4]: the upper six bits are reserved.
+                error("subscribe-reserved-bits", "Reserved bits 2-7 of the requested QoS byte of \"\(filter.value)\" are set",
+                      "MQTT 3.1.1 §3.8.3.1", range: optionsRange)
             }
-            children.append(Field("options", "Subscription Options", .int(Int(o)), line: "Subscription Options: 0x\(hexByte(o))",
-                                  range: optionsRange, children: optionBits))
-            total += 1
-            if topics.count < PacketParser.maxListItems {
-                topics.append(Field("topic", "Topic Filter", line: "Topic Filter: \(filter.value) (QoS \(qos))",
-                                    range: start..<offset, children: children))
-            }
-            if parts.count < PacketParser.maxSummaryItems { parts.append("\(summaryTopic(filter.value)) QoS \(qos)") }
+            entries.append(MQTTSubscription(filter: Ranged(filter.value, filter.range), options: Ranged(o, optionsRange)))
         }
-        appendList("topics", "Topics", items: topics, total: total, range: listStart..<max(listStart, min(offset, heldEnd)))
-        return parts.isEmpty ? head : "\(head) \(PacketParser.summaryList(parts, total: total))"
-    }
-
-    static func retainHandlingName(_ v: Int) -> String {
-        switch v {
-        case 0: return "Send retained messages at subscribe"
-        case 1: return "Send retained messages at new subscribe only"
-        case 2: return "Do not send retained messages"
-        default: return "Reserved"
-        }
+        sub.subscriptions = MQTTList(entries: entries, range: listStart..<max(listStart, min(offset, heldEnd)))
+        return sub
     }
 
     /// MQTT 5.0 / 3.1.1 §4.7.1: `#` only as the last level, alone; `+` only as a whole level;
@@ -162,31 +124,25 @@ extension PacketParser {
     }
 
     /// UNSUBSCRIBE (MQTT 5.0 §3.10, 3.1.1 §3.10): packet id, properties, topic filters.
-    mutating func parseUnsubscribe() -> String {
-        guard let id = packetIdentifier() else { return type.name }
-        let head = "UNSUBSCRIBE id=\(id)"
+    mutating func parseUnsubscribe() -> MQTTUnsubscribe {
+        var u = MQTTUnsubscribe()
+        guard let id = packetIdentifier() else { return u }
+        u.packetID = id
         if version == .v5 {
-            guard properties(.packet(.unsubscribe)) != nil else { return head }
+            guard properties(.packet(.unsubscribe), into: &u.properties) != nil else { return u }
         }
         if isAtRegionEnd {
             error("empty-unsubscribe", "UNSUBSCRIBE carries no topic filter", spec.ref("3.10.3", "3.10.3"))
-            return head
+            return u
         }
-        var topics: [Field] = []
-        var parts: [String] = []
-        var total = 0
+        var filters: [Ranged<String>] = []
         let listStart = offset
         while offset < regionEnd, !stopped {
             guard let filter = readString("topic filter") else { break }
             checkTopicFilter(filter.value, range: filter.range)
-            total += 1
-            if topics.count < PacketParser.maxListItems {
-                topics.append(Field("topic", "Topic Filter", line: "Topic Filter: \(filter.value)", range: filter.range,
-                                    children: [Field("filter", "Topic", .string(filter.value), range: filter.range)]))
-            }
-            if parts.count < PacketParser.maxSummaryItems { parts.append(summaryTopic(filter.value)) }
+            filters.append(Ranged(filter.value, filter.range))
         }
-        appendList("topics", "Topics", items: topics, total: total, range: listStart..<max(listStart, min(offset, heldEnd)))
-        return parts.isEmpty ? head : "\(head) \(PacketParser.summaryList(parts, total: total))"
+        u.filters = MQTTList(entries: filters, range: listStart..<max(listStart, min(offset, heldEnd)))
+        return u
     }
 }

@@ -1,7 +1,7 @@
 import Dissection
 
-/// The second stage's cursor over one PDU: reads MQTT's wire types, builds fields with byte
-/// ranges (offsets from the PDU start) and records problems.
+/// The second stage's cursor over one PDU: reads MQTT's wire types into the typed packet's
+/// values, each with its byte range (offsets from the PDU start), and records problems.
 ///
 /// Reads stop at the end of the current region: the packet (its remaining length) or a
 /// property list (its property length). A read that runs past a region's declared end is a
@@ -20,9 +20,6 @@ struct PacketParser {
     let spec: Spec
     let type: MQTTPacketType
     let flags: UInt8
-    let options: MQTTOptions
-    /// Where summary lines are written, when the caller lends a buffer to reuse.
-    let lineSink: ByteSink?
     /// Offset of the variable header: the fixed header's length.
     let bodyStart: Int
     var offset: Int
@@ -32,37 +29,24 @@ struct PacketParser {
     var problems: [Problem] = []
     /// Problems beyond `maxProblems`, counted, not kept: a hostile packet must not cost memory per byte.
     var omittedProblems = 0
-    var fields: [Field] = []
     /// At most this many problems are kept per packet.
     static let maxProblems = 32
-    /// At most this many entries of a list (topic filters, reason codes) are kept as fields; the
-    /// rest are still checked, and counted.
-    static let maxListItems = 256
-    /// At most this many list entries are named in the summary line.
-    static let maxSummaryItems = 8
     /// A read ran past the held bytes: the rest of the packet is not decoded.
     private(set) var ranOutOfHeldBytes = false
     /// A read ran past the remaining length.
     private(set) var ranPastContent = false
 
     init(bytes: ArraySlice<UInt8>, wireLength: Int, bodyStart: Int, version: MQTTVersion,
-         type: MQTTPacketType, flags: UInt8, options: MQTTOptions, lineSink: ByteSink? = nil) {
+         type: MQTTPacketType, flags: UInt8) {
         self.bytes = bytes
         self.wireLength = wireLength
         self.version = version
         self.spec = Spec(version: version)
         self.type = type
         self.flags = flags
-        self.options = options
-        self.lineSink = lineSink
         self.bodyStart = bodyStart
         self.offset = bodyStart
         self.regionEnd = wireLength
-        // One allocation instead of three or four growths, of the size growth would reach: a
-        // PUBLISH has up to seven root fields (nine with a topic alias), an acknowledgement up to
-        // four. (More would cost memory: a segment can hold thousands of small packets, all
-        // decoded before any is printed.)
-        fields.reserveCapacity(type == .publish ? 8 : 4)
     }
 
     /// End of the held bytes of the packet.
@@ -101,19 +85,6 @@ struct PacketParser {
     var reportedProblems: [Problem] {
         guard omittedProblems > 0 else { return problems }
         return problems + [Problem(.note, "problems-omitted", "\(omittedProblems) more problems in this packet are not listed")]
-    }
-
-    /// Appends a list's entries, the kept ones and a count of the rest, and the summary text of a list.
-    mutating func appendList(_ key: String, _ label: String, items: [Field], total: Int, range: Range<Int>) {
-        fields.append(Field(key, label, range: range, children: items, isList: true))
-        if total > items.count {
-            fields.append(Field("\(key)_not_shown", "Not shown", .int(total - items.count),
-                                line: "… \(total - items.count) more entries not shown (\(total) in all)", range: range))
-        }
-    }
-
-    static func summaryList(_ parts: [String], total: Int) -> String {
-        total > parts.count ? parts.joined(separator: ", ") + ", … (\(total) in all)" : parts.joined(separator: ", ")
     }
 
     mutating func error(_ code: String, _ message: String, _ reference: String? = nil, range: Range<Int>? = nil) {
@@ -224,25 +195,16 @@ struct PacketParser {
         return (body, start..<offset)
     }
 
-    /// A string field, read and appended in one step.
-    @discardableResult
-    mutating func stringField(_ key: String, _ label: String, into list: inout [Field]) -> String? {
-        guard let s = readString(label.lowercased()) else { return nil }
-        list.append(Field(key, label, .string(s.value), range: s.range))
-        return s.value
-    }
-
     // MARK: Packet identifier
 
     /// MQTT 5.0 §2.2.1 / 3.1.1 §2.3.1: a non-zero 16-bit identifier.
-    mutating func packetIdentifier() -> Int? {
+    mutating func packetIdentifier() -> Ranged<Int>? {
         let start = offset
         guard let id = readUInt16("packet identifier") else { return nil }
-        fields.append(Field("packet_id", "Message Identifier", .int(Int(id)), range: start..<offset))
         if id == 0 {
             error("zero-packet-id", "The packet identifier is 0; it must be non-zero", spec.packetIdentifier, range: start..<offset)
         }
-        return Int(id)
+        return Ranged(Int(id), start..<offset)
     }
 
     // MARK: Payload
@@ -254,18 +216,6 @@ struct PacketParser {
         let held = slice(offset..<max(offset, limit))
         offset = regionEnd
         return (held, length, start)
-    }
-
-    /// A buffer for a summary line: the lent one, emptied, or a new one of `capacity` bytes.
-    func lineBuffer(capacity: Int) -> ByteSink {
-        guard var sink = lineSink else { return ByteSink(capacity: capacity) }
-        sink.removeAll()
-        return sink
-    }
-
-    /// A payload value: text or hex preview, bounded.
-    func preview(_ held: ArraySlice<UInt8>, length: Int) -> FieldValue {
-        Preview.value(of: held, length: length, limit: max(0, options.payloadPreviewBytes))
     }
 }
 

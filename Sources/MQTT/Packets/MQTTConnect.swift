@@ -1,0 +1,48 @@
+import Dissection
+
+/// CONNECT (MQTT 5.0 §3.1, 3.1.1 §3.1).
+public struct MQTTConnect: Sendable {
+    public var protocolName: Ranged<String>?
+    /// The protocol level (3: 3.1, 4: 3.1.1, 5: 5.0).
+    public var level: Ranged<UInt8>?
+    public var flags: Ranged<UInt8>?
+    public var keepAlive: Ranged<UInt16>?
+    public var properties: MQTTProperties?
+    public var clientID: Ranged<String>?
+    public var willProperties: MQTTProperties?
+    public var willTopic: Ranged<String>?
+    public var willPayload: Ranged<ArraySlice<UInt8>>?
+    public var username: Ranged<String>?
+    /// A credential: views hide it unless asked.
+    public var password: Ranged<ArraySlice<UInt8>>?
+
+    public init() {}
+
+    /// The version the level announces.
+    public var announcedVersion: MQTTVersion? { level.flatMap { MQTTVersion(level: Int($0.value)) } }
+    private func flag(_ mask: UInt8) -> Bool { (flags?.value ?? 0) & mask != 0 }
+    public var usernameFlag: Bool { flag(0x80) }
+    public var passwordFlag: Bool { flag(0x40) }
+    public var willRetain: Bool { flag(0x20) }
+    public var willQoS: Int { Int(((flags?.value ?? 0) >> 3) & 0b11) }
+    public var willFlag: Bool { flag(0x04) }
+    /// Clean Session (3.x) or Clean Start (5.0).
+    public var cleanStart: Bool { flag(0x02) }
+    public var reservedFlag: Bool { flag(0x01) }
+}
+
+/// CONNACK (MQTT 5.0 §3.2, 3.1.1 §3.2, 3.1 §3.2).
+public struct MQTTConnack: Sendable {
+    /// The acknowledge flags (3.1: a reserved byte).
+    public var flags: Ranged<UInt8>?
+    /// The return code (3.x) or reason code (5.0).
+    public var code: Ranged<UInt8>?
+    public var properties: MQTTProperties?
+
+    public init() {}
+
+    /// Session Present (never in 3.1, whose first byte is reserved).
+    public func sessionPresent(in version: MQTTVersion) -> Bool {
+        version != .v3_1 && (flags?.value ?? 0) & 0x01 != 0
+    }
+}

@@ -1,0 +1,87 @@
+import Dissection
+
+/// One MQTT control packet, decoded: the fixed header, the typed content of its type, and the
+/// problems the decoder found. Every field keeps the byte range it was read from (offsets from
+/// the packet's first byte), and `bytes` holds the packet's held bytes, so a caller can show or
+/// re-encode any part. Fields the bytes did not reach (a packet cut short) are nil.
+///
+/// Made by `MQTTDecoder.decodePacket(_:wireLength:version:state:options:)`; the field tree and
+/// summary line that text and JSON show are a view of it (`MQTTPacket+FieldTree.swift`).
+public struct MQTTPacket: Sendable {
+    /// The packet's held bytes from its first byte: all of it, or a prefix (a packet cut short
+    /// by the capture or over the hold limit).
+    public var bytes: ArraySlice<UInt8>
+    /// The first byte: type and flags (MQTT 5.0 §2.1.1).
+    public var firstByte: UInt8
+    public var type: MQTTPacketType { MQTTPacketType(rawValue: firstByte >> 4) }
+    /// The four flag bits of the first byte.
+    public var flags: UInt8 { firstByte & 0x0F }
+    /// The remaining length and its bytes; nil when the header is cut short or malformed (`header`).
+    public var remainingLength: Ranged<Int>?
+    public var header: HeaderState
+    /// The version the packet was decoded with (a CONNECT's own level, when known).
+    public var version: MQTTVersion
+    /// Bytes the packet occupies on the wire.
+    public var wireLength: Int
+    public var content: Content
+    /// Bytes the content did not account for (the remaining length is longer than the content).
+    public var unparsed: Range<Int>?
+    public var problems: [Problem]
+
+    /// How the fixed header read.
+    public enum HeaderState: Sendable, Equatable {
+        case complete
+        /// No bytes at all.
+        case empty
+        /// The held bytes end inside the remaining length.
+        case truncated
+        /// The remaining length has a fifth byte: a Malformed Packet (MQTT 5.0 §1.5.5).
+        case remainingLengthTooLong
+    }
+
+    /// The content after the fixed header, by packet type.
+    public enum Content: Sendable {
+        case connect(MQTTConnect)
+        case connack(MQTTConnack)
+        case publish(MQTTPublish)
+        /// PUBACK, PUBREC, PUBREL or PUBCOMP.
+        case publishResponse(MQTTPublishResponse)
+        case subscribe(MQTTSubscribe)
+        case suback(MQTTSubscriptionAck)
+        case unsubscribe(MQTTUnsubscribe)
+        case unsuback(MQTTSubscriptionAck)
+        /// PINGREQ or PINGRESP: nothing after the fixed header.
+        case ping
+        case disconnect(MQTTReasonPacket)
+        case auth(MQTTReasonPacket)
+        /// Type 0, or 15 before MQTT 5.0: the body, if any, undecoded.
+        case reserved(body: Range<Int>?)
+        /// The fixed header did not read (`header`).
+        case none
+    }
+
+    /// The held bytes within `range` (offsets from the first byte), clamped to what is held.
+    public func slice(_ range: Range<Int>) -> ArraySlice<UInt8> {
+        let lower = min(max(0, range.lowerBound), bytes.count)
+        let upper = min(max(lower, range.upperBound), bytes.count)
+        return bytes[(bytes.startIndex + lower)..<(bytes.startIndex + upper)]
+    }
+
+    /// Whether the decoder found an error-level problem.
+    public var hasErrors: Bool { problems.contains { $0.severity == .error } }
+}
+
+/// A list read off the wire (topic filters, reason codes): its entries and the bytes it spans.
+public struct MQTTList<Entry: Sendable>: Sendable {
+    public var entries: [Entry]
+    /// The bytes read as the list (up to where reading stopped).
+    public var range: Range<Int>
+}
+
+/// A 5.0 reason code where one may be left out: `range` is nil when the packet omits it and
+/// the code is the one implied (MQTT 5.0 §3.4.2.1, §3.14.2.1, §3.15.2.1).
+public struct MQTTReasonCodeValue: Sendable, Equatable {
+    public var code: MQTTReasonCode
+    public var range: Range<Int>?
+    public var isImplied: Bool { range == nil }
+}
