@@ -63,11 +63,14 @@ public enum Preview {
     /// The bytes as a String when they are well-formed UTF-8, else nil. All-ASCII bytes (topics,
     /// names, most payloads) skip the standard library's generic validator.
     public static func validUTF8(_ bytes: ArraySlice<UInt8>) -> String? {
-        bytes.withUnsafeBufferPointer { p -> String? in
-            var high: UInt8 = 0
-            for b in p { high |= b }
-            return high < 0x80 ? asciiString(p) : String(validating: p, as: UTF8.self)
-        }
+        bytes.withUnsafeBufferPointer { validUTF8($0) }
+    }
+
+    /// `validUTF8` over bytes in memory.
+    public static func validUTF8(_ p: UnsafeBufferPointer<UInt8>) -> String? {
+        var high: UInt8 = 0
+        for b in p { high |= b }
+        return high < 0x80 ? asciiString(p) : String(validating: p, as: UTF8.self)
     }
 
     /// ASCII bytes, already checked, as a String.

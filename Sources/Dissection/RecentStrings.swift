@@ -15,7 +15,7 @@ import Darwin
 /// A String is kept only when its UTF-8 is the bytes it was made from, and handed out for those
 /// bytes alone: `make` must give, for the same bytes, the same String (an escaped one is made
 /// each time).
-public struct RecentStrings {
+public struct RecentStrings: Sendable {
     /// Pairs of slots (a String is looked for in both of its pair), none until the first String
     /// (a decoder made for one frame costs nothing), then 16, doubled up to
     /// `maxSlots` while Strings keep being replaced (a connection publishing to many topics, a

@@ -26,14 +26,10 @@ public struct MQTTConnectionDissector: StreamDissector {
     private var pendingToServer = Pending()
     private var pendingToClient = Pending()
     private var guessNoted = false
-    /// Topic names published to lately (the facts fast path's): one String per topic.
-    private var topicNames = RecentStrings()
     /// Summary lines are written here, packet after packet (one buffer, not one per line). A
     /// reference: a copy of the dissector makes its own before writing (in `decode`), and so
     /// does a new one (both start shared: a connection that decodes nothing allocates neither).
     private var lineSink = ByteSink.unallocated
-    /// The written fast paths' tree (`PDUDetail.text`, `.json`), packet after packet; copied out per packet.
-    private var treeSink = ByteSink.unallocated
 
     /// Problems waiting for the next PDU of a direction.
     private struct Pending {
@@ -71,7 +67,7 @@ public struct MQTTConnectionDissector: StreamDissector {
         drain(direction, into: &output, limit: limit)
     }
 
-    /// With `PDUDetail.facts`: the frequent packets (`MQTTDecoder.counted`).
+    /// With `PDUDetail.facts`: the packets with no problem (`MQTTPacket.counted`).
     public var makesCountedPDUs: Bool { options.detail == .facts }
 
     public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout PDUBatch, limit: Int) -> Bool {
@@ -127,7 +123,7 @@ public struct MQTTConnectionDissector: StreamDissector {
             case .malformedHeader(let bytes):
                 var state = session[direction]
                 var pdu = MQTTDecoder.decodePacket(bytes[...], wireLength: bytes.count,
-                                                   version: session.version ?? .v3_1_1, state: &state, options: options).pdu
+                                                   version: session.version ?? .v3_1_1, state: &state, options: options)
                 pdu.problems.append(Problem(.note, "resynchronising", "Decoding resumes at the next plausible packet boundary"))
                 attachPending(direction, to: &pdu)
                 output.append(pdu)
@@ -158,20 +154,20 @@ public struct MQTTConnectionDissector: StreamDissector {
         }
     }
 
-    /// A framed PDU, decoded into `output`: the facts path first, for a packet that takes no
-    /// problems waiting (it writes into neither buffer, and takes no CONNECT, which sets the
-    /// session's version).
+    /// A framed PDU, decoded into `output`. With `PDUDetail.facts`, a packet in which the decoder
+    /// found no problem, and that takes no problems waiting, is handed on as the values a table
+    /// counts (`MQTTPacket.counted`); every other as its field tree.
     @inline(__always)
     private mutating func take<Output: PDUOutput>(_ frame: MQTTFrame, from direction: Direction, into output: inout Output) {
-        var triedFacts = false
-        if let version = session.version, case .facts = options.detail, !hasPending(direction) {
-            if let counted = MQTTDecoder.counted(of: frame, version: version, topics: &topicNames) {
-                output.append(counted: counted, orBox: { MQTTDecoder.box($0, of: frame) })
-                return
-            }
-            triedFacts = true
+        let packet = decode(frame, from: direction)
+        if case .facts = options.detail, !hasPending(direction), let counted = packet.counted() {
+            let type = packet.type
+            output.append(counted: counted, orBox: { MQTTPacket.box($0, type: type) })
+            return
         }
-        var pdu = decode(frame, from: direction, triedFacts: triedFacts)
+        // Copies of a dissector may be used on different threads: one never writes into another's buffer.
+        if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }
+        var pdu = packet.dissected(options: options, lineSink: lineSink)
         attachPending(direction, to: &pdu)
         output.append(pdu)
     }
@@ -194,89 +190,72 @@ public struct MQTTConnectionDissector: StreamDissector {
         }
     }
 
-    /// `triedFacts`: the facts path was tried already and did not take the frame.
-    private mutating func decode(_ frame: MQTTFrame, from direction: Direction, triedFacts: Bool) -> DissectedPDU {
-        // The facts path writes into neither buffer: it goes before they are checked (it takes no
-        // CONNECT, which sets the session's version below).
-        if !triedFacts, let version = session.version, case .facts = options.detail,
-           let pdu = MQTTDecoder.facts(of: frame, version: version, topics: &topicNames) {
-            return pdu
-        }
+    /// A frame decoded with the connection's version, or with each candidate while it is not
+    /// known; the session learns from it (version, topic aliases, Topic Alias Maximum).
+    private mutating func decode(_ frame: MQTTFrame, from direction: Direction) -> MQTTPacket {
         let type = frame.held.first.map { MQTTPacketType(rawValue: $0 >> 4) }
-        // Copies of a dissector may be used on different threads: one never writes into another's buffer.
-        if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }
-        if !treeSink.isUniquelyReferenced { treeSink = ByteSink(capacity: 1024) }
         if type == .connect {
-            var state = session[direction]
-            var (pdu, facts) = MQTTDecoder.decodeFrame(frame, version: session.version ?? .v3_1_1, state: &state, options: options, lineSink: lineSink)
-            session[direction] = state
+            var packet = decode(frame, version: session.version ?? .v3_1_1, from: direction)
             if session.sawConnect {
                 // MQTT 3.1.1 §3.1.0 [MQTT-3.1.0-2], 5.0 §3.1: a second CONNECT is a protocol violation.
-                pdu.problems.append(Problem(.error, "second-connect", "A second CONNECT on this connection",
-                                            reference: Spec(version: facts.connectVersion ?? .v3_1_1).ref("3.1.0", "3.1")))
+                packet.problems.append(Problem(.error, "second-connect", "A second CONNECT on this connection",
+                                               reference: Spec(version: packet.connectVersion ?? .v3_1_1).ref("3.1.0", "3.1")))
             } else {
-                if let v = facts.connectVersion {
+                if let v = packet.connectVersion {
                     session.version = v
                     session.versionSource = .connect
                 }
-                if let maximum = facts.topicAliasMaximum { session.toClient.topicAliasMaximum = maximum }
+                if let maximum = packet.topicAliasMaximum { session.toClient.topicAliasMaximum = maximum }
             }
             if direction == .toClient {
-                pdu.problems.append(Problem(.warning, "connect-from-server", "CONNECT sent by the server side of the connection"))
+                packet.problems.append(Problem(.warning, "connect-from-server", "CONNECT sent by the server side of the connection"))
             }
             session.sawConnect = true
-            return pdu
+            return packet
         }
 
         if let version = session.version {
-            switch options.detail {
-            case .tree, .facts:
-                // The facts path was tried above, before the buffers were checked.
-                break
-            case .text(let style):
-                if let pdu = MQTTDecoder.textTree(of: frame, version: version, style: style, options: options,
-                                                  tree: &treeSink, line: &lineSink) { return pdu }
-            case .json:
-                if let pdu = MQTTDecoder.jsonTree(of: frame, version: version, options: options,
-                                                  tree: &treeSink, line: &lineSink) { return pdu }
-            }
-            // The direction's state is copied out only here: the fast paths above change none of it.
-            var state = session[direction]
-            let (pdu, facts) = MQTTDecoder.decodeFrame(frame, version: version, state: &state, options: options, lineSink: lineSink)
-            session[direction] = state
-            if type == .connack, let maximum = facts.topicAliasMaximum, direction == .toClient {
+            let packet = decode(frame, version: version, from: direction)
+            if type == .connack, let maximum = packet.topicAliasMaximum, direction == .toClient {
                 session.toServer.topicAliasMaximum = maximum
             }
-            return pdu
+            return packet
         }
 
         var state311 = session[direction]
         var state5 = state311
-        var (pdu311, facts311) = MQTTDecoder.decodeFrame(frame, version: .v3_1_1, state: &state311, options: options)
-        let (pdu5, facts5) = MQTTDecoder.decodeFrame(frame, version: .v5, state: &state5, options: options)
-        if facts311.hasErrors, !facts5.hasErrors {
+        var packet311 = MQTTDecoder.decodeTypedFrame(frame, version: .v3_1_1, state: &state311)
+        var packet5 = MQTTDecoder.decodeTypedFrame(frame, version: .v5, state: &state5)
+        if packet311.hasErrors, !packet5.hasErrors {
             session.version = .v5
             session.versionSource = .guessed
             session[direction] = state5
-            var pdu = pdu5
-            pdu.problems.insert(Problem(.note, "version-guessed",
-                                        "No CONNECT seen: this packet parses cleanly only as MQTT 5.0, so the connection is decoded as 5.0"), at: 0)
+            packet5.problems.insert(Problem(.note, "version-guessed",
+                                            "No CONNECT seen: this packet parses cleanly only as MQTT 5.0, so the connection is decoded as 5.0"), at: 0)
             guessNoted = true
-            if type == .connack, let maximum = facts5.topicAliasMaximum, direction == .toClient {
+            if type == .connack, let maximum = packet5.topicAliasMaximum, direction == .toClient {
                 session.toServer.topicAliasMaximum = maximum
             }
-            return pdu
+            return packet5
         }
-        if !facts311.hasErrors, facts5.hasErrors {
+        if !packet311.hasErrors, packet5.hasErrors {
             session.version = .v3_1_1
             session.versionSource = .guessed
         }
         session[direction] = state311
         if !guessNoted {
             guessNoted = true
-            pdu311.problems.insert(Problem(.note, "version-guessed",
-                                           "No CONNECT seen and no version given: decoded as MQTT 3.1.1"), at: 0)
+            packet311.problems.insert(Problem(.note, "version-guessed",
+                                              "No CONNECT seen and no version given: decoded as MQTT 3.1.1"), at: 0)
         }
-        return pdu311
+        return packet311
+    }
+
+    /// A frame decoded with `version` against the direction's own state, changed in place (a
+    /// copy would copy its kept topics on their next change).
+    private mutating func decode(_ frame: MQTTFrame, version: MQTTVersion, from direction: Direction) -> MQTTPacket {
+        direction == .toServer
+            ? MQTTDecoder.decodeTypedFrame(frame, version: version, state: &session.toServer)
+            : MQTTDecoder.decodeTypedFrame(frame, version: version, state: &session.toClient)
     }
 }

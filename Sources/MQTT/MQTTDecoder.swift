@@ -3,16 +3,6 @@ import Dissection
 /// Decodes one framed MQTT control packet into a `DissectedPDU` (the second stage; the
 /// framer is the first). Usable alone on bytes a library user holds.
 public enum MQTTDecoder {
-    /// What the connection dissector needs to know about a decoded packet.
-    struct Facts {
-        var type: MQTTPacketType?
-        /// The version a CONNECT announced (its layout was decoded with it).
-        var connectVersion: MQTTVersion?
-        /// Topic Alias Maximum of a CONNECT or CONNACK (0 when absent: MQTT 5.0 §3.1.2.11.5, §3.2.2.3.8).
-        var topicAliasMaximum: Int?
-        var hasErrors = false
-    }
-
     /// Decodes one PDU.
     ///
     /// - Parameters:
@@ -23,7 +13,7 @@ public enum MQTTDecoder {
     ///   - state: this direction's topic aliases; PUBLISH packets read and update it.
     public static func decode(_ bytes: ArraySlice<UInt8>, wireLength: Int? = nil, version: MQTTVersion,
                               state: inout MQTTDirectionState, options: MQTTOptions = MQTTOptions()) -> DissectedPDU {
-        decodePacket(bytes, wireLength: wireLength, version: version, state: &state, options: options).pdu
+        decodePacket(bytes, wireLength: wireLength, version: version, state: &state, options: options)
     }
 
     /// Decodes one PDU held whole, with no session (topic aliases are not resolved across calls).
@@ -35,7 +25,7 @@ public enum MQTTDecoder {
     /// Decodes a framer's output, adding what the framer knows of lost bytes.
     public static func decode(_ frame: MQTTFrame, version: MQTTVersion, state: inout MQTTDirectionState,
                               options: MQTTOptions = MQTTOptions()) -> DissectedPDU {
-        decodeFrame(frame, version: version, state: &state, options: options).pdu
+        decodeFrame(frame, version: version, state: &state, options: options)
     }
 
     /// Every PDU in `bytes`, one direction of a connection from its start. A CONNECT sets the
@@ -51,40 +41,47 @@ public enum MQTTDecoder {
         return out
     }
 
-    /// `lineSink`: a buffer for summary lines, reused from packet to packet (a connection's);
-    /// without one, each line gets its own.
+    /// `decodeTypedFrame` as the field tree's PDU. `lineSink`: a buffer for summary lines, reused
+    /// from packet to packet (a connection's); without one, each line gets its own.
     static func decodeFrame(_ frame: MQTTFrame, version: MQTTVersion, state: inout MQTTDirectionState,
-                            options: MQTTOptions, lineSink: ByteSink? = nil) -> (pdu: DissectedPDU, facts: Facts) {
-        var (pdu, facts) = decodePacket(frame.held, wireLength: frame.wireLength, version: version,
-                                        state: &state, options: options, lineSink: lineSink)
+                            options: MQTTOptions, lineSink: ByteSink? = nil) -> DissectedPDU {
+        decodeTypedFrame(frame, version: version, state: &state).dissected(options: options, lineSink: lineSink)
+    }
+
+    /// Decodes a framer's output into its typed packet, adding what the framer knows of lost bytes.
+    public static func decodePacket(_ frame: MQTTFrame, version: MQTTVersion, state: inout MQTTDirectionState) -> MQTTPacket {
+        decodeTypedFrame(frame, version: version, state: &state)
+    }
+
+    static func decodeTypedFrame(_ frame: MQTTFrame, version: MQTTVersion,
+                                 state: inout MQTTDirectionState) -> MQTTPacket {
+        var packet = decodeTyped(frame.held, wireLength: frame.wireLength, version: version, state: &state)
         // The range of the bytes not held (a frame built by hand may be inconsistent: clamp).
         let heldEnd = min(frame.held.count, max(0, frame.wireLength))
         let lost = heldEnd..<max(heldEnd, frame.wireLength)
         if frame.missingBytes > 0 {
-            pdu.problems.append(Problem(.warning, "missing-bytes",
-                                        "\(frame.missingBytes) bytes missing from the capture inside this packet",
-                                        range: lost))
+            packet.problems.append(Problem(.warning, "missing-bytes",
+                                           "\(frame.missingBytes) bytes missing from the capture inside this packet",
+                                           range: lost))
         }
         if frame.unseenBytes > 0 {
-            pdu.problems.append(Problem(.warning, "incomplete",
-                                        "The stream ended \(frame.unseenBytes) bytes before the end of this packet",
-                                        range: max(heldEnd, frame.wireLength - frame.unseenBytes)..<max(heldEnd, frame.wireLength)))
+            packet.problems.append(Problem(.warning, "incomplete",
+                                           "The stream ended \(frame.unseenBytes) bytes before the end of this packet",
+                                           range: max(heldEnd, frame.wireLength - frame.unseenBytes)..<max(heldEnd, frame.wireLength)))
         }
         if frame.unheldBytes > 0, frame.missingBytes == 0 {
-            pdu.problems.append(Problem(.note, "over-hold-limit",
-                                        "Only the first \(frame.held.count) of this packet's \(frame.wireLength) bytes were kept (maximum held PDU size); lengths are still exact",
-                                        range: lost))
+            packet.problems.append(Problem(.note, "over-hold-limit",
+                                           "Only the first \(frame.held.count) of this packet's \(frame.wireLength) bytes were kept (maximum held PDU size); lengths are still exact",
+                                           range: lost))
         }
-        if frame.isTruncated { pdu.summary += " [truncated]" }
-        facts.hasErrors = pdu.problems.contains { $0.severity == .error }
-        return (pdu, facts)
+        packet.isTruncated = frame.isTruncated
+        return packet
     }
 
     static func decodePacket(_ bytes: ArraySlice<UInt8>, wireLength: Int?, version: MQTTVersion,
                              state: inout MQTTDirectionState, options: MQTTOptions,
-                             lineSink: ByteSink? = nil) -> (pdu: DissectedPDU, facts: Facts) {
-        let (packet, facts) = decodeTyped(bytes, wireLength: wireLength, version: version, state: &state)
-        return (packet.dissected(options: options, lineSink: lineSink), facts)
+                             lineSink: ByteSink? = nil) -> DissectedPDU {
+        decodeTyped(bytes, wireLength: wireLength, version: version, state: &state).dissected(options: options, lineSink: lineSink)
     }
 
     /// Decodes one packet into its typed value.
@@ -97,20 +94,18 @@ public enum MQTTDecoder {
     ///   - state: this direction's topic aliases; PUBLISH packets read and update it.
     public static func decodePacket(_ bytes: ArraySlice<UInt8>, wireLength: Int? = nil, version: MQTTVersion,
                                     state: inout MQTTDirectionState) -> MQTTPacket {
-        decodeTyped(bytes, wireLength: wireLength, version: version, state: &state).packet
+        decodeTyped(bytes, wireLength: wireLength, version: version, state: &state)
     }
 
     static func decodeTyped(_ bytes: ArraySlice<UInt8>, wireLength: Int?, version: MQTTVersion,
-                            state: inout MQTTDirectionState) -> (packet: MQTTPacket, facts: Facts) {
-        var facts = Facts()
+                            state: inout MQTTDirectionState) -> MQTTPacket {
         guard let first = bytes.first else {
             let packet = MQTTPacket(bytes: bytes, firstByte: 0, remainingLength: nil, header: .empty, version: version,
                                     wireLength: 0, content: .none, problems: [Problem(.error, "empty", "No bytes to decode")])
-            return (packet, facts)
+            return packet
         }
         let type = MQTTPacketType(rawValue: first >> 4)
         let flags = first & 0x0F
-        facts.type = type
 
         let declared: Int
         let bodyStart: Int
@@ -124,15 +119,14 @@ public enum MQTTDecoder {
                                     wireLength: max(held, wireLength ?? 0), content: .none,
                                     problems: [Problem(.warning, "incomplete-header",
                                                        "The fixed header ends inside the remaining length", range: 0..<held)])
-            return (packet, facts)
+            return packet
         case .tooLong:
             let packet = MQTTPacket(bytes: bytes, firstByte: first, remainingLength: nil, header: .remainingLengthTooLong,
                                     version: version, wireLength: min(5, bytes.count), content: .none,
                                     problems: [Problem(.error, "remaining-length-too-long",
                                                        "The remaining length has a fifth byte (continuation bit set in the fourth): a Malformed Packet",
                                                        reference: spec.variableByteInteger, range: 1..<5)])
-            facts.hasErrors = true
-            return (packet, facts)
+            return packet
         case .value(let length, let n, let minimal):
             declared = 1 + n + length
             bodyStart = 1 + n
@@ -147,9 +141,10 @@ public enum MQTTDecoder {
 
         // A CONNECT is laid out by the version it announces.
         var packetVersion = version
+        var connectVersion: MQTTVersion?
         if type == .connect, let level = connectLevel(bytes, bodyStart: bodyStart) {
             if let v = MQTTVersion(level: level) { packetVersion = v }
-            facts.connectVersion = MQTTVersion(level: level)
+            connectVersion = MQTTVersion(level: level)
         }
         if let length = nonMinimalLength {
             // MQTT 5.0 §1.5.5 [MQTT-1.5.5-1]: the minimum number of bytes; 3.1.1 §2.2.3 defines the
@@ -166,8 +161,8 @@ public enum MQTTDecoder {
 
         let content: MQTTPacket.Content
         switch type {
-        case .connect: content = .connect(p.parseConnect(facts: &facts))
-        case .connack: content = .connack(p.parseConnack(facts: &facts))
+        case .connect: content = .connect(p.parseConnect())
+        case .connack: content = .connack(p.parseConnack())
         case .publish: content = .publish(p.parsePublish(state: &state))
         case .puback, .pubrec, .pubrel, .pubcomp: content = .publishResponse(p.parsePublishResponse())
         case .subscribe: content = .subscribe(p.parseSubscribe())
@@ -180,11 +175,12 @@ public enum MQTTDecoder {
         default: content = .reserved(body: p.parseReserved())
         }
         let unparsed = p.checkLeftover()
-        facts.hasErrors = p.problems.contains { $0.severity == .error }
-        let packet = MQTTPacket(bytes: bytes, firstByte: first, remainingLength: Ranged(wire - bodyStart, 1..<bodyStart),
+        var packet = MQTTPacket(bytes: bytes, firstByte: first, remainingLength: Ranged(wire - bodyStart, 1..<bodyStart),
                                 header: .complete, version: packetVersion, wireLength: wire, content: content,
                                 unparsed: unparsed, problems: p.reportedProblems)
-        return (packet, facts)
+        packet.connectVersion = connectVersion
+        packet.topicAliasMaximum = p.topicAliasMaximum
+        return packet
     }
 
     /// The protocol level of a CONNECT, read ahead of decoding.

@@ -10,6 +10,9 @@ public struct MQTTDirectionState: Sendable {
     /// The most aliases the receiver accepts in this direction (Topic Alias Maximum of the
     /// receiver's CONNECT or CONNACK); nil while not seen.
     public var topicAliasMaximum: Int?
+    /// Topic names this direction published to lately: a PUBLISH to one of them takes the kept
+    /// String instead of validating and copying its bytes again.
+    var recentTopics = RecentStrings()
 
     public init() {}
 }

@@ -2,7 +2,7 @@ import Dissection
 
 extension PacketParser {
     /// CONNACK (MQTT 5.0 §3.2, 3.1.1 §3.2, 3.1 §3.2).
-    mutating func parseConnack(facts: inout MQTTDecoder.Facts) -> MQTTConnack {
+    mutating func parseConnack() -> MQTTConnack {
         var c = MQTTConnack()
         let flagsStart = offset
         guard let f = readUInt8("acknowledge flags") else { return c }
@@ -30,7 +30,7 @@ extension PacketParser {
         }
         if version == .v5 {
             guard let values = properties(.packet(.connack), into: &c.properties) else { return c }
-            facts.topicAliasMaximum = values.topicAliasMaximum ?? 0
+            topicAliasMaximum = values.topicAliasMaximum ?? 0
         }
         return c
     }

@@ -2,13 +2,13 @@ import Dissection
 
 extension PacketParser {
     /// CONNECT (MQTT 5.0 §3.1, 3.1.1 §3.1): variable header, then client id, will, credentials.
-    mutating func parseConnect(facts: inout MQTTDecoder.Facts) -> MQTTConnect {
+    mutating func parseConnect() -> MQTTConnect {
         var c = MQTTConnect()
-        parseConnect(into: &c, facts: &facts)
+        parseConnect(into: &c)
         return c
     }
 
-    private mutating func parseConnect(into c: inout MQTTConnect, facts: inout MQTTDecoder.Facts) {
+    private mutating func parseConnect(into c: inout MQTTConnect) {
         guard let name = readString("protocol name") else { return }
         c.protocolName = Ranged(name.value, name.range)
         let levelStart = offset
@@ -62,7 +62,7 @@ extension PacketParser {
 
         if version == .v5 {
             guard let values = properties(.packet(.connect), into: &c.properties) else { return }
-            facts.topicAliasMaximum = values.topicAliasMaximum ?? 0
+            topicAliasMaximum = values.topicAliasMaximum ?? 0
         }
 
         let clientStart = offset

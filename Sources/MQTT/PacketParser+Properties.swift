@@ -61,7 +61,9 @@ extension PacketParser {
         }
         region = .properties(label)
         regionEnd = min(declaredEnd, outerEnd)
-        var seen = Set<Int>()
+        // Identifiers seen, one bit each: every defined one is below 64 (MQTT 5.0 §2.2.2.2 ends at
+        // 0x2A), and an undefined one ends the list before it is marked.
+        var seen: UInt64 = 0
 
         while offset < regionEnd, !stopped {
             guard let property = readProperty(context, what: what, seen: &seen) else { break }
@@ -88,7 +90,7 @@ extension PacketParser {
     }
 
     /// One property, checked; nil when the list cannot be read further (reported).
-    private mutating func readProperty(_ context: MQTTPropertyID.Context, what: String, seen: inout Set<Int>) -> MQTTProperty? {
+    private mutating func readProperty(_ context: MQTTPropertyID.Context, what: String, seen: inout UInt64) -> MQTTProperty? {
         let propertyStart = offset
         guard let rawID = readVariableByteInteger("property identifier") else { return nil }
         let id = MQTTPropertyID(rawValue: rawID)
@@ -105,12 +107,13 @@ extension PacketParser {
         }
         let repeatable = id == .userProperty || (id == .subscriptionIdentifier && context == .packet(.publish))
         var repeatedIllegally = false
-        if seen.contains(rawID), !repeatable {
+        let bit: UInt64 = rawID < 64 ? 1 << UInt64(rawID) : 0
+        if seen & bit != 0, !repeatable {
             repeatedIllegally = true
             error("property-repeated", "The \(definition.name) property appears more than once",
                   context.propertiesSection, range: propertyStart..<offset)
         }
-        seen.insert(rawID)
+        seen |= bit
         guard let value = readPropertyValue(definition) else { return nil }
         let range = propertyStart..<offset
         if case .integer(let v) = value { checkValue(id, definition, v, context: context, range: range) }

@@ -10,7 +10,7 @@ extension PacketParser {
     }
 
     private mutating func parsePublish(into p: inout MQTTPublish, state: inout MQTTDirectionState) {
-        guard let topic = readString("topic name") else { return }
+        guard let topic = readTopicName(&state.recentTopics) else { return }
         p.topic = Ranged(topic.value, topic.range)
         checkTopicName(topic.value, range: topic.range, allowEmpty: version == .v5)
         // Wireshark reads a packet identifier for any QoS but 0, QoS 3 included; so do we.

@@ -29,6 +29,8 @@ struct PacketParser {
     var problems: [Problem] = []
     /// Problems beyond `maxProblems`, counted, not kept: a hostile packet must not cost memory per byte.
     var omittedProblems = 0
+    /// The Topic Alias Maximum of a CONNECT's or CONNACK's properties read whole (0 when absent).
+    var topicAliasMaximum: Int?
     /// At most this many problems are kept per packet.
     static let maxProblems = 32
     /// A read ran past the held bytes: the rest of the packet is not decoded.
@@ -183,6 +185,31 @@ struct PacketParser {
         }
         error("invalid-utf8", "The \(what()) is not well-formed UTF-8", spec.utf8String, range: range)
         return (String(decoding: body, as: UTF8.self), range)
+    }
+
+    /// A PUBLISH's Topic Name: `readString`, the String taken from `recent` when these bytes
+    /// were a topic lately.
+    mutating func readTopicName(_ recent: inout RecentStrings) -> (value: String, range: Range<Int>)? {
+        let start = offset
+        guard let length = readUInt16("length of the topic name") else { return nil }
+        guard need(Int(length), "topic name") else { return nil }
+        let body = slice(offset..<(offset + Int(length)))
+        offset += Int(length)
+        let range = start..<offset
+        var valid = true
+        let text = body.withUnsafeBufferPointer { p in
+            recent.string(p) { bytes in
+                if let text = Preview.validUTF8(bytes) { return text }
+                valid = false
+                return String(decoding: bytes, as: UTF8.self)
+            }
+        }
+        if !valid {
+            error("invalid-utf8", "The topic name is not well-formed UTF-8", spec.utf8String, range: range)
+        } else if body.contains(0) {
+            error("utf8-null", "The topic name contains the null character U+0000", spec.utf8String, range: range)
+        }
+        return (text, range)
     }
 
     /// Binary Data: 2-byte length, then bytes (MQTT 5.0 §1.5.6).

@@ -3,9 +3,10 @@ import Dissection
 import Testing
 import TestSupport
 
-/// The fast path of `PDUDetail.facts` vouches only for packets the full decoder finds nothing
-/// wrong with, and then gives the facts the full decoder's tree gives.
-@Suite("MQTT facts detail")
+/// Two views of one typed packet: what a table counts (`MQTTPacket.counted`) and the field
+/// tree text and JSON show. A packet is counted only when the decoder found no problem in it,
+/// and then its counted values are the facts `PDUFacts(deriving:)` reads off its tree.
+@Suite("MQTT counted view against the field tree view")
 struct MQTTFactsDetailTests {
     static let seeds: [(MQTTVersion, [UInt8])] = [
         (.v3_1_1, Fixture.publish311QoS1), (.v3_1_1, Fixture.publish311QoS0Retain), (.v3_1_1, Fixture.puback311),
@@ -14,24 +15,9 @@ struct MQTTFactsDetailTests {
         (.v5, packet(0x34, str("a/b") + [0x00, 0x09, 0x00] + Array("hello".utf8))),
         (.v3_1, packet(0x30, str("x") + Array(repeating: 0x41, count: 300))),
         (.v5, [0x40, 0x02, 0x00, 0x01]), (.v5, [0x40, 0x03, 0x00, 0x01, 0x10]),
+        (.v5, packet(0x30, str("t") + props([0x23, 0x00, 0x01]) + [0x41])),
+        (.v3_1_1, packet(0x30, str("café") + [0x41])),
     ]
-
-    @Test("fixtures and thousands of mutations: vouched-for packets decode cleanly to the same facts")
-    func vouchesOnlyForCleanPackets() {
-        var vouched = 0, declined = 0
-        for (bytes, version, frame, full) in mutatedFrames(Self.seeds, rounds: 1500, seed: 0xFAC75, options: MQTTOptions()) {
-            guard let fast = MQTTDecoder.facts(of: frame, version: version) else {
-                declined += 1
-                continue
-            }
-            vouched += 1
-            #expect(full.problems.isEmpty, "\(bytes): \(full.problems.map(\.code))")
-            #expect(fast.facts == PDUFacts(deriving: full), "\(bytes)")
-            #expect(fast.wireLength == full.wireLength)
-        }
-        #expect(vouched > 1000)
-        #expect(declined > 1000)
-    }
 
     /// A connection's own packets, as a fleet of devices sends them once per connection.
     static let connectionSeeds: [(MQTTVersion, [UInt8])] = [
@@ -44,41 +30,47 @@ struct MQTTFactsDetailTests {
         (.v3_1_1, packet(0xA2, [0x00, 0x03] + str("a/+"))), (.v5, packet(0xA2, [0x00, 0x03, 0x00] + str("x") + str("y/#"))),
         (.v3_1_1, [0xB0, 0x02, 0x00, 0x03]), (.v5, packet(0xB0, [0x00, 0x03, 0x00, 0x00, 0x11])),
         (.v3_1_1, [0xE0, 0x00]), (.v5, [0xE0, 0x00]), (.v5, [0xE0, 0x01, 0x04]),
+        (.v3_1_1, Fixture.connect311),
     ]
 
-    @Test("a connection's CONNACK, SUBSCRIBE, SUBACK, UNSUBSCRIBE, UNSUBACK and DISCONNECT, and thousands of mutations: vouched-for packets decode cleanly to the same facts")
-    func vouchesOnlyForCleanConnectionPackets() {
-        var vouched: [String: Int] = [:], declined = 0
-        for (bytes, version, frame, full) in mutatedFrames(Self.connectionSeeds, rounds: 800, seed: 0xC0AC, options: MQTTOptions()) {
-            guard let fast = MQTTDecoder.facts(of: frame, version: version) else {
+    @Test("fixtures and thousands of mutations: a packet is counted only without problems, and then as its tree's facts",
+          arguments: [(seeds, 1500, UInt64(0xFAC75)), (connectionSeeds, 800, UInt64(0xC0AC))])
+    func countedEqualsTree(seeds: [(MQTTVersion, [UInt8])], rounds: Int, seed: UInt64) {
+        var counted: [String: Int] = [:], declined = 0
+        for (bytes, version, frame, full) in mutatedFrames(seeds, rounds: rounds, seed: seed, options: MQTTOptions()) {
+            var state = MQTTDirectionState()
+            let packet = MQTTDecoder.decodePacket(frame, version: version, state: &state)
+            guard let c = packet.counted() else {
                 declined += 1
+                #expect(!full.problems.isEmpty || packet.type == .connect || packet.header != .complete, "\(bytes)")
                 continue
             }
-            vouched[fast.facts?.kind ?? "?", default: 0] += 1
+            counted[c.kind, default: 0] += 1
             #expect(full.problems.isEmpty, "\(version) \(bytes): \(full.problems.map(\.code))")
-            #expect(fast.facts == PDUFacts(deriving: full), "\(bytes)")
-            #expect(fast.wireLength == full.wireLength)
+            #expect(MQTTPacket.box(c, type: packet.type).facts == PDUFacts(deriving: full), "\(bytes)")
+            #expect(c.wireLength == full.wireLength)
         }
-        for kind in ["CONNACK", "SUBSCRIBE", "SUBACK", "UNSUBSCRIBE", "UNSUBACK"] {
-            #expect(vouched[kind, default: 0] > 100, "\(kind): \(vouched)")
-        }
-        // Two bytes, nearly every mutation of which is another packet or a longer one.
-        #expect(vouched["DISCONNECT", default: 0] >= 3, "\(vouched)")
-        #expect(declined > 3000)
-        // A 5.0 CONNACK (its properties set the Topic Alias Maximum) and a CONNECT always take the full decoder.
-        let connack5 = [UInt8]([0x20, 0x03, 0x00, 0x00, 0x00])
-        #expect(MQTTDecoder.facts(of: MQTTFrame(bytes: connack5, wireLength: connack5.count), version: .v5) == nil)
-        let connect = Fixture.connect311
-        #expect(MQTTDecoder.facts(of: MQTTFrame(bytes: connect, wireLength: connect.count), version: .v3_1_1) == nil)
+        #expect(counted.values.reduce(0, +) > seeds.count * rounds / 5, "\(counted)")
+        #expect(declined > seeds.count * rounds / 5)
     }
 
-    @Test("a PUBLISH with a topic alias, a cut frame or a non-ASCII topic takes the full decoder")
+    @Test("a CONNECT, a cut frame and a packet with a problem are not counted; an aliased PUBLISH counts its alias's topic")
     func declines() {
-        let alias = packet(0x30, str("t") + props([0x23, 0x00, 0x01]) + [0x41])
-        #expect(MQTTDecoder.facts(of: MQTTFrame(bytes: alias, wireLength: alias.count), version: .v5) == nil)
+        let connect = Fixture.connect311
+        var state = MQTTDirectionState()
+        #expect(MQTTDecoder.decodePacket(MQTTFrame(bytes: connect, wireLength: connect.count), version: .v3_1_1, state: &state).counted() == nil)
         let cut = Fixture.publish311QoS1
-        #expect(MQTTDecoder.facts(of: MQTTFrame(bytes: Array(cut.dropLast()), wireLength: cut.count, missingBytes: 1), version: .v3_1_1) == nil)
-        let accented = packet(0x30, str("café") + [0x41])
-        #expect(MQTTDecoder.facts(of: MQTTFrame(bytes: accented, wireLength: accented.count), version: .v3_1_1) == nil)
+        #expect(MQTTDecoder.decodePacket(MQTTFrame(bytes: Array(cut.dropLast()), wireLength: cut.count, missingBytes: 1),
+                                         version: .v3_1_1, state: &state).counted() == nil)
+        let zeroID = packet(0x32, str("a") + [0x00, 0x00] + [0x41])
+        #expect(MQTTDecoder.decodePacket(zeroID[...], version: .v3_1_1, state: &state).counted() == nil)
+        // The alias is set by the first PUBLISH of the direction, then stands for the topic.
+        let set = packet(0x30, str("t/1") + props([0x23, 0x00, 0x07]) + [0x41])
+        let use = packet(0x30, str("") + props([0x23, 0x00, 0x07]) + [0x41, 0x42])
+        var aliases = MQTTDirectionState()
+        #expect(MQTTDecoder.decodePacket(set[...], version: .v5, state: &aliases).counted()?.topic == "t/1")
+        let used = MQTTDecoder.decodePacket(use[...], version: .v5, state: &aliases).counted()
+        #expect(used?.topic == "t/1")
+        #expect(used?.payloadLength == 2)
     }
 }

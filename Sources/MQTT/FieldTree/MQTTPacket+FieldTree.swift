@@ -16,7 +16,8 @@ extension MQTTPacket {
     /// lines, reused from packet to packet (a connection's); without one, each line gets its own.
     func dissected(options: MQTTOptions, lineSink: ByteSink? = nil) -> DissectedPDU {
         var tree = FieldTreeBuilder(packet: self, previewBytes: max(0, options.payloadPreviewBytes), lineSink: lineSink)
-        let summary = tree.build()
+        var summary = tree.build()
+        if isTruncated { summary += " [truncated]" }
         return DissectedPDU(protocolName: "mqtt", summary: summary, fields: tree.fields, problems: problems, wireLength: wireLength)
     }
 

@@ -27,6 +27,14 @@ public struct MQTTPacket: Sendable {
     /// Bytes the content did not account for (the remaining length is longer than the content).
     public var unparsed: Range<Int>?
     public var problems: [Problem]
+    /// Part of the packet was never captured (a gap, or the end of the stream inside it).
+    public var isTruncated = false
+    /// The version a CONNECT's protocol level announces (read ahead of decoding: it lays the
+    /// packet out); nil for other packets and unknown levels.
+    public var connectVersion: MQTTVersion?
+    /// The Topic Alias Maximum a 5.0 CONNECT or CONNACK announces, 0 when absent (MQTT 5.0
+    /// §3.1.2.11.5, §3.2.2.3.8); nil for other packets, and when their properties did not read whole.
+    public var topicAliasMaximum: Int?
 
     /// How the fixed header read.
     public enum HeaderState: Sendable, Equatable {
@@ -39,8 +47,11 @@ public struct MQTTPacket: Sendable {
         case remainingLengthTooLong
     }
 
-    /// The content after the fixed header, by packet type.
-    public enum Content: Sendable {
+    /// The content after the fixed header, by packet type. A CONNECT's is boxed: inline, its
+    /// dozen optional fields made every packet as large, and each copy of a packet from
+    /// decoder to session to view cost as much (callgrind, bench capture's first 40,000
+    /// packets, table: a third of MQTT's decoding).
+    public indirect enum Content: Sendable {
         case connect(MQTTConnect)
         case connack(MQTTConnack)
         case publish(MQTTPublish)

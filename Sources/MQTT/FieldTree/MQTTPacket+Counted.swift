@@ -1,0 +1,34 @@
+import Dissection
+
+/// What a table counts of a packet: a view of the typed values, with no field tree.
+extension MQTTPacket {
+    /// The values a table counts of a packet in which the decoder found no problem, or nil for
+    /// a packet with problems or a CONNECT (its client id and version are counted too: the
+    /// field tree's facts carry them). The same facts `PDUFacts(deriving:)` reads off the tree.
+    public func counted() -> CountedPDU? {
+        guard problems.isEmpty, header == .complete, type != .connect else { return nil }
+        var c = CountedPDU(kind: type.name, wireLength: wireLength)
+        if case .publish(let publish) = content {
+            guard let topic = publish.topicName, let payload = publish.payload else { return nil }
+            c.topic = topic
+            c.payloadLength = payload.length
+            c.qos = publish.qos
+            c.retained = publish.retain
+        }
+        return c
+    }
+
+    /// A counted packet as the box an array of PDUs holds: its facts, no tree, the kind as summary.
+    static func box(_ c: borrowing CountedPDU, type: MQTTPacketType) -> DissectedPDU {
+        guard type == .publish else {
+            // The shared facts of its packet type (nothing else is counted of it).
+            return DissectedPDU(protocolName: "mqtt", summary: c.kind, wireLength: c.wireLength,
+                                sharedFacts: kindFacts[Int(type.rawValue & 0x0F)])
+        }
+        var pdu = DissectedPDU(protocolName: "mqtt", summary: "PUBLISH", wireLength: c.wireLength, kind: "PUBLISH")
+        pdu.facts!.setPublish(topic: c.topic!, payloadLength: c.payloadLength!, qos: c.qos!, retained: c.retained)
+        return pdu
+    }
+
+    private static let kindFacts: [PDUFacts] = (0...15).map { PDUFacts(kind: MQTTPacketType(rawValue: UInt8($0)).name) }
+}
