@@ -66,15 +66,16 @@ public struct JSONRenderer: Renderer {
             context(ctx, into: &out)
             out.literal(",\"event\":")
             JSONString.escape(p.code, into: &out)
-            out.literal(",\"problem\":")
+            // An array of one, as a PDU's `problems`: one key and one shape for both kinds of line.
+            out.literal(",\"problems\":[")
             problem(p, into: &out)
-            out.literal("}\n")
+            out.literal("]}\n")
         case .captureNote(let p):
             out.literal("{\"event\":")
             JSONString.escape(p.code, into: &out)
-            out.literal(",\"problem\":")
+            out.literal(",\"problems\":[")
             problem(p, into: &out)
-            out.literal("}\n")
+            out.literal("]}\n")
         case .connectionClosed(let c):
             out.append("{\"event\":\"connection\",\"stream\":\(c.stream),\"client\":")
             JSONString.escape(c.client, into: &out)
