@@ -106,7 +106,10 @@ public struct JSONRenderer: Renderer {
         }
         out.append(cachedDateTime)
         out.appendFraction(c.time)
-        out.literal("Z\",\"stream\":")
+        // The same time as a number, for jq (whose `fromdate` rejects the ISO fraction) and the like.
+        out.literal("Z\",\"ts\":")
+        out.appendEpochSeconds(c.time)
+        out.literal(",\"stream\":")
         out.append(c.stream)
         out.literal(",\"src\":")
         JSONString.escape(c.source, into: &out)
