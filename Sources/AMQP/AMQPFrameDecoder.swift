@@ -89,6 +89,7 @@ struct AMQPFrameDecoder {
                     fields.append(Field("sasl_user", "SASL user", .string(user)))
                 }
                 fields += AMQPFrameDecoder.connectionSummaryFields(spec, result.values)
+                if let reason = AMQPFrameDecoder.reasonField(result.values) { fields.append(reason) }
                 if spec.classID == 10, spec.methodName == "blocked" {
                     let reason = result.values.string("reason").map { " (\($0))" } ?? ""
                     fields.append(Field("explanation", "Explanation",
@@ -180,6 +181,14 @@ struct AMQPFrameDecoder {
         let context = AMQPCloseExplanation.Context(replyCode: code, replyText: values.string("reply-text") ?? "",
                                                    failedMethod: failed, request: failed.flatMap { requests[$0] })
         return AMQPCloseExplanation.explain(context)
+    }
+
+    /// The name of a close's or a return's reply code (`NOT_FOUND`) as the frame's `reason`,
+    /// where MQTT puts the name of a reason code: JSON only, the text tree's Reply-Code line
+    /// names it. Nil for a method without a reply code, or a code the spec does not name.
+    static func reasonField(_ values: AMQPArgumentValues) -> Field? {
+        guard let code = values.int("reply-code"), let name = AMQPReplyCode(rawValue: UInt16(truncatingIfNeeded: code)).name else { return nil }
+        return Field("reason", "Reason", .string(name), jsonOnly: true)
     }
 
     /// Root copies of what summaries group connections by: the client's product, version and
