@@ -19,8 +19,10 @@ struct AMQPFrameDecoder {
         case .protocolHeader(let bytes, let problems):
             return Decoded(pdu: decodeProtocolHeader(bytes, problems: problems))
         case .unframed(let count, let problems):
+            // Text only: the count is the PDU's wire length, which JSON gives as the top-level
+            // `length`; an `amqp.length` would repeat it under a name that means a body's length.
             let fields = [Field("frame_type", "Type", .string("unframed")),
-                          Field("length", "Length", .int(count))]
+                          Field("length", "Length", .int(count), textOnly: true)]
             let summary = problems.last?.message ?? "\(count) bytes not framed"
             return Decoded(pdu: DissectedPDU(protocolName: "amqp", summary: summary, fields: fields,
                                              problems: problems, wireLength: count))
@@ -123,7 +125,8 @@ struct AMQPFrameDecoder {
         case .body:
             let body = Preview.value(of: frame.payload, length: size, limit: options.bodyPreviewBytes)
             fields.append(Field("body", "Body", body, range: 7..<(7 + frame.payload.count)))
-            fields.append(Field("length", "Body length", .int(size), range: 3..<7))
+            // `body_length`, not `length`, which is the whole frame's wire length at the top level.
+            fields.append(Field("body_length", "Body length", .int(size), range: 3..<7))
             summary = AMQPFrameDecoder.bodySummary(frame)
             if frame.channel == 0 {
                 problems.append(Problem(.error, "wrong-channel", "content body on channel 0, which carries no content",
