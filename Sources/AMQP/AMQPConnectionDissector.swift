@@ -163,6 +163,9 @@ public struct AMQPConnectionDissector: StreamDissector {
     private let textStyle: TextTree.Style
     /// Whether the detail asks for a written tree (`.text` or `.json`).
     private let writesTree: Bool
+    /// Whether messages keep their content header's payload for the JSON `properties` object of
+    /// their `message` field (`.json` and `.tree`; text and tables show only a summary line).
+    private let keepsHeaders: Bool
 
     public init(info: ConnectionInfo, options: AMQPOptions = AMQPOptions()) {
         self.init(info: info, options: options, expectsProtocolHeader: true)
@@ -180,6 +183,10 @@ public struct AMQPConnectionDissector: StreamDissector {
         switch options.detail {
         case .text, .json: writesTree = true
         case .tree, .facts: writesTree = false
+        }
+        switch options.detail {
+        case .json, .tree: keepsHeaders = true
+        case .text, .facts: keepsHeaders = false
         }
     }
 
@@ -278,7 +285,7 @@ public struct AMQPConnectionDissector: StreamDissector {
                                   reference: "AMQP 0-9-1 §4.2.6")
             if output.isEmpty {
                 output.append(DissectedPDU(protocolName: "amqp", summary: "incomplete message at end of stream",
-                                           fields: [Field("frame_type", "Type", .string("unframed")), message.field()],
+                                           fields: [Field("frame_type", "Type", .string("unframed")), message.field(options: options)],
                                            problems: [problem], wireLength: 0))
             } else {
                 output[output.count - 1].problems.append(problem)
@@ -508,7 +515,7 @@ public struct AMQPConnectionDissector: StreamDissector {
                                                     reference: "AMQP 0-9-1 §4.2.6.1", range: 7..<9))
             }
             // Changed where it is kept: a copy out and back retained each of its parts.
-            messages.values[i].take(header: header)
+            messages.values[i].take(header: header, payload: keepsHeaders ? frame.payload : nil)
             if messages.values[i].isComplete {
                 // Moved out of the table: handing the table's own value to a mutating method
                 // copied every part of it, and the copy and the original were destroyed apart.
@@ -557,9 +564,9 @@ public struct AMQPConnectionDissector: StreamDissector {
             message.writeText(into: &treeSink, style: textStyle)
             pdu.appendTextLines(treeSink.bytes)
         } else if pdu.hasJSONTree {
-            add([message.field()], to: &pdu)
+            add([message.field(options: options)], to: &pdu)
         } else {
-            pdu.fields.append(message.field())
+            pdu.fields.append(message.field(options: options))
         }
     }
 

@@ -33,7 +33,7 @@ extension AMQPFrameDecoder {
             _ = frame.payload.withUnsafeBufferPointer {
                 writePreviewJSON($0, length: size, limit: options.bodyPreviewBytes, key: "body", into: &tree)
             }
-            tree.literal(",\"length\":")
+            tree.literal(",\"body_length\":")
             tree.append(size)
         default:
             return nil

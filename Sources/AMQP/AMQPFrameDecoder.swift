@@ -19,8 +19,10 @@ struct AMQPFrameDecoder {
         case .protocolHeader(let bytes, let problems):
             return Decoded(pdu: decodeProtocolHeader(bytes, problems: problems))
         case .unframed(let count, let problems):
+            // Text only: the count is the PDU's wire length, which JSON gives as the top-level
+            // `length`; an `amqp.length` would repeat it under a name that means a body's length.
             let fields = [Field("frame_type", "Type", .string("unframed")),
-                          Field("length", "Length", .int(count))]
+                          Field("length", "Length", .int(count), textOnly: true)]
             let summary = problems.last?.message ?? "\(count) bytes not framed"
             return Decoded(pdu: DissectedPDU(protocolName: "amqp", summary: summary, fields: fields,
                                              problems: problems, wireLength: count))
@@ -89,6 +91,7 @@ struct AMQPFrameDecoder {
                     fields.append(Field("sasl_user", "SASL user", .string(user)))
                 }
                 fields += AMQPFrameDecoder.connectionSummaryFields(spec, result.values)
+                if let reason = AMQPFrameDecoder.reasonField(result.values) { fields.append(reason) }
                 if spec.classID == 10, spec.methodName == "blocked" {
                     let reason = result.values.string("reason").map { " (\($0))" } ?? ""
                     fields.append(Field("explanation", "Explanation",
@@ -122,7 +125,8 @@ struct AMQPFrameDecoder {
         case .body:
             let body = Preview.value(of: frame.payload, length: size, limit: options.bodyPreviewBytes)
             fields.append(Field("body", "Body", body, range: 7..<(7 + frame.payload.count)))
-            fields.append(Field("length", "Body length", .int(size), range: 3..<7))
+            // `body_length`, not `length`, which is the whole frame's wire length at the top level.
+            fields.append(Field("body_length", "Body length", .int(size), range: 3..<7))
             summary = AMQPFrameDecoder.bodySummary(frame)
             if frame.channel == 0 {
                 problems.append(Problem(.error, "wrong-channel", "content body on channel 0, which carries no content",
@@ -180,6 +184,14 @@ struct AMQPFrameDecoder {
         let context = AMQPCloseExplanation.Context(replyCode: code, replyText: values.string("reply-text") ?? "",
                                                    failedMethod: failed, request: failed.flatMap { requests[$0] })
         return AMQPCloseExplanation.explain(context)
+    }
+
+    /// The name of a close's or a return's reply code (`NOT_FOUND`) as the frame's `reason`,
+    /// where MQTT puts the name of a reason code: JSON only, the text tree's Reply-Code line
+    /// names it. Nil for a method without a reply code, or a code the spec does not name.
+    static func reasonField(_ values: AMQPArgumentValues) -> Field? {
+        guard let code = values.int("reply-code"), let name = AMQPReplyCode(rawValue: UInt16(truncatingIfNeeded: code)).name else { return nil }
+        return Field("reason", "Reason", .string(name), jsonOnly: true)
     }
 
     /// Root copies of what summaries group connections by: the client's product, version and

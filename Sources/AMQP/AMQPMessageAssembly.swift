@@ -16,6 +16,11 @@ struct AMQPMessageAssembly {
     var bodySize: UInt64 = 0
     var received: UInt64 = 0
     var propertySummary = ""
+    /// The content header's payload, kept (copied: a few dozen bytes, once per message) when the
+    /// message's `field()` will be shown as JSON: its `properties` object is decoded from it then,
+    /// the same object the header frame shows. Not kept for text and tables, which show only
+    /// `propertySummary`, nor by the fast paths, which make no header fields to keep.
+    private var headerPayload: [UInt8]?
     var preview: [UInt8] = []
     var previewLimit: Int
     /// Body bytes the capture or the hold limit kept from the preview.
@@ -43,10 +48,29 @@ struct AMQPMessageAssembly {
     }
 
     /// Takes the content header: its body size and properties; body frames come next.
-    mutating func take(header: AMQPContentHeaderDecoder.Result) {
+    /// `payload`, the header frame's payload, is kept for `field(options:)` when given.
+    mutating func take(header: AMQPContentHeaderDecoder.Result, payload: ArraySlice<UInt8>? = nil) {
         bodySize = header.bodySize ?? 0
         propertySummary = header.propertySummary
+        headerPayload = payload.map { Array($0) }
         stage = .awaitingBody
+    }
+
+    /// The content header's `properties` field decoded again from its kept payload, JSON only and
+    /// without byte ranges (they were the header frame's); nil when none was kept or it has none.
+    /// The header's problems were reported on the header frame.
+    private func propertiesField(options: AMQPOptions) -> Field? {
+        guard let headerPayload else { return nil }
+        var fields: [Field] = []
+        _ = AMQPContentHeaderDecoder(options: options).decode(headerPayload[...], isWhole: true, into: &fields)
+        guard var properties = fields.first(where: { $0.key == "properties" }) else { return nil }
+        func dropRanges(_ field: inout Field) {
+            field.range = nil
+            for i in field.children.indices { dropRanges(&field.children[i]) }
+        }
+        dropRanges(&properties)
+        properties.jsonOnly = true
+        return properties
     }
 
     /// Counts a body frame; keeps the part of it the preview still has room for.
@@ -143,8 +167,10 @@ struct AMQPMessageAssembly {
         if previewMissing { out.literal("        Body preview incomplete: True\n") }
     }
 
-    /// The `message` field: the method's routing, the properties, and the body preview.
-    func field() -> Field {
+    /// The `message` field: the method's routing, the properties, and the body preview. The
+    /// properties are a line of `propertySummary` in text and, when the header's payload was
+    /// kept, the header's `properties` object in JSON (`options` decode it).
+    func field(options: AMQPOptions) -> Field {
         var children: [Field] = []
         children.reserveCapacity(method.messageArguments.count + 6)
         children.append(Field("method", "Method", .string(method.fullName)))
@@ -159,8 +185,9 @@ struct AMQPMessageAssembly {
             }
         }
         if !propertySummary.isEmpty {
-            children.append(Field("properties", "Properties", .string(propertySummary)))
+            children.append(Field("properties", "Properties", .string(propertySummary), textOnly: true))
         }
+        if let properties = propertiesField(options: options) { children.append(properties) }
         children.append(Field("body_size", "Body size", bodySize <= UInt64(Int.max) ? .int(Int(bodySize)) : .string(String(bodySize))))
         let length = Int(clamping: bodySize)
         children.append(Field("body", "Body", Preview.value(of: preview[...], length: length, limit: previewLimit)))

@@ -74,16 +74,13 @@ struct AMQPMethodDecoder {
         return result
     }
 
-    /// Adds names to the numbers people look up: reply codes, the failed method of a close.
+    /// Adds names to the numbers people look up: reply codes (the text line; JSON has the name
+    /// as the frame's `reason`, see `AMQPFrameDecoder.reasonField`), the failed method of a close.
     private func annotate(_ field: inout Field, arg: AMQPArgumentSpec, in spec: AMQPMethodSpec, values: AMQPArgumentValues) {
         switch arg.name {
         case "reply-code":
             guard let code = values.int("reply-code") else { return }
-            let reply = AMQPReplyCode(rawValue: UInt16(truncatingIfNeeded: code))
-            field.line = "\(arg.label): \(reply)"
-            if let name = reply.name {
-                field.children = [Field("reply_code_name", "Reply-Code name", .string(name), jsonOnly: true)]
-            }
+            field.line = "\(arg.label): \(AMQPReplyCode(rawValue: UInt16(truncatingIfNeeded: code)))"
         case "method-id" where spec.methodName == "close":
             guard let classID = values.int("class-id"), let methodID = values.int("method-id"), classID != 0 else { return }
             let failed = AMQPMethodID(classID: UInt16(truncatingIfNeeded: classID), methodID: UInt16(truncatingIfNeeded: methodID))

@@ -257,6 +257,25 @@ public struct ByteSink {
         return true
     }
 
+    /// The time as seconds since 1970 with the fraction `appendFraction` writes,
+    /// `1795356396.141530`: a JSON number equal to the ISO time written beside it.
+    public mutating func appendEpochSeconds(_ t: Timestamp) {
+        var scale: UInt32 = 1
+        for _ in t.fractionalDigits..<9 { scale &*= 10 }
+        // The nanoseconds the fraction shows (its last digits, for a value past a second).
+        let within = t.nanoseconds % 1_000_000_000
+        let shown = within - within % scale
+        guard t.seconds < 0, shown > 0 else {
+            append(Int(t.seconds))
+            appendFraction(t)
+            return
+        }
+        // Before 1970 the fraction counts towards zero: -2 s and 0.25 s is -1.75.
+        append(byte: UInt8(ascii: "-"))
+        append(Int(-(t.seconds + 1)))
+        appendFraction(Timestamp(seconds: 0, nanoseconds: 1_000_000_000 - shown, fractionalDigits: t.fractionalDigits))
+    }
+
     public mutating func appendFraction(_ t: Timestamp) {
         let digits = t.fractionalDigits
         guard digits > 0 else { return }

@@ -251,8 +251,8 @@ public struct PDUFacts: Sendable, Equatable {
     /// `acked_count`, `message` (its `method`, `exchange`, `routing_key`, `body_size`) and
     /// `sasl_user`, `vhost`, `client_product`, `client_version`, `client_platform`. Depth-first
     /// only where no root key is found: the kind (`method`, `type`, `frame_type`), a PUBLISH's
-    /// `topic`, a CONNECT's `client_id` and `version`, and a close's `reply_code`,
-    /// `reply_code_name`, `reply_text` and `failed_method`.
+    /// `topic`, a CONNECT's `client_id` and `version`, and a close's `reply_code`, `reason`
+    /// (the reply code's name), `reply_text` and `failed_method`.
     public init(deriving pdu: DissectedPDU) {
         var method, type, frameType: String?
         var identity = ClientIdentity()
@@ -310,7 +310,7 @@ public struct PDUFacts: Sendable, Equatable {
         }
         if kind == "channel.close" || kind == "connection.close" {
             close = CloseFacts(replyCode: pdu.field("reply_code")?.value.intValue,
-                               replyCodeName: pdu.field("reply_code_name")?.value.stringValue,
+                               replyCodeName: pdu.field("reason")?.value.stringValue,
                                replyText: pdu.field("reply_text")?.value.stringValue,
                                failedMethod: pdu.field("failed_method")?.value.stringValue)
         }

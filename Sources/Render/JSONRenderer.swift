@@ -66,15 +66,16 @@ public struct JSONRenderer: Renderer {
             context(ctx, into: &out)
             out.literal(",\"event\":")
             JSONString.escape(p.code, into: &out)
-            out.literal(",\"problem\":")
+            // An array of one, as a PDU's `problems`: one key and one shape for both kinds of line.
+            out.literal(",\"problems\":[")
             problem(p, into: &out)
-            out.literal("}\n")
+            out.literal("]}\n")
         case .captureNote(let p):
             out.literal("{\"event\":")
             JSONString.escape(p.code, into: &out)
-            out.literal(",\"problem\":")
+            out.literal(",\"problems\":[")
             problem(p, into: &out)
-            out.literal("}\n")
+            out.literal("]}\n")
         case .connectionClosed(let c):
             out.append("{\"event\":\"connection\",\"stream\":\(c.stream),\"client\":")
             JSONString.escape(c.client, into: &out)
@@ -105,7 +106,10 @@ public struct JSONRenderer: Renderer {
         }
         out.append(cachedDateTime)
         out.appendFraction(c.time)
-        out.literal("Z\",\"stream\":")
+        // The same time as a number, for jq (whose `fromdate` rejects the ISO fraction) and the like.
+        out.literal("Z\",\"ts\":")
+        out.appendEpochSeconds(c.time)
+        out.literal(",\"stream\":")
         out.append(c.stream)
         out.literal(",\"src\":")
         JSONString.escape(c.source, into: &out)

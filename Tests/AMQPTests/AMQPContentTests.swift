@@ -1,5 +1,6 @@
 @testable import AMQP
 import Dissection
+import Foundation
 import Testing
 
 /// A content header with all 14 basic properties (flags 0xFFFC: bits 15..2 set).
@@ -40,6 +41,49 @@ struct AMQPContentTests {
         #expect(pdu.value("properties.timestamp") == .int(1_700_000_000))
         #expect(pdu.value("properties.app_id") == .string("shop"))
         #expect(pdu.summary.hasPrefix("content header basic body-size=12 content-type=text/plain content-encoding=gzip headers=1 delivery-mode=2"))
+    }
+
+    /// The JSON object of a PDU's tree, as the JSON format prints it (written or from fields).
+    private static func jsonObject(_ pdu: DissectedPDU) -> NSDictionary? {
+        var sink = ByteSink()
+        if pdu.hasJSONTree {
+            pdu.withJSONTreeBytes { sink.append(bytes: $0) }
+        } else {
+            JSONTree.writeObject(pdu.fields, showSecrets: false, into: &sink)
+        }
+        return (try? JSONSerialization.jsonObject(with: Data(sink.bytes))) as? NSDictionary
+    }
+
+    @Test("a completed message's properties are its content header's object in JSON, a summary line in text",
+          arguments: [PDUDetail.tree, .json, .text(TextTree.Style())])
+    func messageProperties(detail: PDUDetail) throws {
+        let bytes = Wire.protocolHeader + Wire.method(20, 10, channel: 1, Wire.shortstr(""))
+            + Wire.publish(channel: 1, exchange: "x", routingKey: "k")
+            + Wire.contentHeader(channel: 1, bodySize: 5, flags: 0xFFFC, properties: fullHeaderProperties)
+            + Wire.body(channel: 1, "hello")
+        var options = AMQPOptions()
+        options.detail = detail
+        let pdus = dissect(bytes, options: options)
+        try #require(pdus.count == 5)
+        if case .text = detail {
+            let text = String(decoding: pdus[4].textTree, as: UTF8.self)
+            #expect(text.contains("\n        Properties: content-type=text/plain content-encoding=gzip headers=1 delivery-mode=2"), "\(text)")
+            return
+        }
+        let header = try #require(Self.jsonObject(pdus[3])), body = try #require(Self.jsonObject(pdus[4]))
+        let headerProperties = try #require(header["properties"] as? NSDictionary)
+        let message = try #require(body["message"] as? NSDictionary)
+        #expect(message["properties"] as? NSDictionary == headerProperties)
+        #expect((headerProperties["headers"] as? NSDictionary)?["x-retries"] as? Int == 3)
+        // In the field tree: the summary line for text, the object for JSON, without the header
+        // frame's byte ranges (they are not this frame's).
+        guard detail == .tree else { return }
+        let fields = pdus[4].fields.first { $0.key == "message" }?.children.filter { $0.key == "properties" } ?? []
+        try #require(fields.count == 2)
+        #expect(fields[0].textOnly && fields[0].value.stringValue?.hasPrefix("content-type=text/plain") == true)
+        #expect(fields[1].jsonOnly && fields[1].children.count == 14)
+        func ranges(_ f: Field) -> Int { (f.range == nil ? 0 : 1) + f.children.map(ranges).reduce(0, +) }
+        #expect(ranges(fields[1]) == 0)
     }
 
     @Test("a body preview in a summary stays on one line: tabs, CR, LF and CR LF become spaces")
@@ -224,7 +268,7 @@ struct AMQPContentTests {
                 default: values.append(arg, .int(100 + i))
                 }
             }
-            let field = AMQPMessageAssembly(method: spec, values: values, previewLimit: 8).field()
+            let field = AMQPMessageAssembly(method: spec, values: values, previewLimit: 8).field(options: AMQPOptions())
             let shown = field.children.dropFirst().prefix(names.count)
             #expect(shown.map(\.key) == names.map { AMQPSpec.snakeCase($0) }, "\(spec.fullName)")
             #expect(shown.map(\.value) == names.map { name in
@@ -243,7 +287,7 @@ struct AMQPContentTests {
         var partial = AMQPArgumentValues()
         partial.append(publish.arguments.first { $0.name == "routing-key" }!, .string("only-key"))
         let message = AMQPMessageAssembly(method: publish, values: partial, previewLimit: 8)
-        #expect(message.field().children.map(\.key).prefix(2) == ["method", "routing_key"])
+        #expect(message.field(options: AMQPOptions()).children.map(\.key).prefix(2) == ["method", "routing_key"])
         var text = ByteSink()
         message.writeText(into: &text, style: TextTree.Style())
         #expect(String(decoding: text.bytes, as: UTF8.self).contains("\n        Routing-Key: only-key\n"))

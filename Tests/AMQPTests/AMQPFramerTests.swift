@@ -111,7 +111,7 @@ struct AMQPFramerTests {
         #expect(f.frameEnd == 0xCE)
         #expect(problems.map(\.code) == ["frame-not-held"])
         let pdu = AMQPDecoder.decode(units[0])
-        #expect(pdu.value("length") == .int(5000))
+        #expect(pdu.value("body_length") == .int(5000))
         #expect(pdu.value("body") == .text(preview: String(repeating: "x", count: 256), length: 5000))
         #expect(describe(units[1]).hasPrefix("frame 8 ch0 size0"))
     }

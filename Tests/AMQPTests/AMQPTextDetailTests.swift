@@ -201,7 +201,7 @@ struct AMQPTextDetailTests {
                 for part in parts { if let f = frame(part) { message.add(body: f) } }
                 message.previewMissing = i == 2
                 var expected = ByteSink(), written = ByteSink()
-                TextTree.write([message.field()], depth: 1, style: style, into: &expected)
+                TextTree.write([message.field(options: AMQPOptions())], depth: 1, style: style, into: &expected)
                 message.writeText(into: &written, style: style)
                 #expect(Array(written.bytes) == Array(expected.bytes),
                         "\(String(decoding: written.bytes, as: UTF8.self))\n---\n\(String(decoding: expected.bytes, as: UTF8.self))")

@@ -34,6 +34,7 @@ import Testing
                 }
                 object["frame"] = nil
                 object["time"] = nil
+                object["ts"] = nil
                 let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
                 out.pdus["stream \(e.context.stream) from \(e.context.source)", default: []].append(String(decoding: data, as: UTF8.self))
             case .streamNote(let context, let problem):

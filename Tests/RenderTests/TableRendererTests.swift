@@ -38,12 +38,13 @@ private func amqpFrame(_ type: String, channel: Int = 1) -> DissectedPDU {
 private func queueField(_ name: String) -> Field { Field("queue", "Queue (from basic.consume)", .string(name)) }
 
 private func amqpClose(_ method: String, code: Int, name: String?, text: String, failed: String?) -> DissectedPDU {
-    var codeField = Field("reply_code", "Reply-Code", .int(code))
-    if let name { codeField.children = [Field("reply_code_name", "Reply-Code name", .string(name))] }
+    let codeField = Field("reply_code", "Reply-Code", .int(code))
     var methodID = Field("method_id", "Method-Id", .int(failed == nil ? 0 : 10))
     if let failed { methodID.children = [Field("failed_method", "Failed method", .string(failed))] }
+    // The code's name is the frame's `reason`, as the AMQP decoder puts it.
     return amqpMethod(method, channel: method == "connection.close" ? 0 : 1,
-                      arguments: [codeField, Field("reply_text", "Reply-Text", .string(text)), methodID])
+                      arguments: [codeField, Field("reply_text", "Reply-Text", .string(text)), methodID],
+                      root: name.map { [Field("reason", "Reason", .string($0), jsonOnly: true)] } ?? [])
 }
 
 private func mqtt(_ type: String, _ fields: [Field] = []) -> DissectedPDU {

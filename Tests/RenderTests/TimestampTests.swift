@@ -70,4 +70,54 @@ struct TimestampTests {
             #expect(sink.take() == "x" + expected)
         }
     }
+
+    @Test("the epoch seconds JSON gives as ts", arguments: [
+        (Int64(1_795_356_396), UInt32(141_530_000), 6, "1795356396.141530"), (0, 0, 6, "0.000000"), (5, 123, 0, "5"),
+        (1_700_000_000, 999_999_999, 9, "1700000000.999999999"), (-2, 250_000_000, 3, "-1.750"), (-1, 0, 6, "-1.000000"),
+        (-2, 400, 6, "-2.000000"), (-1, 999_000_000, 3, "-0.001"),
+    ])
+    func epochSeconds(seconds: Int64, nanoseconds: UInt32, digits: Int, expected: String) {
+        var sink = ByteSink()
+        sink.appendEpochSeconds(Timestamp(seconds: seconds, nanoseconds: nanoseconds, fractionalDigits: digits))
+        #expect(sink.take() == expected)
+    }
+
+    /// The nanoseconds since 1970 a decimal `ts` says, read digit by digit.
+    private static func nanoseconds(of ts: String) -> Int64? {
+        let negative = ts.hasPrefix("-")
+        let parts = ts.dropFirst(negative ? 1 : 0).split(separator: ".", omittingEmptySubsequences: false)
+        guard let whole = Int64(parts[0]), parts.count <= 2 else { return nil }
+        var fraction: Int64 = 0
+        if parts.count == 2 {
+            guard let f = Int64(parts[1]) else { return nil }
+            fraction = f
+            for _ in parts[1].count..<9 { fraction *= 10 }
+        }
+        let magnitude = whole * 1_000_000_000 + fraction
+        return negative ? -magnitude : magnitude
+    }
+
+    @Test("ts is the time the ISO form shows, at every precision, before 1970 and with out-of-range nanoseconds")
+    func epochSecondsAgainstTimeOfDay() {
+        var rng = SplitMix64(seed: 0x75EC)
+        var sink = ByteSink()
+        for round in 0..<20_000 {
+            let seconds = Int64(bitPattern: rng.next()) % 4_000_000_000  // nanoseconds since 1970 within Int64
+            let nanoseconds = round % 7 == 0 ? UInt32(truncatingIfNeeded: rng.next()) : UInt32(rng.next() % 1_000_000_000)
+            let digits = round % 10
+            let t = Timestamp(seconds: seconds, nanoseconds: nanoseconds, fractionalDigits: digits)
+            sink.appendEpochSeconds(t)
+            let ts = sink.take()
+            // The fraction the ISO form shows, as nanoseconds.
+            var shown: Int64 = 0
+            if digits > 0, let f = Int64(Self.reference(t).split(separator: ".")[1]) {
+                shown = f
+                for _ in digits..<9 { shown *= 10 }
+            }
+            #expect(Self.nanoseconds(of: ts) == seconds * 1_000_000_000 + shown, "\(seconds) \(nanoseconds) \(digits): \(ts)")
+            // The capture's precision: as many digits as the ISO form, no point without any.
+            let after = ts.split(separator: ".", omittingEmptySubsequences: false).dropFirst()
+            #expect(after.count == (digits > 0 ? 1 : 0) && (after.first?.count ?? 0) == digits, "\(ts)")
+        }
+    }
 }
