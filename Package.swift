@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "Capture", targets: ["Capture"]),
         .library(name: "Render", targets: ["Render"]),
         .library(name: "Pipeline", targets: ["Pipeline"]),
+        .library(name: "ProtoDissectKit", targets: ["ProtoDissectKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -33,11 +34,13 @@ let package = Package(
         .target(name: "AMQP", dependencies: ["Dissection"]),
         .target(name: "Render", dependencies: ["Dissection"]),
         .target(name: "Pipeline", dependencies: ["Capture", "Packets", "Reassembly", "Dissection"]),
+        // For library users: a capture opened and dissected as the command does, PDU by PDU.
+        .target(name: "ProtoDissectKit", dependencies: ["Pipeline", "Capture", "Dissection", "MQTT", "AMQP"]),
         // Linux: the Swift runtime and libraries linked statically, with the archives the static
         // FoundationEssentials needs (faster start-up, less memory: docs/performance.md). Apple
         // platforms reject -static-stdlib (their Swift runtime is the system's) and have no such archives.
         .executableTarget(name: "proto-dissect", dependencies: [
-            "Pipeline", "Render", "MQTT", "AMQP", "Capture", "Dissection",
+            "Pipeline", "Render", "MQTT", "AMQP", "Capture", "Dissection", "ProtoDissectKit",
             .target(name: "CMimalloc", condition: .when(platforms: [.linux])),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "-l_FoundationCShims", "-Xlinker", "-l_FoundationCollections"],
@@ -57,7 +60,8 @@ let package = Package(
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Dissection", "TestSupport"]),
         .testTarget(name: "AMQPTests", dependencies: ["AMQP", "Dissection", "TestSupport"]),
         .testTarget(name: "RenderTests", dependencies: ["Render", "Dissection", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["Pipeline", "Render", "MQTT", "AMQP", "Capture", "Dissection", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Pipeline", "Render", "MQTT", "AMQP", "Capture", "Dissection", "TestSupport",
+                                                          "ProtoDissectKit"]),
     ],
     swiftLanguageModes: [.v5]
 )

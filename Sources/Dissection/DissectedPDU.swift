@@ -27,6 +27,7 @@ public struct DissectedPDU: Sendable {
         @usableFromInline @exclusivity(unchecked) var problems: [Problem]
         @usableFromInline @exclusivity(unchecked) var wireLength: Int
         @usableFromInline @exclusivity(unchecked) var facts: PDUFacts?
+        @usableFromInline @exclusivity(unchecked) var packet: (any TypedPacket)?
         /// Unused while the tree is in the tail (`tailTree` is not `.none`).
         @usableFromInline @exclusivity(unchecked) var textTree: [UInt8]
         @usableFromInline @exclusivity(unchecked) var jsonTree: [UInt8]
@@ -66,6 +67,7 @@ public struct DissectedPDU: Sendable {
             if !problems.isEmpty { problems = [] }
             self.wireLength = wireLength
             if !keepingFacts, facts != nil { facts = nil }
+            if packet != nil { packet = nil }
             if !textTree.isEmpty { textTree = [] }
             if !jsonTree.isEmpty { jsonTree = [] }
             summaryCount = 0
@@ -106,6 +108,7 @@ public struct DissectedPDU: Sendable {
         @usableFromInline func copy() -> Storage {
             let copy = Storage(protocolName: protocolName, summary: summary, fields: fields, problems: problems,
                                wireLength: wireLength, facts: facts, textTree: textTree, jsonTree: jsonTree)
+            copy.packet = packet
             let count = tailCount
             if let tail, count > 0 {
                 copy.tail = .allocate(capacity: count)
@@ -177,6 +180,16 @@ public struct DissectedPDU: Sendable {
         get { storage.wireLength }
         set { makeUnique(); storage.wireLength = newValue }
     }
+    /// The decoder's typed value of this PDU (an `MQTTPacket`), with the bytes it was read
+    /// from; nil where the decoder has none yet.
+    public var packet: (any TypedPacket)? {
+        get { storage.packet }
+        set {
+            makeUnique()
+            storage.packet = newValue
+        }
+    }
+
     /// What summaries count, set by a decoder's fast path (`PDUDetail.facts`), which then builds
     /// no field tree. Nil when the tree was built: `PDUFacts(deriving:)` reads them off it.
     @inlinable public var facts: PDUFacts? {

@@ -168,6 +168,7 @@ public struct MQTTConnectionDissector: StreamDissector {
         // Copies of a dissector may be used on different threads: one never writes into another's buffer.
         if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }
         var pdu = packet.dissected(options: options, lineSink: lineSink)
+        pdu.packet = packet
         attachPending(direction, to: &pdu)
         output.append(pdu)
     }

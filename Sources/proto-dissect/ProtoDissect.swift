@@ -10,6 +10,7 @@ import Capture
 import Dissection
 import MQTT
 import Pipeline
+import ProtoDissectKit
 import Reassembly
 import Render
 #if canImport(Glibc)
@@ -211,9 +212,7 @@ struct ProtoDissect: ParsableCommand {
             mqtt.detail = .json
             amqp.detail = .json
         }
-        var registry = ProtocolRegistry()
-        registry.register("mqtt", ports: [1883]) { info in MQTTConnectionDissector(info: info, options: mqtt) }
-        registry.register("amqp", ports: [5672]) { info in AMQPConnectionDissector(info: info, options: amqp) }
+        var registry = CaptureDissection.standardRegistry(mqtt: mqtt, amqp: amqp)
         for d in decodeAs {
             let parts = d.split(separator: "=")
             if let port = UInt16(parts[0]) { _ = registry.assign(port: port, to: parts[1].lowercased()) }

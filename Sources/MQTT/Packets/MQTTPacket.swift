@@ -7,7 +7,7 @@ import Dissection
 ///
 /// Made by `MQTTDecoder.decodePacket(_:wireLength:version:state:options:)`; the field tree and
 /// summary line that text and JSON show are a view of it (`MQTTPacket+FieldTree.swift`).
-public struct MQTTPacket: Sendable {
+public struct MQTTPacket: TypedPacket {
     /// The packet's held bytes from its first byte: all of it, or a prefix (a packet cut short
     /// by the capture or over the hold limit).
     public var bytes: ArraySlice<UInt8>
