@@ -58,7 +58,7 @@ struct PacketDecoding3Tests {
         let pdu = decode(bytes, .v3_1_1)
         #expect(pdu.string("type") == "CONNACK")
         #expect(pdu.bool("session_present") == session)
-        #expect(pdu.int("return_code") == code)
+        #expect(pdu.int("reason_code") == code)
         #expect(pdu.string("reason") == reason)
         #expect(pdu.summary == summary)
         #expect(pdu.problems.isEmpty)
@@ -67,7 +67,7 @@ struct PacketDecoding3Tests {
     @Test("CONNACK 3.1: first byte reserved, return code named")
     func connack31() {
         let pdu = decode(Fixture.connack31, .v3_1)
-        #expect(pdu.int("return_code") == 2)
+        #expect(pdu.int("reason_code") == 2)
         #expect(pdu.string("reason") == "Connection Refused: identifier rejected")
         #expect(pdu.field("session_present") == nil)
         #expect(pdu.summary == "CONNACK refused: identifier rejected (0x02)")

@@ -286,7 +286,8 @@ private struct FieldTreeBuilder {
             summary += code.value == 0 ? " accepted" : reason.isFailure ? " refused: \(named)" : " \(named)"
         } else {
             let rc = MQTTConnectReturnCode(rawValue: code.value)
-            fields.append(Field("return_code", "Return Code", .int(Int(code.value)), line: "Return Code: \(rc.name) (\(code.value))",
+            // JSON: `reason_code`, as in 5.0 and in SUBACK's `reason_codes` (the text keeps 3.x's name).
+            fields.append(Field("reason_code", "Return Code", .int(Int(code.value)), line: "Return Code: \(rc.name) (\(code.value))",
                                 range: code.range, children: [Field("reason", "Reason", .string(rc.name), range: code.range, jsonOnly: true)]))
             if code.value == 0 {
                 summary += " accepted"
