@@ -26,7 +26,7 @@ for path in captures {
         compared += 1
         if encoded != Array(wire) {
             differences += 1
-            let at = zip(encoded, wire).firstIndex { $0 != $1 } ?? min(encoded.count, wire.count)
+            let at = zip(encoded, wire).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(encoded.count, wire.count)
             print("\(path) frame \(captured.frame), connection \(captured.connection), \(captured.direction): "
                   + "\(packet.type.name) encodes as \(encoded.count) bytes, the wire has \(wire.count); first difference at byte \(at)")
         }
