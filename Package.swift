@@ -63,5 +63,5 @@ let package = Package(
         .testTarget(name: "EndToEndTests", dependencies: ["Pipeline", "Render", "MQTT", "AMQP", "Capture", "Dissection", "TestSupport",
                                                           "ProtoDissectKit"]),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )

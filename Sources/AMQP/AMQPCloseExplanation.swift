@@ -13,11 +13,11 @@ enum AMQPCloseExplanation {
         var request: AMQPArgumentValues?
     }
 
-    struct Pattern {
+    struct Pattern: Sendable {
         var code: Int
         /// Text the reply text must contain (empty: any).
         var contains: String
-        var explain: (Context) -> String
+        var explain: @Sendable (Context) -> String
     }
 
     static func explain(_ context: Context) -> String? {

@@ -2,7 +2,9 @@ import Synchronization
 
 /// Connections' states on their way from one lane to the other.
 final class StreamHandoff: @unchecked Sendable {
-    private final class Parcel {
+    // Unchecked: a connection's state is handed whole from one lane's thread to the other, and
+    // only the taker touches it afterwards.
+    private final class Parcel: @unchecked Sendable {
         let state: StreamStage.StreamState?
         init(_ state: StreamStage.StreamState?) { self.state = state }
     }

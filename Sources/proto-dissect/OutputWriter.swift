@@ -69,9 +69,22 @@ func standardOutputFailed(_ code: Int32) -> Never {
     exitProcess(ExitStatus.outputProblem)
 }
 
-/// Writes out what `print` buffered (interface lists, help) and checks that it was written.
-func flushPrinted() {
-    if fflush(stdout) != 0 || ferror(stdout) != 0 { standardOutputFailed(errno) }
+/// Writes `text` and a newline to standard output at once (interface lists, help), unbuffered:
+/// a failed write ends the run as any other (`standardOutputFailed`).
+func printLine(_ text: String) {
+    var line = text + "\n"
+    line.withUTF8 { p in
+        var at = 0
+        while at < p.count {
+            let n = write(1, p.baseAddress! + at, p.count - at)
+            if n < 0 {
+                if errno == EINTR { continue }
+                standardOutputFailed(errno)
+            }
+            if n == 0 { standardOutputFailed(0) }
+            at += n
+        }
+    }
 }
 
 /// Messages for the user, on standard error.

@@ -148,8 +148,7 @@ struct ProtoDissect: ParsableCommand {
         } catch {
             let code = exitCode(for: error)
             if code == .success {
-                print(fullMessage(for: error))
-                flushPrinted()
+                printLine(fullMessage(for: error))
                 exit(withError: nil)
             }
             if code == .validationFailure {
@@ -242,9 +241,8 @@ struct ProtoDissect: ParsableCommand {
         if listInterfaces {
             do {
                 for (i, dev) in try LiveCapture.interfaces().enumerated() {
-                    print("\(i + 1). \(dev.name)" + (dev.description.map { " (\($0))" } ?? ""))
+                    printLine("\(i + 1). \(dev.name)" + (dev.description.map { " (\($0))" } ?? ""))
                 }
-                flushPrinted()
             } catch {
                 warn("\(error)")
                 throw ExitCode(ExitStatus.inputProblem)

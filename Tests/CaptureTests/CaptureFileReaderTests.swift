@@ -54,7 +54,7 @@ struct CaptureFileReaderTests {
     let packetB: [UInt8] = [5, 6, 7]
 
     func pcap(bigEndian: Bool, nanos: Bool) -> [UInt8] {
-        let w: (UInt32) -> [UInt8] = bigEndian ? be32 : le32
+        func w(_ v: UInt32) -> [UInt8] { bigEndian ? be32(v) : le32(v) }
         let magic: UInt32 = nanos ? 0xA1B2_3C4D : 0xA1B2_C3D4
         var b = w(magic) + (bigEndian ? [0, 2, 0, 4] : [2, 0, 4, 0]) + w(0) + w(0) + w(65535) + w(1)
         b += w(1_700_000_000) + w(nanos ? 123_456_789 : 123_456) + w(4) + w(4) + packetA

@@ -182,12 +182,17 @@ struct LiveAMQPTests {
     func sideBySide() throws {
         // As a developer's own RabbitMQ (rabbit@localhost, distribution port 25672) beside the
         // tests' node: with a shared name or port, the second node would not start.
-        var started: [Result<RabbitMQ, Error>] = []
-        let lock = NSLock()
+        // Unchecked: appended to under its lock only, read after both threads are done.
+        final class Started: @unchecked Sendable {
+            let lock = NSLock()
+            var results: [Result<RabbitMQ, Error>] = []
+        }
+        let box = Started()
         DispatchQueue.concurrentPerform(iterations: 2) { _ in
             let r = Result { try RabbitMQ() }
-            lock.withLock { started.append(r) }
+            box.lock.withLock { box.results.append(r) }
         }
+        let started = box.results
         let brokers = started.compactMap { try? $0.get() }
         defer { for b in brokers { b.stop() } }
         for case .failure(let error) in started { Issue.record(error) }

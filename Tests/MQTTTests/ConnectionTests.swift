@@ -25,14 +25,19 @@ struct ConnectionTests {
         var setup: [DissectedPDU] = []
         base.receive(packet(0x10, str("MQTT") + [0x04, 0x02, 0x00, 0x3C] + str("c"))[...], from: .toServer, into: &setup)
         base.receive(packet(0x20, [0x00, 0x00])[...], from: .toClient, into: &setup)
-        let copies = [base, base]
+        // Unchecked: each thread takes its own copy out before using it (what the test checks).
+        final class Copies: @unchecked Sendable {
+            let dissectors: [MQTTConnectionDissector]
+            init(_ dissectors: [MQTTConnectionDissector]) { self.dissectors = dissectors }
+        }
+        let copies = Copies([base, base])
         final class Results: @unchecked Sendable {
             let lock = NSLock()
             var summaries: [Int: [String]] = [:]
         }
         let results = Results()
         DispatchQueue.concurrentPerform(iterations: 2) { i in
-            var d = copies[i]
+            var d = copies.dissectors[i]
             var out: [DissectedPDU] = []
             for n in 0..<3_000 {
                 let topic = "thread\(i)/message/\(n)"
