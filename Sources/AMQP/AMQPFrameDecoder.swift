@@ -80,7 +80,7 @@ struct AMQPFrameDecoder {
         switch frame.type {
         case .method:
             let result = AMQPMethodDecoder(options: options).decode(frame.payload, isWhole: frame.isWhole)
-            result.method?.appendFields(to: &fields, argumentsRange: result.argumentsRange, options: options)
+            result.method?.appendFields(to: &fields, arguments: result.arguments, argumentsRange: result.argumentsRange, options: options)
             problems += result.problems
             if let spec = result.spec {
                 summary = DissectedPDU.buildsSummaries ? AMQPMethodDecoder.summary(spec, result.values) : spec.fullName

@@ -15,6 +15,8 @@ struct AMQPMethodDecoder {
         var method: AMQPMethod?
         /// The bytes the arguments were read from, up to where reading stopped.
         var argumentsRange: Range<Int> = 11..<11
+        /// `method.argumentList`, made once for `values` and the field tree.
+        var arguments: [AMQPArgument] = []
     }
 
     let options: AMQPOptions
@@ -58,7 +60,8 @@ struct AMQPMethodDecoder {
                                          reference: "AMQP 0-9-1 §4.2.4", range: args.offset..<(args.offset + left)))
         }
         result.argumentsRange = 11..<args.offset
-        result.values = AMQPArgumentValues(method.argumentList, of: spec)
+        result.arguments = method.argumentList
+        result.values = AMQPArgumentValues(result.arguments, of: spec)
         result.method = method
         result.problems += args.problems
         return result

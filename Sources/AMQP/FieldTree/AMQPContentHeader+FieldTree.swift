@@ -38,12 +38,16 @@ extension AMQPContentHeader {
         propertyFields.reserveCapacity(flags.setCount)
         for (i, prop) in properties.enumerated() where flags.isSet(i) {
             guard let property = self.properties.property(at: i) else { break }
-            var field = property.field(prop, bitLines: nil, depthLimit: options.effectiveTableDepth)
+            // Only the delivery mode's field is changed after it is made (a field changed is
+            // copied into the array, one made in the append is moved).
             if Field.buildsTextLines, prop.name == "delivery-mode", case .octet(let mode) = property {
+                var field = property.field(prop, bitLines: nil, depthLimit: options.effectiveTableDepth)
                 let meaning = mode.value == 1 ? " (non-persistent)" : mode.value == 2 ? " (persistent)" : ""
                 field.line = "\(prop.label): \(mode.value)\(meaning)"
+                propertyFields.append(field)
+            } else {
+                propertyFields.append(property.field(prop, bitLines: nil, depthLimit: options.effectiveTableDepth))
             }
-            propertyFields.append(field)
         }
         if !propertyFields.isEmpty, let propertiesRange {
             fields.append(Field("properties", "Properties", range: propertiesRange, children: propertyFields))

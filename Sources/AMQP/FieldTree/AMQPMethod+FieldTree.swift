@@ -6,7 +6,8 @@ import Dissection
 extension AMQPMethod {
     /// Appends the method's fields to a frame's: class, method id, method name, and the
     /// arguments (`argumentsRange`: the bytes they were read from, up to where reading stopped).
-    func appendFields(to fields: inout [Field], argumentsRange: Range<Int>, options: AMQPOptions) {
+    /// `arguments` is `argumentList`, when the caller has made it already.
+    func appendFields(to fields: inout [Field], arguments: [AMQPArgument]? = nil, argumentsRange: Range<Int>, options: AMQPOptions) {
         let id = self.id
         fields.append(Field("class_id", "Class", .int(Int(id.classID)), line: AMQPTextLines.classID(id.classID), range: 7..<9))
         fields.append(Field("method_id", "Method-Id", .int(Int(id.methodID)), line: AMQPTextLines.methodID(id), range: 9..<11))
@@ -19,34 +20,43 @@ extension AMQPMethod {
             }
             return
         }
-        let arguments = argumentList
+        let arguments = arguments ?? argumentList
         guard !arguments.isEmpty else { return }
+        let depthLimit = options.effectiveTableDepth
         var argumentFields: [Field] = []
         argumentFields.reserveCapacity(arguments.count)
         // The failed method of a close names the class read just before it.
-        var closeClassID: Int?
-        for (i, argument) in arguments.enumerated() {
+        var closeClassID: UInt16?
+        for i in arguments.indices {
             let arg = spec.arguments[i]
-            var field = argument.field(arg, bitLines: spec.bitLines[i], depthLimit: options.effectiveTableDepth)
-            switch (arg.name, argument) {
-            case ("reply-code", .short(let code)):
-                // Names for the numbers people look up.
+            // Names for the numbers people look up: reply codes, the failed method of a close.
+            // Only these fields are changed after they are made (a field changed is copied into
+            // the array, one made in the append is moved).
+            switch arg.name {
+            case "reply-code":
+                guard case .short(let code) = arguments[i] else { break }
+                var field = arguments[i].field(arg, bitLines: nil, depthLimit: depthLimit)
                 let reply = AMQPReplyCode(rawValue: code.value)
                 field.line = "\(arg.label): \(reply)"
                 if let name = reply.name {
                     field.children = [Field("reply_code_name", "Reply-Code name", .string(name), jsonOnly: true)]
                 }
-            case ("class-id", .short(let classID)):
-                closeClassID = Int(classID.value)
-            case ("method-id", .short(let methodID)) where spec.methodName == "close":
-                guard let classID = closeClassID, classID != 0 else { break }
-                let failed = AMQPMethodID(classID: UInt16(truncatingIfNeeded: classID), methodID: methodID.value)
+                argumentFields.append(field)
+                continue
+            case "class-id":
+                if case .short(let classID) = arguments[i] { closeClassID = classID.value }
+            case "method-id" where spec.methodName == "close":
+                guard let classID = closeClassID, classID != 0, case .short(let methodID) = arguments[i] else { break }
+                var field = arguments[i].field(arg, bitLines: nil, depthLimit: depthLimit)
+                let failed = AMQPMethodID(classID: classID, methodID: methodID.value)
                 field.line = "\(arg.label): \(methodID.value) (\(failed))"
                 field.children = [Field("failed_method", "Failed method", .string(failed.description), jsonOnly: true)]
+                argumentFields.append(field)
+                continue
             default:
                 break
             }
-            argumentFields.append(field)
+            argumentFields.append(arguments[i].field(arg, bitLines: spec.bitLines[i], depthLimit: depthLimit))
         }
         fields.append(Field("arguments", "Arguments", range: argumentsRange, children: argumentFields))
     }

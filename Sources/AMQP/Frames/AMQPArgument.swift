@@ -14,9 +14,9 @@ public enum AMQPArgument: Sendable, Equatable {
     /// Seconds since the epoch (§4.2.5.4), unsigned as on the wire.
     case timestamp(Ranged<UInt64>)
     case shortString(Ranged<String>)
-    indirect case longString(Ranged<AMQPLongString>)
+    case longString(Ranged<AMQPLongString>)
     case bit(AMQPBit)
-    indirect case table(Ranged<AMQPFieldTable>)
+    case table(Ranged<AMQPFieldTable>)
 
     /// The bytes the value came from: a bit's octet, a string with its length prefix.
     public var range: Range<Int> {

@@ -53,7 +53,9 @@ public struct AMQPFieldArray: Sendable, Equatable {
 
 /// One value of a field table or array, by type letter. Signed and unsigned as the letter says;
 /// `s` and `U` are both signed 16-bit, `l` and `L` both signed 64-bit (RabbitMQ's errata).
-public indirect enum AMQPFieldValue: Sendable, Equatable {
+///
+/// Only the nesting cases are indirect: boxing every value cost an allocation per entry.
+public enum AMQPFieldValue: Sendable, Equatable {
     case boolean(Bool)
     case int8(Int8)
     case uint8(UInt8)
@@ -72,8 +74,8 @@ public indirect enum AMQPFieldValue: Sendable, Equatable {
     case bytes(AMQPLongString)
     case timestamp(UInt64)
     case void
-    case table(AMQPFieldTable)
-    case array(AMQPFieldArray)
+    indirect case table(AMQPFieldTable)
+    indirect case array(AMQPFieldArray)
     /// The value could not be read: an unknown type letter or bytes cut short (the decoder
     /// reported which). Nothing after it in the table was read.
     case undecoded
