@@ -1,22 +1,23 @@
 import Dissection
 
-/// Reads arguments or properties in their spec types (AMQP 0-9-1 §4.2.5), packing
-/// consecutive bits into octets as §4.2.5.2 says.
+/// Reads arguments or properties in their spec types (AMQP 0-9-1 §4.2.5) into typed values with
+/// their byte ranges, packing consecutive bits into octets as §4.2.5.2 says. The generated
+/// decoders (`AMQPMethod.decodeArguments`, `AMQPBasicProperties.decode`) call one reader per
+/// argument in wire order; each returns nil when the bytes ran out (the caller reports that,
+/// knowing which argument it was) and counts the values it read in `count`.
 struct AMQPArgumentReader {
     var reader: ByteReader
     /// PDU offset of the reader's first byte.
     let base: Int
     let options: AMQPOptions
     var problems: [Problem] = []
-    var values = AMQPArgumentValues()
+    /// How many values were read.
+    var count = 0
 
     private var tables: AMQPFieldTableDecoder
     private var bitOctet: UInt8 = 0
     private var bitsUsed = 8
     private var bitOffset = 0
-
-    /// The value `skim` gives a field table it checks but does not decode.
-    private static let undecodedTable = Field("", "")
 
     /// Arguments that carry credentials; shown as secrets.
     static let secretArguments: Set<String> = ["response", "new-secret"]
@@ -28,111 +29,92 @@ struct AMQPArgumentReader {
         self.tables = AMQPFieldTableDecoder(options: options)
     }
 
-    /// Reads one argument into `values` and its field; nil when the bytes ran out (the caller
-    /// reports that). `skim` reads the value alone. A bit argument's field shows `bitLines` (the
-    /// method spec's) in the text tree.
-    mutating func read(_ arg: AMQPArgumentSpec, bitLines: (clear: String, set: String)? = nil) -> Field? {
-        if arg.type == .table { return readTableField(arg) }
-        if arg.type != .bit { finishBits() }
-        let start = reader.offset
-        guard skim(arg) else { return nil }
-        let value = values.entries[values.entries.count - 1].value
-        // The parts first, then the field in one expression: a field kept in a `var` and changed
-        // is copied into the caller's array, one built in place is moved (see `Field.init`).
-        var fieldValue = FieldValue.none
-        var range = (base + start)..<(base + reader.offset)
-        var line: String?
-        switch (arg.type, value) {
-        case (.bit, .bool(let set)):
-            fieldValue = .bool(set)
-            range = (base + bitOffset)..<(base + bitOffset + 1)
-            if Field.buildsTextLines, let bitLines { line = set ? bitLines.set : bitLines.clear }
-        case (.longlong, _):
-            // The value keeps an Int (clamped); the field shows the wire's unsigned value.
-            let v = rawUInt64(at: start)
-            fieldValue = v <= UInt64(Int.max) ? .int(Int(v)) : .string(String(v))
-        case (.timestamp, .int(let seconds)):
-            fieldValue = .int(seconds)
-            if Field.buildsTextLines {
-                let v = rawUInt64(at: start)
-                line = "\(arg.label): \(v) (\(AMQPText.utcTime(v)))"
-            }
-        case (_, .int(let v)):
-            fieldValue = .int(v)
-        case (_, .string(let text)):
-            fieldValue = .string(text)
-        case (_, .longString(let bytes, let length)):
-            if AMQPArgumentReader.secretArguments.contains(arg.name) {
-                fieldValue = .secret(AMQPText.escaped(bytes.prefix(AMQPOptions.longStringPreviewBytes)))
-            } else {
-                fieldValue = Preview.value(of: bytes, length: length, limit: AMQPOptions.longStringPreviewBytes)
-            }
-        default:
-            break
-        }
-        return Field(arg.key, arg.label, fieldValue, line: line, range: range)
+    /// The PDU offset of the next byte.
+    var offset: Int { base + reader.offset }
+
+    @inline(__always)
+    private mutating func ranged<T>(_ start: Int, _ value: T?) -> Ranged<T>? {
+        guard let value else { return nil }
+        count += 1
+        return Ranged(value, (base + start)..<(base + reader.offset))
     }
 
-    /// The 8 bytes at reader offset `at`, big-endian (already read once by `skim`).
-    private func rawUInt64(at offset: Int) -> UInt64 {
-        let bytes = reader.bytes
-        var v: UInt64 = 0
-        for i in 0..<8 { v = v << 8 | UInt64(bytes[bytes.startIndex + offset + i]) }
-        return v
-    }
-
-    /// A field table, decoded into its field tree.
-    private mutating func readTableField(_ arg: AMQPArgumentSpec) -> Field? {
+    mutating func octet() -> Ranged<UInt8>? {
         finishBits()
         let start = reader.offset
-        guard var table = tables.readTable(&reader, base: base, key: arg.key, label: arg.label) else { return nil }
+        return ranged(start, reader.readUInt8())
+    }
+
+    mutating func short() -> Ranged<UInt16>? {
+        finishBits()
+        let start = reader.offset
+        return ranged(start, reader.readUInt16())
+    }
+
+    mutating func long() -> Ranged<UInt32>? {
+        finishBits()
+        let start = reader.offset
+        return ranged(start, reader.readUInt32())
+    }
+
+    mutating func longlong() -> Ranged<UInt64>? {
+        finishBits()
+        let start = reader.offset
+        return ranged(start, reader.readUInt64())
+    }
+
+    /// §4.2.5.4: a timestamp is a longlong of seconds.
+    mutating func timestamp() -> Ranged<UInt64>? {
+        longlong()
+    }
+
+    mutating func shortString() -> Ranged<String>? {
+        finishBits()
+        let start = reader.offset
+        guard let length = reader.readUInt8(), let bytes = reader.readBytes(Int(length)) else { return nil }
+        return ranged(start, AMQPText.shortString(bytes))
+    }
+
+    /// `name` is the argument's spec name, for the problem of a length past the end.
+    mutating func longString(_ name: String) -> Ranged<AMQPLongString>? {
+        finishBits()
+        let start = reader.offset
+        guard let length32 = reader.readUInt32() else { return nil }
+        let length = Int(length32)
+        let bytes: ArraySlice<UInt8>
+        if length > reader.remaining {
+            problems.append(Problem(.error, "length-past-end",
+                                    "\(name) claims \(length) bytes but only \(reader.remaining) remain",
+                                    reference: "AMQP 0-9-1 §4.2.5.3", range: (base + start)..<(base + start + 4)))
+            bytes = reader.readRest()
+        } else {
+            bytes = reader.readBytes(length) ?? []
+        }
+        return ranged(start, AMQPLongString(bytes: bytes, declaredLength: length))
+    }
+
+    /// `label` is the argument's label, for the problems of a length past the end.
+    mutating func table(_ label: String) -> Ranged<AMQPFieldTable>? {
+        finishBits()
+        guard let table = tables.readTable(&reader, base: base, label: label) else { return nil }
         problems += tables.problems
         tables.problems = []
-        table.range = (base + start)..<(base + reader.offset)
-        values.append(arg, .table(table))
+        count += 1
         return table
     }
 
-    /// Reads one argument's value into `values`, building no field; false when the bytes ran
-    /// out. A field table is checked, not decoded (its value is an empty table): false too when
-    /// decoding it would report a problem, which only the full decoder words.
-    mutating func skim(_ arg: AMQPArgumentSpec) -> Bool {
-        if arg.type != .bit { finishBits() }
-        let start = reader.offset
-        let value: AMQPArgumentValue
-        switch arg.type {
-        case .bit:
-            if bitsUsed == 8 {
-                finishBits()
-                bitOffset = reader.offset
-                guard let octet = reader.readUInt8() else { return false }
-                bitOctet = octet
-                bitsUsed = 0
-            }
-            value = .bool(bitOctet >> UInt8(bitsUsed) & 1 == 1)
-            bitsUsed += 1
-        case .octet, .short, .long, .longlong, .timestamp, .shortstr:
-            guard let scalar = AMQPArgumentValue.readScalar(arg.type, from: &reader, shortString: AMQPText.shortString) else { return false }
-            value = scalar
-        case .longstr:
-            guard let length32 = reader.readUInt32() else { return false }
-            let length = Int(length32)
-            let bytes: ArraySlice<UInt8>
-            if length > reader.remaining {
-                problems.append(Problem(.error, "length-past-end",
-                                        "\(arg.name) claims \(length) bytes but only \(reader.remaining) remain",
-                                        reference: "AMQP 0-9-1 §4.2.5.3", range: (base + start)..<(base + start + 4)))
-                bytes = reader.readRest()
-            } else {
-                bytes = reader.readBytes(length) ?? []
-            }
-            value = .longString(bytes, length: length)
-        case .table:
-            guard AMQPFieldTableDecoder.checkTable(&reader, depthLimit: options.effectiveTableDepth) == true else { return false }
-            value = .table(Self.undecodedTable)
+    mutating func bit() -> AMQPBit? {
+        if bitsUsed == 8 {
+            finishBits()
+            bitOffset = reader.offset
+            guard let octet = reader.readUInt8() else { return nil }
+            bitOctet = octet
+            bitsUsed = 0
         }
-        values.append(arg, value)
-        return true
+        let index = bitsUsed
+        bitsUsed += 1
+        count += 1
+        return AMQPBit(bitOctet >> UInt8(index) & 1 == 1, range: (base + bitOffset)..<(base + bitOffset + 1), bit: index)
     }
 
     /// Closes the current bit octet: bits past the last bit argument are reserved.

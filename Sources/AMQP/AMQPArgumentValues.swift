@@ -12,10 +12,25 @@ enum AMQPArgumentValue: Equatable {
     /// A long string: its bytes (held, possibly cut) and declared length.
     indirect case longString(ArraySlice<UInt8>, length: Int)
     /// A field table, as decoded.
-    indirect case table(Field)
+    indirect case table(AMQPFieldTable)
 }
 
 extension AMQPArgumentValue {
+    /// The value of a typed argument: integers as `Int` (a longlong or timestamp clamped).
+    init(_ argument: AMQPArgument) {
+        switch argument {
+        case .octet(let v): self = .int(Int(v.value))
+        case .short(let v): self = .int(Int(v.value))
+        case .long(let v): self = .int(Int(v.value))
+        case .longlong(let v): self = .int(Int(clamping: v.value))
+        case .timestamp(let v): self = .int(Int(clamping: v.value))
+        case .shortString(let v): self = .string(v.value)
+        case .longString(let v): self = .longString(v.value.bytes, length: v.value.declaredLength)
+        case .bit(let v): self = .bool(v.value)
+        case .table(let v): self = .table(v.value)
+        }
+    }
+
     /// The text of a short or long string (a long one as a short string's text); nil otherwise.
     var stringValue: String? {
         switch self {
@@ -47,6 +62,16 @@ extension AMQPArgumentValue {
 
 /// Decoded values by spec name, in wire order.
 struct AMQPArgumentValues {
+    init() {}
+
+    /// The values of typed arguments (`AMQPMethod.argumentList`), of `spec`'s arguments in order.
+    init(_ arguments: [AMQPArgument], of spec: AMQPMethodSpec) {
+        entries.reserveCapacity(arguments.count)
+        for (i, argument) in arguments.enumerated() {
+            entries.append(Entry(spec: spec.arguments[i], value: AMQPArgumentValue(argument)))
+        }
+    }
+
     /// One argument and its value. A struct, not a `(spec, value)` tuple: an array of tuples
     /// copies each element it hands out through the runtime's generic tuple copy (about 230
     /// instructions), a struct through its own specialized copy.

@@ -16,30 +16,25 @@ struct AMQPFieldTableDecoder {
         self.options = options
     }
 
-    /// Reads a `long-uint` length and the table after it. `base` is the PDU offset of the
-    /// reader's first byte. Returns nil when not even the length is there.
-    mutating func readTable(_ r: inout ByteReader, base: Int, key: String, label: String, depth: Int = 0) -> Field? {
+    /// Reads a `long-uint` length and the table after it, with the range of both. `base` is the
+    /// PDU offset of the reader's first byte; `label` names the table in problems. Returns nil
+    /// when not even the length is there.
+    mutating func readTable(_ r: inout ByteReader, base: Int, label: String, depth: Int = 0) -> Ranged<AMQPFieldTable>? {
         let start = r.offset
         guard let length32 = r.readUInt32() else { return nil }
         let content = readClamped(&r, Int(length32), base: base, what: "field table \"\(label)\"")
-        let contentBase = base + start + 4
-        var field = Field(key, label, range: (base + start)..<(base + r.offset))
+        let range = (base + start)..<(base + r.offset)
         if depth >= options.effectiveTableDepth {
-            reportDepth(at: field.range)
-            field.value = .string("(nested deeper than \(options.effectiveTableDepth) levels: \(content.count) bytes not decoded)")
-            return field
+            reportDepth(at: range)
+            return Ranged(AMQPFieldTable(skippedBytes: content.count), range)
         }
-        field.children = decodeEntries(content, base: contentBase, depth: depth + 1)
-        if field.children.isEmpty {
-            field.line = "\(label): (empty table)"
-        }
-        return field
+        return Ranged(AMQPFieldTable(entries: decodeEntries(content, base: base + start + 4, depth: depth + 1)), range)
     }
 
     /// The entries of a table whose bytes are `content` (without the length).
-    mutating func decodeEntries(_ content: ArraySlice<UInt8>, base: Int, depth: Int) -> [Field] {
+    mutating func decodeEntries(_ content: ArraySlice<UInt8>, base: Int, depth: Int) -> [AMQPFieldTable.Entry] {
         var r = ByteReader(content)
-        var fields: [Field] = []
+        var entries: [AMQPFieldTable.Entry] = []
         while !r.isAtEnd {
             let entryStart = r.offset
             guard let nameLength = r.readUInt8(), let nameBytes = r.readBytes(Int(nameLength)) else {
@@ -49,100 +44,89 @@ struct AMQPFieldTableDecoder {
                 break
             }
             let name = AMQPText.shortString(nameBytes)
-            guard let value = readValue(&r, base: base, key: name, name: name, depth: depth) else {
-                fields.append(Field(name, name, .string("(undecoded)"), range: (base + entryStart)..<(base + content.count)))
+            let type = r.peekUInt8()
+            guard let value = readValue(&r, base: base, name: name, depth: depth) else {
+                entries.append(AMQPFieldTable.Entry(name: name, type: type, value: .undecoded,
+                                                    range: (base + entryStart)..<(base + content.count)))
                 break
             }
-            var entry = value
-            entry.range = (base + entryStart)..<(base + r.offset)
-            fields.append(entry)
+            entries.append(AMQPFieldTable.Entry(name: name, type: type, value: value, range: (base + entryStart)..<(base + r.offset)))
         }
-        return fields
+        return entries
     }
 
     /// One typed value: a type octet and what follows. Nil (after reporting) when the type is
     /// unknown or the value is cut, since the rest of the table cannot be found then.
-    mutating func readValue(_ r: inout ByteReader, base: Int, key: String, name: String, depth: Int) -> Field? {
+    mutating func readValue(_ r: inout ByteReader, base: Int, name: String, depth: Int) -> AMQPFieldValue? {
         let start = r.offset
         guard let tag = r.readUInt8() else {
             truncated(name, at: base + start, base: base, r)
             return nil
         }
-        func make(_ type: String, _ value: FieldValue, line: @autoclosure () -> String? = nil) -> Field {
-            // The label with its type is for the text tree only.
-            Field(key, Field.buildsTextLines ? AMQPText.typedLabel(name, type) : name, value, line: line(), range: (base + start)..<(base + r.offset))
-        }
         // On the byte: a switch over Characters compares strings, case by case.
         switch tag {
         case UInt8(ascii: "t"):
             guard let v = r.readUInt8() else { break }
-            return make("boolean", .bool(v != 0))
+            return .boolean(v != 0)
         case UInt8(ascii: "b"):
             guard let v = r.readUInt8() else { break }
-            return make("int8", .int(Int(Int8(bitPattern: v))))
+            return .int8(Int8(bitPattern: v))
         case UInt8(ascii: "B"):
             guard let v = r.readUInt8() else { break }
-            return make("uint8", .int(Int(v)))
+            return .uint8(v)
         case UInt8(ascii: "s"), UInt8(ascii: "U"):
             guard let v = r.readUInt16() else { break }
-            return make("int16", .int(Int(Int16(bitPattern: v))))
+            return .int16(Int16(bitPattern: v))
         case UInt8(ascii: "u"):
             guard let v = r.readUInt16() else { break }
-            return make("uint16", .int(Int(v)))
+            return .uint16(v)
         case UInt8(ascii: "I"):
             guard let v = r.readUInt32() else { break }
-            return make("int32", .int(Int(Int32(bitPattern: v))))
+            return .int32(Int32(bitPattern: v))
         case UInt8(ascii: "i"):
             guard let v = r.readUInt32() else { break }
-            return make("uint32", .int(Int(v)))
+            return .uint32(v)
         case UInt8(ascii: "l"), UInt8(ascii: "L"):
             // 'l' is RabbitMQ's signed 64-bit (errata); 'L' is the 0-9-1 grammar's
             // long-long-int, also signed (§4.2.5.5), and pika writes it with '>q'.
             guard let v = r.readUInt64() else { break }
-            return make("int64", .int(Int(Int64(bitPattern: v))))
+            return .int64(Int64(bitPattern: v))
         case UInt8(ascii: "f"):
             guard let v = r.readUInt32() else { break }
-            return make("float", .string(String(describing: Float(bitPattern: v))))
+            return .float(Float(bitPattern: v))
         case UInt8(ascii: "d"):
             guard let v = r.readUInt64() else { break }
-            return make("double", .string(String(describing: Double(bitPattern: v))))
+            return .double(Double(bitPattern: v))
         case UInt8(ascii: "D"):
             // §4.2.5.5: decimal-value = scale long-uint, but RabbitMQ and pika read the
             // mantissa as signed 32-bit, so a negative decimal keeps its sign.
             guard let scale = r.readUInt8(), let v = r.readUInt32() else { break }
-            return make("decimal", .string(AMQPText.decimal(Int64(Int32(bitPattern: v)), scale: Int(scale))))
+            return .decimal(scale: scale, mantissa: Int32(bitPattern: v))
         case UInt8(ascii: "S"):
             guard let length = r.readUInt32() else { break }
             let bytes = readClamped(&r, Int(length), base: base, what: "long string \"\(name)\"")
-            return make("string", Preview.value(of: bytes, length: Int(length), limit: AMQPOptions.longStringPreviewBytes))
+            return .longString(AMQPLongString(bytes: bytes, declaredLength: Int(length)))
         case UInt8(ascii: "x"):
             guard let length = r.readUInt32() else { break }
             let bytes = readClamped(&r, Int(length), base: base, what: "byte array \"\(name)\"")
-            return make("bytes", .bytes(preview: Array(bytes.prefix(AMQPOptions.longStringPreviewBytes)), length: Int(length)))
+            return .bytes(AMQPLongString(bytes: bytes, declaredLength: Int(length)))
         case UInt8(ascii: "T"):
             guard let v = r.readUInt64() else { break }
-            let seconds = Int(clamping: v)
-            return make("timestamp", .int(seconds), line: "\(name) (timestamp): \(seconds) (\(AMQPText.utcTime(v)))")
+            return .timestamp(v)
         case UInt8(ascii: "V"):
-            return make("void", .none, line: "\(name) (void)")
+            return .void
         case UInt8(ascii: "F"):
-            guard var table = readTable(&r, base: base, key: key, label: "\(name) (table)", depth: depth) else { break }
-            table.range = (base + start)..<(base + r.offset)
-            return table
+            guard let table = readTable(&r, base: base, label: "\(name) (table)", depth: depth) else { break }
+            return .table(table.value)
         case UInt8(ascii: "A"):
             guard let length = r.readUInt32() else { break }
             let contentStart = r.offset
             let content = readClamped(&r, Int(length), base: base, what: "field array \"\(name)\"")
-            var field = make("array", .none)
             if depth >= options.effectiveTableDepth {
-                reportDepth(at: field.range)
-                field.value = .string("(nested deeper than \(options.effectiveTableDepth) levels: \(content.count) bytes not decoded)")
-                return field
+                reportDepth(at: (base + start)..<(base + r.offset))
+                return .array(AMQPFieldArray(skippedBytes: content.count))
             }
-            field.isList = true
-            field.children = decodeArray(content, base: base + contentStart, depth: depth + 1)
-            if field.children.isEmpty { field.line = "\(name) (array): (empty)" }
-            return field
+            return .array(AMQPFieldArray(items: decodeArray(content, base: base + contentStart, depth: depth + 1)))
         default:
             problems.append(Problem(.error, "unknown-field-type",
                                     "field \"\(name)\" has type \(AMQPText.typeLetter(tag)), which no AMQP 0-9-1 peer defines; the rest of the table cannot be decoded",
@@ -153,13 +137,15 @@ struct AMQPFieldTableDecoder {
         return nil
     }
 
-    private mutating func decodeArray(_ content: ArraySlice<UInt8>, base: Int, depth: Int) -> [Field] {
+    private mutating func decodeArray(_ content: ArraySlice<UInt8>, base: Int, depth: Int) -> [AMQPFieldArray.Item] {
         var r = ByteReader(content)
-        var items: [Field] = []
+        var items: [AMQPFieldArray.Item] = []
         var index = 0
         while !r.isAtEnd {
-            guard let item = readValue(&r, base: base, key: String(index), name: "[\(index)]", depth: depth) else { break }
-            items.append(item)
+            let start = r.offset
+            let type = r.peekUInt8() ?? 0
+            guard let value = readValue(&r, base: base, name: "[\(index)]", depth: depth) else { break }
+            items.append(AMQPFieldArray.Item(type: type, value: value, range: (base + start)..<(base + r.offset)))
             index += 1
         }
         return items

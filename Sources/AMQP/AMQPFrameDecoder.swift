@@ -81,7 +81,8 @@ struct AMQPFrameDecoder {
 
         switch frame.type {
         case .method:
-            let result = AMQPMethodDecoder(options: options).decode(frame.payload, isWhole: frame.isWhole, into: &fields)
+            let result = AMQPMethodDecoder(options: options).decode(frame.payload, isWhole: frame.isWhole)
+            result.method?.appendFields(to: &fields, arguments: result.arguments, argumentsRange: result.argumentsRange, options: options)
             problems += result.problems
             if let spec = result.spec {
                 summary = DissectedPDU.buildsSummaries ? AMQPMethodDecoder.summary(spec, result.values) : spec.fullName
@@ -90,7 +91,7 @@ struct AMQPFrameDecoder {
                                             response: result.values["response"]) {
                     fields.append(Field("sasl_user", "SASL user", .string(user)))
                 }
-                fields += AMQPFrameDecoder.connectionSummaryFields(spec, result.values)
+                fields += AMQPFrameDecoder.connectionSummaryFields(spec, result.values, depthLimit: options.effectiveTableDepth)
                 if let reason = AMQPFrameDecoder.reasonField(result.values) { fields.append(reason) }
                 if spec.classID == 10, spec.methodName == "blocked" {
                     let reason = result.values.string("reason").map { " (\($0))" } ?? ""
@@ -114,7 +115,8 @@ struct AMQPFrameDecoder {
             }
             decoded.method = result
         case .header:
-            let result = AMQPContentHeaderDecoder(options: options).decode(frame.payload, isWhole: frame.isWhole, into: &fields)
+            let result = AMQPContentHeaderDecoder(options: options).decode(frame.payload, isWhole: frame.isWhole)
+            result.header?.appendFields(to: &fields, options: options)
             problems += result.problems
             summary = AMQPFrameDecoder.headerSummary(result)
             if frame.channel == 0 {
@@ -198,7 +200,7 @@ struct AMQPFrameDecoder {
     /// platform from connection.start-ok's client-properties (a convention of the clients, not
     /// the spec, so any may be missing) and connection.open's virtual host. JSON only: the text
     /// tree already shows them inside the arguments.
-    static func connectionSummaryFields(_ spec: AMQPMethodSpec, _ values: AMQPArgumentValues) -> [Field] {
+    static func connectionSummaryFields(_ spec: AMQPMethodSpec, _ values: AMQPArgumentValues, depthLimit: Int) -> [Field] {
         guard spec.classID == 10 else { return [] }
         switch spec.methodID {
         case 11:
@@ -207,8 +209,10 @@ struct AMQPFrameDecoder {
             for (name, key, label) in [("product", "client_product", "Client product"),
                                        ("version", "client_version", "Client version"),
                                        ("platform", "client_platform", "Client platform")] {
-                guard let entry = properties.children.first(where: { $0.key == name }),
-                      let value = entry.value.stringValue else { continue }
+                // The text the entry's field shows.
+                guard let entry = properties.entries.first(where: { $0.name == name }),
+                      let value = entry.value.field(key: name, name: name, range: entry.range, depthLimit: depthLimit).value.stringValue
+                else { continue }
                 fields.append(Field(key, label, .string(value), jsonOnly: true))
             }
             return fields

@@ -62,7 +62,8 @@ struct AMQPMessageAssembly {
     private func propertiesField(options: AMQPOptions) -> Field? {
         guard let headerPayload else { return nil }
         var fields: [Field] = []
-        _ = AMQPContentHeaderDecoder(options: options).decode(headerPayload[...], isWhole: true, into: &fields)
+        AMQPContentHeaderDecoder(options: options).decode(headerPayload[...], isWhole: true).header?
+            .appendFields(to: &fields, options: options)
         guard var properties = fields.first(where: { $0.key == "properties" }) else { return nil }
         func dropRanges(_ field: inout Field) {
             field.range = nil

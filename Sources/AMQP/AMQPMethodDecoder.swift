@@ -1,21 +1,29 @@
 import Dissection
 
 /// Decodes a method frame's payload (AMQP 0-9-1 §4.2.4): class id, method id, and the
-/// arguments the generated method table lists for that method.
+/// arguments of that method, read into its generated struct (`AMQPMethod`). The field tree is a
+/// view of the result (`AMQPMethod+FieldTree.swift`); the problems are found here.
 struct AMQPMethodDecoder {
     struct Result {
         var id: AMQPMethodID?
         var spec: AMQPMethodSpec?
+        /// The arguments by spec name, for connection state and summaries (made from `method`).
         var values = AMQPArgumentValues()
         var problems: [Problem] = []
+        /// The typed method; nil when the frame ends before its ids (and from the fast paths,
+        /// which read `values` alone).
+        var method: AMQPMethod?
+        /// The bytes the arguments were read from, up to where reading stopped.
+        var argumentsRange: Range<Int> = 11..<11
+        /// `method.argumentList`, made once for `values` and the field tree.
+        var arguments: [AMQPArgument] = []
     }
 
     let options: AMQPOptions
 
     /// `payload` starts at PDU offset 7. `isWhole` is false when the framer held only a prefix
-    /// (a limit or a gap), so running out of bytes is the capture's doing, not the peer's. The
-    /// fields are appended to `fields` (the frame's), not copied there from an array of their own.
-    func decode(_ payload: ArraySlice<UInt8>, isWhole: Bool, into fields: inout [Field]) -> Result {
+    /// (a limit or a gap), so running out of bytes is the capture's doing, not the peer's.
+    func decode(_ payload: ArraySlice<UInt8>, isWhole: Bool) -> Result {
         var result = Result()
         var r = ByteReader(payload)
         guard let classID = r.readUInt16(), let methodID = r.readUInt16() else {
@@ -25,70 +33,38 @@ struct AMQPMethodDecoder {
         }
         let id = AMQPMethodID(classID: classID, methodID: methodID)
         result.id = id
-        fields.append(Field("class_id", "Class", .int(Int(classID)),
-                                   line: AMQPTextLines.classID(classID),
-                                   range: 7..<9))
-        fields.append(Field("method_id", "Method-Id", .int(Int(methodID)),
-                                   line: AMQPTextLines.methodID(id),
-                                   range: 9..<11))
-        fields.append(Field("method", "Method", .string(id.description), range: 7..<11))
         guard let spec = id.spec else {
             // AMQP 0-9-1 §4.2.4: an unknown method is a 503 command-invalid connection error.
             result.problems.append(Problem(.error, "unknown-method",
                                            "class \(classID) method \(methodID) is not an AMQP 0-9-1 method; its arguments cannot be decoded",
                                            reference: "AMQP 0-9-1 §4.2.4", range: 7..<11))
-            if r.remaining > 0 {
-                let rest = r.readRest()
-                fields.append(Field("arguments_raw", "Undecoded arguments",
-                                           Preview.value(of: rest, length: rest.count, limit: options.bodyPreviewBytes),
-                                           range: 11..<(11 + rest.count)))
-            }
+            let rest = r.readRest()
+            result.method = .unknown(classID: classID, methodID: methodID, arguments: Ranged(rest, 11..<(11 + rest.count)))
+            result.argumentsRange = 11..<(11 + rest.count)
             return result
         }
         result.spec = spec
         var args = AMQPArgumentReader(r.readRest(), base: 11, options: options)
-        args.values.reserve(spec.arguments.count)
-        var argumentFields: [Field] = []
-        argumentFields.reserveCapacity(spec.arguments.count)
-        for (i, arg) in spec.arguments.enumerated() {
-            guard var field = args.read(arg, bitLines: spec.bitLines[i]) else {
-                args.problems.append(shortProblem(isWhole, "\(spec.fullName) ends before its \(arg.name) argument (\(arg.type.rawValue))",
-                                                  range: (11 + args.reader.offset)..<(7 + payload.count)))
-                break
-            }
-            annotate(&field, arg: arg, in: spec, values: args.values)
-            argumentFields.append(field)
+        // Every method of the spec has its case: the table and the structs are generated together.
+        let method = AMQPMethod.decodeArguments(id, &args) ?? .unknown(classID: classID, methodID: methodID, arguments: Ranged([], 11..<11))
+        if args.count < spec.arguments.count {
+            let arg = spec.arguments[args.count]
+            args.problems.append(shortProblem(isWhole, "\(spec.fullName) ends before its \(arg.name) argument (\(arg.type.rawValue))",
+                                              range: args.offset..<(7 + payload.count)))
         }
         args.finishBits()
         if isWhole, args.reader.remaining > 0 {
             let left = args.reader.remaining
             args.problems.append(Problem(.error, "trailing-bytes",
                                          "\(left) bytes left over after the last argument of \(spec.fullName)",
-                                         reference: "AMQP 0-9-1 §4.2.4", range: (11 + args.reader.offset)..<(11 + args.reader.offset + left)))
+                                         reference: "AMQP 0-9-1 §4.2.4", range: args.offset..<(args.offset + left)))
         }
-        if !argumentFields.isEmpty {
-            fields.append(Field("arguments", "Arguments", range: 11..<(11 + args.reader.offset), children: argumentFields))
-        }
-        result.values = args.values
+        result.argumentsRange = 11..<args.offset
+        result.arguments = method.argumentList
+        result.values = AMQPArgumentValues(result.arguments, of: spec)
+        result.method = method
         result.problems += args.problems
         return result
-    }
-
-    /// Adds names to the numbers people look up: reply codes (the text line; JSON has the name
-    /// as the frame's `reason`, see `AMQPFrameDecoder.reasonField`), the failed method of a close.
-    private func annotate(_ field: inout Field, arg: AMQPArgumentSpec, in spec: AMQPMethodSpec, values: AMQPArgumentValues) {
-        switch arg.name {
-        case "reply-code":
-            guard let code = values.int("reply-code") else { return }
-            field.line = "\(arg.label): \(AMQPReplyCode(rawValue: UInt16(truncatingIfNeeded: code)))"
-        case "method-id" where spec.methodName == "close":
-            guard let classID = values.int("class-id"), let methodID = values.int("method-id"), classID != 0 else { return }
-            let failed = AMQPMethodID(classID: UInt16(truncatingIfNeeded: classID), methodID: UInt16(truncatingIfNeeded: methodID))
-            field.line = "\(arg.label): \(methodID) (\(failed))"
-            field.children = [Field("failed_method", "Failed method", .string(failed.description), jsonOnly: true)]
-        default:
-            return
-        }
     }
 
     private func shortProblem(_ isWhole: Bool, _ what: String, range: Range<Int>) -> Problem {

@@ -15,7 +15,10 @@ enum AMQPSASL {
         case "AMQPLAIN":
             var tables = AMQPFieldTableDecoder(options: AMQPOptions())
             let entries = tables.decodeEntries(bytes, base: 0, depth: 1)
-            return entries.first { $0.key == "LOGIN" }?.value.stringValue
+            guard let login = entries.first(where: { $0.name == "LOGIN" }) else { return nil }
+            // The text the entry's field would show.
+            return login.value.field(key: login.name, name: login.name, range: login.range,
+                                     depthLimit: AMQPOptions().effectiveTableDepth).value.stringValue
         default:
             return nil
         }

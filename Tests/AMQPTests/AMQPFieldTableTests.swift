@@ -3,10 +3,12 @@ import Dissection
 import Testing
 import TestSupport
 
+/// The table decoded (typed), then shown as the field tree shows it.
 private func decodeTable(_ bytes: [UInt8], options: AMQPOptions = AMQPOptions()) -> (Field?, [Problem]) {
     var decoder = AMQPFieldTableDecoder(options: options)
     var reader = ByteReader(bytes)
-    let field = decoder.readTable(&reader, base: 0, key: "arguments", label: "Arguments")
+    let table = decoder.readTable(&reader, base: 0, label: "Arguments")
+    let field = table.map { $0.value.field(key: "arguments", label: "Arguments", range: $0.range, depthLimit: options.effectiveTableDepth) }
     return (field, decoder.problems)
 }
 
@@ -91,7 +93,7 @@ struct AMQPFieldTableTests {
             options.maxFieldTableDepth = depth
             var decoder = AMQPFieldTableDecoder(options: options)
             var decodeReader = ByteReader(bytes)
-            let decoded = decoder.readTable(&decodeReader, base: 0, key: "t", label: "t")
+            let decoded = decoder.readTable(&decodeReader, base: 0, label: "t")
             var checkReader = ByteReader(bytes)
             let checked = AMQPFieldTableDecoder.checkTable(&checkReader, depthLimit: options.effectiveTableDepth)
             #expect((decoded == nil) == (checked == nil), "round \(round)")

@@ -12,25 +12,32 @@ private let specPresent = FileManager.default.fileExists(
 
 @Suite("AMQP generated method table")
 struct AMQPGeneratedTableSyncTests {
-    @Test("the committed method table is what scripts/gen-amqp-methods.py writes, byte for byte",
+    @Test("the committed method table and typed methods are what scripts/gen-amqp-methods.py writes, byte for byte",
           .enabled(if: specPresent, "needs ../shared/reference/amqp-0-9-1.json"))
     func generatedTableInSync() throws {
-        let committed = repoRoot.appendingPathComponent("Sources/AMQP/Generated/AMQPMethods+Generated.swift")
-        let output = FileManager.default.temporaryDirectory
-            .appendingPathComponent("AMQPMethods+Generated-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).swift")
-        defer { try? FileManager.default.removeItem(at: output) }
+        let unique = "\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        let temporary = FileManager.default.temporaryDirectory
+        let table = temporary.appendingPathComponent("AMQPMethods+Generated-\(unique).swift")
+        let typed = temporary.appendingPathComponent("AMQPMethod+Generated-\(unique).swift")
+        defer {
+            try? FileManager.default.removeItem(at: table)
+            try? FileManager.default.removeItem(at: typed)
+        }
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", repoRoot.appendingPathComponent("scripts/gen-amqp-methods.py").path, output.path]
+        process.arguments = ["python3", repoRoot.appendingPathComponent("scripts/gen-amqp-methods.py").path, table.path,
+                             "--typed-output", typed.path]
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         process.waitUntilExit()
         try #require(process.terminationStatus == 0, "the generator failed")
 
-        let generated = try Data(contentsOf: output)
-        let expected = try Data(contentsOf: committed)
-        #expect(generated == expected,
-                "Sources/AMQP/Generated/AMQPMethods+Generated.swift is out of date: run python3 scripts/gen-amqp-methods.py")
+        for (output, committed) in [(table, "Sources/AMQP/Generated/AMQPMethods+Generated.swift"),
+                                    (typed, "Sources/AMQP/Generated/AMQPMethod+Generated.swift")] {
+            let generated = try Data(contentsOf: output)
+            let expected = try Data(contentsOf: repoRoot.appendingPathComponent(committed))
+            #expect(generated == expected, "\(committed) is out of date: run python3 scripts/gen-amqp-methods.py")
+        }
     }
 }

@@ -1,0 +1,88 @@
+import Dissection
+
+/// The field tree and property summary of a content header: a view of `AMQPContentHeader`,
+/// deciding nothing about the bytes (the decoder found the problems).
+extension AMQPContentHeader {
+    /// Appends the header's fields to a frame's: class, weight, body size, the property flags
+    /// (each flag a text-only line) and the properties read.
+    func appendFields(to fields: inout [Field], options: AMQPOptions) {
+        guard let classID, let weight, let bodySize else { return }
+        fields.append(Field("class_id", "Class", .int(Int(classID.value)), line: AMQPTextLines.classID(classID.value), range: classID.range))
+        fields.append(Field("weight", "Weight", .int(Int(weight.value)), range: weight.range))
+        fields.append(Field("body_size", "Body-Size",
+                            bodySize.value <= UInt64(Int.max) ? .int(Int(bodySize.value)) : .string(String(bodySize.value)),
+                            range: bodySize.range))
+        guard let propertyFlags else { return }
+        let flags = propertyFlags.value
+        let words = flags.words
+        let properties = AMQPSpec.properties(classID: classID.value) ?? []
+        var flagField = Field("property_flags", "Property flags", .int(Int(words[0])),
+                              line: "Property flags: \(AMQPHex.string(UInt64(words[0]), digits: 4))",
+                              range: propertyFlags.range)
+        // The flag bits are text-only lines: not made when no text tree is printed.
+        if Field.buildsTextLines {
+            let lines = AMQPContentHeaderDecoder.flagLines(classID: classID.value, properties: properties)
+            flagField.children.reserveCapacity(min(properties.count, flags.count) + 1)
+            for (i, prop) in properties.enumerated() where i < flags.count {
+                flagField.children.append(Field(lines[i].key, prop.label, .bool(flags[i]),
+                                                line: flags[i] ? lines[i].present : lines[i].absent, textOnly: true))
+            }
+        }
+        if words.count > 1 {
+            flagField.children.append(Field("property_flags_more", "More property flags",
+                                            .string(words.dropFirst().map { AMQPHex.string(UInt64($0), digits: 4) }.joined(separator: " "))))
+        }
+        fields.append(flagField)
+
+        var propertyFields: [Field] = []
+        propertyFields.reserveCapacity(flags.setCount)
+        for (i, prop) in properties.enumerated() where flags.isSet(i) {
+            guard let property = self.properties.property(at: i) else { break }
+            // Only the delivery mode's field is changed after it is made (a field changed is
+            // copied into the array, one made in the append is moved).
+            if Field.buildsTextLines, prop.name == "delivery-mode", case .octet(let mode) = property {
+                var field = property.field(prop, bitLines: nil, depthLimit: options.effectiveTableDepth)
+                let meaning = mode.value == 1 ? " (non-persistent)" : mode.value == 2 ? " (persistent)" : ""
+                field.line = "\(prop.label): \(mode.value)\(meaning)"
+                propertyFields.append(field)
+            } else {
+                propertyFields.append(property.field(prop, bitLines: nil, depthLimit: options.effectiveTableDepth))
+            }
+        }
+        if !propertyFields.isEmpty, let propertiesRange {
+            fields.append(Field("properties", "Properties", range: propertiesRange, children: propertyFields))
+        }
+    }
+
+    /// The properties people look for first, as `name=value` pairs: strings, numbers, times and
+    /// the number of a table's entries (`content-type=text/plain delivery-mode=2 headers=3`).
+    var propertySummary: String {
+        guard let classID, let propertyFlags else { return "" }
+        let flags = propertyFlags.value
+        let properties = AMQPSpec.properties(classID: classID.value) ?? []
+        var line = ByteSink(capacity: 128)
+        var first = true
+        for (i, prop) in properties.enumerated() where flags.isSet(i) {
+            guard let property = self.properties.property(at: i) else { break }
+            switch property {
+            case .shortString, .octet, .short, .long, .longlong, .timestamp, .table: break
+            case .longString, .bit: continue
+            }
+            if !first { line.literal(" ") }
+            first = false
+            line.append(prop.name)
+            line.literal("=")
+            switch property {
+            case .shortString(let s): line.append(AMQPText.summaryValue(s.value, limit: 40))
+            case .timestamp(let t): line.append(AMQPText.utcTime(UInt64(Int(clamping: t.value))))
+            case .octet(let v): line.append(Int(v.value))
+            case .short(let v): line.append(Int(v.value))
+            case .long(let v): line.append(Int(v.value))
+            case .longlong(let v): line.append(Int(clamping: v.value))
+            case .table(let table): line.append(table.value.entries.count)
+            case .longString, .bit: break
+            }
+        }
+        return line.take()
+    }
+}
