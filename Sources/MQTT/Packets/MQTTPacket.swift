@@ -23,7 +23,19 @@ public struct MQTTPacket: TypedPacket {
     public var version: MQTTVersion
     /// Bytes the packet occupies on the wire.
     public var wireLength: Int
-    public var content: Content
+    /// The typed content, by packet type.
+    public var content: Content {
+        get { box.content }
+        set { box = ContentBox(newValue) }
+    }
+    /// `content`, in a box of its own: a packet is handed from decoder to session to view, and
+    /// one reference is copied for a fraction of the cost of the content's fields inline (a
+    /// CONNECT's dozen optionals made every packet as large): callgrind, the bench capture's
+    /// first 40,000 packets, table 690M -> 669M instructions, text 2,050M -> 1,938M. A class,
+    /// not an `indirect` enum: with the packet stored in a `DissectedPDU` (an existential),
+    /// indirect payloads leaked (valgrind and the fuzzers' LeakSanitizer, release build, Swift
+    /// 6.3), where the indirect enum had cost less (636M, 1,778M).
+    private var box: ContentBox
     /// Bytes the content did not account for (the remaining length is longer than the content).
     public var unparsed: Range<Int>?
     public var problems: [Problem]
@@ -47,11 +59,8 @@ public struct MQTTPacket: TypedPacket {
         case remainingLengthTooLong
     }
 
-    /// The content after the fixed header, by packet type. A CONNECT's is boxed: inline, its
-    /// dozen optional fields made every packet as large, and each copy of a packet from
-    /// decoder to session to view cost as much (callgrind, bench capture's first 40,000
-    /// packets, table: a third of MQTT's decoding).
-    public indirect enum Content: Sendable {
+    /// The content after the fixed header, by packet type.
+    public enum Content: Sendable {
         case connect(MQTTConnect)
         case connack(MQTTConnack)
         case publish(MQTTPublish)
@@ -76,6 +85,24 @@ public struct MQTTPacket: TypedPacket {
         let lower = min(max(0, range.lowerBound), bytes.count)
         let upper = min(max(lower, range.upperBound), bytes.count)
         return bytes[(bytes.startIndex + lower)..<(bytes.startIndex + upper)]
+    }
+
+    public init(bytes: ArraySlice<UInt8>, firstByte: UInt8, remainingLength: Ranged<Int>?, header: HeaderState,
+                version: MQTTVersion, wireLength: Int, content: Content, unparsed: Range<Int>? = nil, problems: [Problem]) {
+        self.bytes = bytes
+        self.firstByte = firstByte
+        self.remainingLength = remainingLength
+        self.header = header
+        self.version = version
+        self.wireLength = wireLength
+        self.box = ContentBox(content)
+        self.unparsed = unparsed
+        self.problems = problems
+    }
+
+    private final class ContentBox: Sendable {
+        let content: Content
+        init(_ content: Content) { self.content = content }
     }
 
     /// Whether the decoder found an error-level problem.
