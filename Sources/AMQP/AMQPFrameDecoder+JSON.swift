@@ -39,7 +39,7 @@ extension AMQPFrameDecoder {
             return nil
         }
         tree.literal("}")
-        Self.writeSummary(of: frame, decoded, into: &summaryLine)
+        Self.writeSummary(of: frame, decoded, detailed: options.summaryDetail, into: &summaryLine)
         decoded.pdu = DissectedPDU(protocolName: "amqp", summaryBytes: summaryLine.bytes, writtenTree: tree.bytes, format: .json,
                                    wireLength: frame.wireLength)
         return decoded

@@ -12,13 +12,14 @@ extension AMQPFrameDecoder {
     /// body size and property summary); nil when the frame needs the full decoder. Like the
     /// facts path it vouches only for frames in which the full decoder finds no problem (a wrong
     /// channel, reserved bits, a bad field table, trailing bytes go to the full decoder, which
-    /// reports them). Nil too when `textLines` (`Field.buildsTextLines`) is off: the full decoder
+    /// reports them). Nil too when `textLines` (by default `AMQPOptions.textLines`) is off: the full decoder
     /// then drops the lines this path writes.
     ///
     /// `tree` and `line` (the summary line) are buffers reused from frame to frame (a
     /// connection's), emptied here.
     func decodeText(_ frame: AMQPRawFrame, style: TextTree.Style, tree: inout ByteSink, line summaryLine: inout ByteSink,
-                    textLines: Bool = Field.buildsTextLines) -> Decoded? {
+                    textLines: Bool? = nil) -> Decoded? {
+        let textLines = textLines ?? options.textLines
         guard textLines, frame.isWhole, let end = frame.frameEnd, end == AMQPSpec.frameEnd, frame.channel != 0 else { return nil }
         tree.removeAll()
         summaryLine.removeAll()
@@ -46,7 +47,7 @@ extension AMQPFrameDecoder {
         }
         // The guard above took only a good frame-end.
         tree.append(AMQPTextLines.goodFrameEndLine)
-        Self.writeSummary(of: frame, decoded, into: &summaryLine)
+        Self.writeSummary(of: frame, decoded, detailed: options.summaryDetail, into: &summaryLine)
         decoded.pdu = DissectedPDU(protocolName: "amqp", summaryBytes: summaryLine.bytes, writtenTree: tree.bytes, format: .text,
                                    wireLength: frame.wireLength)
         return decoded
@@ -54,15 +55,15 @@ extension AMQPFrameDecoder {
 
     /// The summary line of a frame a written fast path took (a frequent method, a content header
     /// or a body), into `line`: as the full decoder words it, made into no String.
-    static func writeSummary(of frame: AMQPRawFrame, _ decoded: Decoded, into line: inout ByteSink) {
+    static func writeSummary(of frame: AMQPRawFrame, _ decoded: Decoded, detailed: Bool, into line: inout ByteSink) {
         switch frame.type {
         case .method:
             guard let method = decoded.method, let spec = method.spec else { return }
-            if DissectedPDU.buildsSummaries { AMQPMethodDecoder.writeSummary(spec, method.values, into: &line) } else { line.append(spec.fullName) }
+            if detailed { AMQPMethodDecoder.writeSummary(spec, method.values, into: &line) } else { line.append(spec.fullName) }
         case .header:
-            if let header = decoded.header { writeHeaderSummary(header, into: &line) }
+            if let header = decoded.header { writeHeaderSummary(header, detailed: detailed, into: &line) }
         default:
-            writeBodySummary(frame, into: &line)
+            writeBodySummary(frame, detailed: detailed, into: &line)
         }
     }
 

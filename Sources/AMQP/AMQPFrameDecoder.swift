@@ -85,7 +85,7 @@ struct AMQPFrameDecoder {
             result.method?.appendFields(to: &fields, arguments: result.arguments, argumentsRange: result.argumentsRange, options: options)
             problems += result.problems
             if let spec = result.spec {
-                summary = DissectedPDU.buildsSummaries ? AMQPMethodDecoder.summary(spec, result.values) : spec.fullName
+                summary = options.summaryDetail ? AMQPMethodDecoder.summary(spec, result.values) : spec.fullName
                 if spec.classID == 10, spec.methodID == 11 || spec.methodID == 21,
                    let user = AMQPSASL.user(mechanism: result.values.string("mechanism") ?? requests[.connectionStartOK]?.string("mechanism"),
                                             response: result.values["response"]) {
@@ -118,7 +118,7 @@ struct AMQPFrameDecoder {
             let result = AMQPContentHeaderDecoder(options: options).decode(frame.payload, isWhole: frame.isWhole)
             result.header?.appendFields(to: &fields, options: options)
             problems += result.problems
-            summary = AMQPFrameDecoder.headerSummary(result)
+            summary = AMQPFrameDecoder.headerSummary(result, detailed: options.summaryDetail)
             if frame.channel == 0 {
                 problems.append(Problem(.error, "wrong-channel", "content header on channel 0, which carries no content",
                                         reference: "AMQP 0-9-1 §4.2.3", range: 1..<3))
@@ -129,7 +129,7 @@ struct AMQPFrameDecoder {
             fields.append(Field("body", "Body", body, range: 7..<(7 + frame.payload.count)))
             // `body_length`, not `length`, which is the whole frame's wire length at the top level.
             fields.append(Field("body_length", "Body length", .int(size), range: 3..<7))
-            summary = AMQPFrameDecoder.bodySummary(frame)
+            summary = AMQPFrameDecoder.bodySummary(frame, detailed: options.summaryDetail)
             if frame.channel == 0 {
                 problems.append(Problem(.error, "wrong-channel", "content body on channel 0, which carries no content",
                                         reference: "AMQP 0-9-1 §4.2.3", range: 1..<3))
@@ -225,21 +225,22 @@ struct AMQPFrameDecoder {
     }
 
     /// A content header's summary line: `content header basic body-size=N` and its property summary.
-    static func headerSummary(_ result: AMQPContentHeaderDecoder.Result) -> String {
+    /// Without `detailed`, the class alone (a table does not print summaries).
+    static func headerSummary(_ result: AMQPContentHeaderDecoder.Result, detailed: Bool) -> String {
         var line = ByteSink(capacity: 48 + result.propertySummary.utf8.count)
-        writeHeaderSummary(result, into: &line)
+        writeHeaderSummary(result, detailed: detailed, into: &line)
         return line.take()
     }
 
     /// `headerSummary(result)`, appended to `line` (no String made).
-    static func writeHeaderSummary(_ result: AMQPContentHeaderDecoder.Result, into line: inout ByteSink) {
+    static func writeHeaderSummary(_ result: AMQPContentHeaderDecoder.Result, detailed: Bool, into line: inout ByteSink) {
         line.literal("content header ")
         if let classID = result.classID {
             if let cls = AMQPSpec.class(id: classID) { line.append(cls.name) } else { line.append(AMQPFrameType.unknown(UInt64(classID), digits: 4)) }
         } else {
             line.literal("?")
         }
-        guard DissectedPDU.buildsSummaries else { return }
+        guard detailed else { return }
         if let bodySize = result.bodySize {
             line.literal(" body-size=")
             if bodySize <= UInt64(Int.max) { line.append(Int(bodySize)) } else { line.append(String(bodySize)) }
@@ -251,18 +252,19 @@ struct AMQPFrameDecoder {
     }
 
     /// A body frame's summary line: `body N bytes` and a short preview.
-    static func bodySummary(_ frame: AMQPRawFrame) -> String {
+    /// Without `detailed`, no preview.
+    static func bodySummary(_ frame: AMQPRawFrame, detailed: Bool) -> String {
         var line = ByteSink(capacity: 64)
-        writeBodySummary(frame, into: &line)
+        writeBodySummary(frame, detailed: detailed, into: &line)
         return line.take()
     }
 
     /// `bodySummary(frame)`, appended to `line` (no String made).
-    static func writeBodySummary(_ frame: AMQPRawFrame, into line: inout ByteSink) {
+    static func writeBodySummary(_ frame: AMQPRawFrame, detailed: Bool, into line: inout ByteSink) {
         line.literal("body ")
         line.append(Int(frame.size))
         line.literal(" bytes")
-        if DissectedPDU.buildsSummaries, let shown = summaryPreview(frame.payload) {
+        if detailed, let shown = summaryPreview(frame.payload) {
             line.literal(" ")
             line.append(shown)
         }

@@ -19,6 +19,14 @@ public struct AMQPOptions: Sendable {
     /// headers, bodies and heartbeats), or only the text tree and summary (the same but
     /// heartbeats, and content headers whose properties are of the common types).
     public var detail: PDUDetail = .tree
+    /// Whether summary lines carry their detail (a method's arguments, a header's body size and
+    /// properties, a body's preview) or name the frame alone: a program that prints no summary
+    /// (a table) skips making them. Default: on.
+    public var summaryDetail = true
+    /// Whether field trees carry their text lines (the bit-by-bit and annotated lines the text
+    /// format prints, and field-table entries' typed labels): a program that prints JSON or
+    /// tables alone skips making them. Default: on.
+    public var textLines = true
 
     public init(bodyPreviewBytes: Int = 256, maxHeldFrameBytes: Int = 1 << 20, maxFieldTableDepth: Int = 64,
                 maxTrackedDeliveries: Int = 65536) {

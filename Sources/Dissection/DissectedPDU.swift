@@ -294,12 +294,6 @@ public struct DissectedPDU: Sendable {
         }
     }
 
-    /// Whether decoders spend work on the summary line's optional detail (an AMQP method's
-    /// arguments, a body preview, content properties). Only text and JSON print summaries; a
-    /// program that prints tables alone (proto-dissect does) turns this off once, before
-    /// decoding, and summaries keep only the PDU's name. Default: on.
-    @exclusivity(unchecked) nonisolated(unsafe) public static var buildsSummaries = true
-
     public init(protocolName: String, summary: String, fields: [Field], problems: [Problem] = [], wireLength: Int,
                 facts: PDUFacts? = nil, textTree: [UInt8] = [], jsonTree: [UInt8] = []) {
         storage = Storage(protocolName: protocolName, summary: summary, fields: fields, problems: problems,

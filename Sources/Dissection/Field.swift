@@ -35,15 +35,6 @@ public struct Field: Sendable, Equatable {
     /// In JSON only, left out of the text tree (a name that the text line already shows, say).
     public var jsonOnly: Bool
 
-    /// Whether `Field.init` keeps the text-tree `line` it is given (the autoclosure is not even
-    /// called when off). Only the text renderer shows lines, and without them it prints
-    /// `label: value`; a program that prints JSON or tables alone (proto-dissect does) turns this
-    /// off once, before decoding, and most line strings are never made. Lines that decoders set
-    /// through the `line` property (MQTT's cached fixed headers and implied reason codes) are
-    /// kept whatever this says. The AMQP text fast path (`PDUDetail.text`) writes its lines
-    /// only while this is on. Default: on.
-    @exclusivity(unchecked) nonisolated(unsafe) public static var buildsTextLines = true
-
     // Inlinable: a decoder (another module) then builds the field without a call, and a field
     // built in an `append` call is moved into the array (see `lineText`). A field kept in a `var`
     // and changed before it is appended is still copied once: build it with `let` where it is hot.
@@ -54,7 +45,7 @@ public struct Field: Sendable, Equatable {
         self.key = key
         self.label = label
         self.value = value
-        self.lineText = Field.buildsTextLines ? line() ?? "" : ""
+        self.lineText = line() ?? ""
         self.range = range
         self.children = children
         self.isList = isList

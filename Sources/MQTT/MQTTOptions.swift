@@ -17,6 +17,9 @@ public struct MQTTOptions: Sendable {
     /// (PUBLISH and its acknowledgements, PINGREQ/PINGRESP) only the facts summaries count, or
     /// only the text tree and summary.
     public var detail: PDUDetail = .tree
+    /// Whether field trees carry their text lines (the bit-by-bit lines the text format prints):
+    /// a program that prints JSON or tables alone skips making them. Default: on.
+    public var textLines = true
 
     public init(assumedVersion: MQTTVersion? = nil, payloadPreviewBytes: Int = 256,
                 maxHeldPDUBytes: Int = 1 << 20, resyncWindowBytes: Int = 1 << 16) {

@@ -197,6 +197,10 @@ struct ProtoDissect: ParsableCommand {
         var amqp = AMQPOptions()
         amqp.bodyPreviewBytes = payloadPreview
         amqp.maxHeldFrameBytes = maxPDUBytes
+        // Only text and JSON print summary lines, and only text the tree's bit-by-bit lines.
+        amqp.summaryDetail = format != .table
+        amqp.textLines = format == .text
+        mqtt.textLines = format == .text
         // Tables count facts only: the frequent PDUs skip their field trees.
         if format == .table {
             mqtt.detail = .facts
@@ -262,9 +266,6 @@ struct ProtoDissect: ParsableCommand {
                                       holeTimeout: holeTimeout, reorderPackets: reorderPackets, reorderTimeout: reorderTimeout)
         // A table counts facts only: the frequent PDUs come as their facts, without boxes.
         let options = PipelineOptions(limits: limits, maxPDUs: count, filter: packetFilter, countedPDUs: format == .table)
-        // Only the text format shows the tree's bit-by-bit lines: skip making them otherwise.
-        Field.buildsTextLines = format == .text
-        DissectedPDU.buildsSummaries = format != .table
         // The run is generic over the renderer's type and made for each one: rendering an event
         // is then a direct call, not a dispatch through an existential held in a closure's box.
         switch format {

@@ -157,7 +157,7 @@ struct AMQPTextDetailTests {
             ",\"message\":{\"method\":\"basic.publish\",\"exchange\":\"x\",\"routing_key\":\"k\",\"body_size\":5,\"body\":\"hello\",\"body_frames\":1}}"))
     }
 
-    @Test("without text lines (Field.buildsTextLines off) every frame goes to the full decoder, which drops them")
+    @Test("without text lines (AMQPOptions.textLines off) every frame goes to the full decoder, which drops them")
     func noTextLines() {
         let decoder = AMQPFrameDecoder(options: AMQPOptions())
         var tree = ByteSink(), line = ByteSink()
@@ -169,6 +169,9 @@ struct AMQPTextDetailTests {
         }
         #expect(decoder.decodeText(frame, style: TextTree.Style(), tree: &tree, line: &line, textLines: true) != nil)
         #expect(decoder.decodeText(frame, style: TextTree.Style(), tree: &tree, line: &line, textLines: false) == nil)
+        var withoutLines = AMQPOptions()
+        withoutLines.textLines = false
+        #expect(AMQPFrameDecoder(options: withoutLines).decodeText(frame, style: TextTree.Style(), tree: &tree, line: &line) == nil)
     }
 
     @Test("a completed message writes the lines its field prints as",

@@ -312,3 +312,23 @@ struct PacketDecoding5Tests {
         #expect(MQTTPacketType(rawValue: 0).name == "RESERVED")
     }
 }
+
+@Suite("Options per run: text lines")
+struct TextLinesOptionTests {
+    @Test("the field tree carries its bit-by-bit lines only with MQTTOptions.textLines; the values are the same")
+    func textLinesPerRun() {
+        var with = MQTTOptions(), without = MQTTOptions()
+        with.textLines = true
+        without.textLines = false
+        var state = MQTTDirectionState()
+        let packet = MQTTDecoder.decodePacket(Fixture.connect311[...], version: .v3_1_1, state: &state)
+        let lined = packet.fieldTree(options: with), bare = packet.fieldTree(options: without)
+        let flags = Field.find("connect_flags", in: lined), bareFlags = Field.find("connect_flags", in: bare)
+        #expect(flags?.line == "Connect Flags: 0x\(String(Fixture.connect311[9], radix: 16, uppercase: true))")
+        #expect(flags?.children.allSatisfy { $0.line != nil } == true)
+        #expect(bareFlags?.line == nil)
+        #expect(bareFlags?.children.allSatisfy { $0.line == nil } == true)
+        #expect(bareFlags?.value == flags?.value)
+        #expect(bare.map(\.key) == lined.map(\.key))
+    }
+}

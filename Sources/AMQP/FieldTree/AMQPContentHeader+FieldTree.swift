@@ -20,7 +20,7 @@ extension AMQPContentHeader {
                               line: "Property flags: \(AMQPHex.string(UInt64(words[0]), digits: 4))",
                               range: propertyFlags.range)
         // The flag bits are text-only lines: not made when no text tree is printed.
-        if Field.buildsTextLines {
+        if options.textLines {
             let lines = AMQPContentHeaderDecoder.flagLines(classID: classID.value, properties: properties)
             flagField.children.reserveCapacity(min(properties.count, flags.count) + 1)
             for (i, prop) in properties.enumerated() where i < flags.count {
@@ -40,7 +40,7 @@ extension AMQPContentHeader {
             guard let property = self.properties.property(at: i) else { break }
             // Only the delivery mode's field is changed after it is made (a field changed is
             // copied into the array, one made in the append is moved).
-            if Field.buildsTextLines, prop.name == "delivery-mode", case .octet(let mode) = property {
+            if options.textLines, prop.name == "delivery-mode", case .octet(let mode) = property {
                 var field = property.field(prop, bitLines: nil, depthLimit: options.effectiveTableDepth)
                 let meaning = mode.value == 1 ? " (non-persistent)" : mode.value == 2 ? " (persistent)" : ""
                 field.line = "\(prop.label): \(mode.value)\(meaning)"

@@ -6,7 +6,8 @@ import Dissection
 extension AMQPFieldTable {
     /// The table as one field with its entries as children; `range` is the table's with its
     /// length. `depthLimit` is the nesting limit the decoder applied (named when it skipped).
-    func field(key: String, label: String, range: Range<Int>, depthLimit: Int) -> Field {
+    /// `textLines`: whether the fields carry their text lines and typed labels (`AMQPOptions.textLines`).
+    func field(key: String, label: String, range: Range<Int>, depthLimit: Int, textLines: Bool = true) -> Field {
         var field = Field(key, label, range: range)
         if let skippedBytes {
             field.value = .string("(nested deeper than \(depthLimit) levels: \(skippedBytes) bytes not decoded)")
@@ -15,7 +16,8 @@ extension AMQPFieldTable {
         field.children.reserveCapacity(entries.count)
         for entry in entries {
             guard case .undecoded = entry.value else {
-                field.children.append(entry.value.field(key: entry.name, name: entry.name, range: entry.range, depthLimit: depthLimit))
+                field.children.append(entry.value.field(key: entry.name, name: entry.name, range: entry.range, depthLimit: depthLimit,
+                                                         textLines: textLines))
                 continue
             }
             field.children.append(Field(entry.name, entry.name, .string("(undecoded)"), range: entry.range))
@@ -29,10 +31,10 @@ extension AMQPFieldTable {
 
 extension AMQPFieldValue {
     /// The value as a field: `name` is the entry's name (`[2]` for an array's third item).
-    func field(key: String, name: String, range: Range<Int>, depthLimit: Int) -> Field {
+    func field(key: String, name: String, range: Range<Int>, depthLimit: Int, textLines: Bool = true) -> Field {
         func make(_ type: String, _ value: FieldValue, line: @autoclosure () -> String? = nil) -> Field {
             // The label with its type is for the text tree only.
-            Field(key, Field.buildsTextLines ? AMQPText.typedLabel(name, type) : name, value, line: line(), range: range)
+            Field(key, textLines ? AMQPText.typedLabel(name, type) : name, value, line: textLines ? line() : nil, range: range)
         }
         switch self {
         case .boolean(let v): return make("boolean", .bool(v))
@@ -57,7 +59,7 @@ extension AMQPFieldValue {
         case .void:
             return make("void", .none, line: "\(name) (void)")
         case .table(let table):
-            return table.field(key: key, label: "\(name) (table)", range: range, depthLimit: depthLimit)
+            return table.field(key: key, label: "\(name) (table)", range: range, depthLimit: depthLimit, textLines: textLines)
         case .array(let array):
             var field = make("array", .none)
             if let skippedBytes = array.skippedBytes {
@@ -67,7 +69,8 @@ extension AMQPFieldValue {
             field.isList = true
             field.children.reserveCapacity(array.items.count)
             for (index, item) in array.items.enumerated() {
-                field.children.append(item.value.field(key: String(index), name: "[\(index)]", range: item.range, depthLimit: depthLimit))
+                field.children.append(item.value.field(key: String(index), name: "[\(index)]", range: item.range, depthLimit: depthLimit,
+                                                       textLines: textLines))
             }
             if field.children.isEmpty { field.line = "\(name) (array): (empty)" }
             return field

@@ -35,7 +35,7 @@ extension AMQPMethod {
             switch arg.name {
             case "reply-code":
                 guard case .short(let code) = arguments[i] else { break }
-                var field = arguments[i].field(arg, bitLines: nil, depthLimit: depthLimit)
+                var field = arguments[i].field(arg, bitLines: nil, depthLimit: depthLimit, textLines: options.textLines)
                 // The name is the frame's `reason` in JSON (`AMQPFrameDecoder.reasonField`); here, the text line.
                 field.line = "\(arg.label): \(AMQPReplyCode(rawValue: code.value))"
                 argumentFields.append(field)
@@ -44,7 +44,7 @@ extension AMQPMethod {
                 if case .short(let classID) = arguments[i] { closeClassID = classID.value }
             case "method-id" where spec.methodName == "close":
                 guard let classID = closeClassID, classID != 0, case .short(let methodID) = arguments[i] else { break }
-                var field = arguments[i].field(arg, bitLines: nil, depthLimit: depthLimit)
+                var field = arguments[i].field(arg, bitLines: nil, depthLimit: depthLimit, textLines: options.textLines)
                 let failed = AMQPMethodID(classID: classID, methodID: methodID.value)
                 field.line = "\(arg.label): \(methodID.value) (\(failed))"
                 field.children = [Field("failed_method", "Failed method", .string(failed.description), jsonOnly: true)]
@@ -53,7 +53,8 @@ extension AMQPMethod {
             default:
                 break
             }
-            argumentFields.append(arguments[i].field(arg, bitLines: spec.bitLines[i], depthLimit: depthLimit))
+            argumentFields.append(arguments[i].field(arg, bitLines: spec.bitLines[i], depthLimit: depthLimit,
+                                                       textLines: options.textLines))
         }
         fields.append(Field("arguments", "Arguments", range: argumentsRange, children: argumentFields))
     }
@@ -62,7 +63,8 @@ extension AMQPMethod {
 extension AMQPArgument {
     /// The argument's field: named by `arg` (its spec), a bit shown by `bitLines` (the method
     /// spec's) in the text tree, a long string that carries credentials as a secret.
-    func field(_ arg: AMQPArgumentSpec, bitLines: (clear: String, set: String)?, depthLimit: Int) -> Field {
+    /// `textLines`: whether it carries its text line (`AMQPOptions.textLines`).
+    func field(_ arg: AMQPArgumentSpec, bitLines: (clear: String, set: String)?, depthLimit: Int, textLines: Bool = true) -> Field {
         switch self {
         case .bit(let bit):
             return Field(arg.key, arg.label, .bool(bit.value), line: bitLines.map { bit.value ? $0.set : $0.clear }, range: bit.range)
@@ -77,7 +79,7 @@ extension AMQPArgument {
             return Field(arg.key, arg.label, v.value <= UInt64(Int.max) ? .int(Int(v.value)) : .string(String(v.value)), range: v.range)
         case .timestamp(let v):
             return Field(arg.key, arg.label, .int(Int(clamping: v.value)),
-                         line: "\(arg.label): \(v.value) (\(AMQPText.utcTime(v.value)))", range: v.range)
+                         line: textLines ? "\(arg.label): \(v.value) (\(AMQPText.utcTime(v.value)))" : nil, range: v.range)
         case .shortString(let v):
             return Field(arg.key, arg.label, .string(v.value), range: v.range)
         case .longString(let v):
@@ -89,7 +91,7 @@ extension AMQPArgument {
             }
             return Field(arg.key, arg.label, value, range: v.range)
         case .table(let table):
-            return table.value.field(key: arg.key, label: arg.label, range: table.range, depthLimit: depthLimit)
+            return table.value.field(key: arg.key, label: arg.label, range: table.range, depthLimit: depthLimit, textLines: textLines)
         }
     }
 }

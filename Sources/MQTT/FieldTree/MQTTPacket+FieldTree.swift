@@ -15,7 +15,8 @@ extension MQTTPacket {
     /// The packet as a `DissectedPDU`: fields, summary, problems. `lineSink`: a buffer for summary
     /// lines, reused from packet to packet (a connection's); without one, each line gets its own.
     func dissected(options: MQTTOptions, lineSink: ByteSink? = nil) -> DissectedPDU {
-        var tree = FieldTreeBuilder(packet: self, previewBytes: max(0, options.payloadPreviewBytes), lineSink: lineSink)
+        var tree = FieldTreeBuilder(packet: self, previewBytes: max(0, options.payloadPreviewBytes), textLines: options.textLines,
+                                    lineSink: lineSink)
         var summary = tree.build()
         if isTruncated { summary += " [truncated]" }
         return DissectedPDU(protocolName: "mqtt", summary: summary, fields: tree.fields, problems: problems, wireLength: wireLength)
@@ -35,12 +36,15 @@ extension MQTTPacket {
 private struct FieldTreeBuilder {
     let packet: MQTTPacket
     let previewBytes: Int
+    /// Whether fields carry their text lines (`MQTTOptions.textLines`).
+    let textLines: Bool
     let lineSink: ByteSink?
     var fields: [Field] = []
 
-    init(packet: MQTTPacket, previewBytes: Int, lineSink: ByteSink?) {
+    init(packet: MQTTPacket, previewBytes: Int, textLines: Bool, lineSink: ByteSink?) {
         self.packet = packet
         self.previewBytes = previewBytes
+        self.textLines = textLines
         self.lineSink = lineSink
         // One allocation instead of three or four growths, of the size growth would reach: a
         // PUBLISH has up to seven root fields (nine with a topic alias), an acknowledgement up to
@@ -59,17 +63,17 @@ private struct FieldTreeBuilder {
             return "(no bytes)"
         case .truncated:
             fields = [MQTTPacket.fixedHeaderField(packet.firstByte),
-                      Field("remaining_length", "Remaining Length", range: 1..<packet.bytes.count)]
+                      field("remaining_length", "Remaining Length", range: 1..<packet.bytes.count)]
             return "\(type.name) [truncated header]"
         case .remainingLengthTooLong:
-            fields = [MQTTPacket.fixedHeaderField(packet.firstByte), Field("remaining_length", "Remaining Length", range: 1..<5)]
+            fields = [MQTTPacket.fixedHeaderField(packet.firstByte), field("remaining_length", "Remaining Length", range: 1..<5)]
             return "\(type.name) [malformed remaining length]"
         case .complete:
             break
         }
         fields.append(MQTTPacket.fixedHeaderField(packet.firstByte))
         if let length = packet.remainingLength {
-            fields.append(Field("remaining_length", "Remaining Length", .int(length.value), range: length.range))
+            fields.append(field("remaining_length", "Remaining Length", .int(length.value), range: length.range))
         }
         let summary: String
         switch packet.content {
@@ -88,13 +92,21 @@ private struct FieldTreeBuilder {
         case .none: summary = type.name
         }
         if let unparsed = packet.unparsed {
-            fields.append(Field("unparsed", "Unparsed bytes", .bytes(preview: Array(packet.slice(unparsed).prefix(64)), length: unparsed.count),
+            fields.append(field("unparsed", "Unparsed bytes", .bytes(preview: Array(packet.slice(unparsed).prefix(64)), length: unparsed.count),
                                 range: unparsed))
         }
         return summary
     }
 
     // MARK: Pieces
+
+    /// A field, its text line made only when fields carry them (`textLines`).
+    func field(_ key: String, _ label: String, _ value: FieldValue = .none, line: @autoclosure () -> String? = nil,
+               range: Range<Int>? = nil, children: [Field] = [], isList: Bool = false, textOnly: Bool = false,
+               jsonOnly: Bool = false) -> Field {
+        Field(key, label, value, line: textLines ? line() : nil, range: range, children: children, isList: isList,
+              textOnly: textOnly, jsonOnly: jsonOnly)
+    }
 
     func preview(_ held: ArraySlice<UInt8>, length: Int) -> FieldValue {
         Preview.value(of: held, length: length, limit: previewBytes)
@@ -108,13 +120,13 @@ private struct FieldTreeBuilder {
     }
 
     mutating func packetID(_ id: Ranged<Int>) {
-        fields.append(Field("packet_id", "Message Identifier", .int(id.value), range: id.range))
+        fields.append(field("packet_id", "Message Identifier", .int(id.value), range: id.range))
     }
 
     mutating func appendList(_ key: String, _ label: String, items: [Field], total: Int, range: Range<Int>) {
-        fields.append(Field(key, label, range: range, children: items, isList: true))
+        fields.append(field(key, label, range: range, children: items, isList: true))
         if total > items.count {
-            fields.append(Field("\(key)_not_shown", "Not shown", .int(total - items.count),
+            fields.append(field("\(key)_not_shown", "Not shown", .int(total - items.count),
                                 line: "… \(total - items.count) more entries not shown (\(total) in all)", range: range))
         }
     }
@@ -128,7 +140,7 @@ private struct FieldTreeBuilder {
     mutating func properties(_ list: MQTTProperties?, key: String = "properties", label: String = "Properties",
                              inPublish: Bool = false) {
         guard let list else { return }
-        var children = [Field("length", "Total Length", .int(list.length.value), range: list.length.range, textOnly: true)]
+        var children = [field("length", "Total Length", .int(list.length.value), range: list.length.range, textOnly: true)]
         var userPropertiesIndex: Int?
         var userProperties: [Field] = []
         var subscriptionIdentifiersIndex: Int?
@@ -141,12 +153,12 @@ private struct FieldTreeBuilder {
             case .pair(let pairName, let pairValue):
                 if userPropertiesIndex == nil {
                     userPropertiesIndex = children.count
-                    children.append(Field(propertyKey, "User Properties"))
+                    children.append(field(propertyKey, "User Properties"))
                 }
-                userProperties.append(Field("user_property", "User Property", line: "User Property: \(pairName.value) = \(pairValue.value)",
+                userProperties.append(field("user_property", "User Property", line: "User Property: \(pairName.value) = \(pairValue.value)",
                                             range: property.range,
-                                            children: [Field("name", "Name", .string(pairName.value), range: pairName.range),
-                                                       Field("value", "Value", .string(pairValue.value), range: pairValue.range)]))
+                                            children: [field("name", "Name", .string(pairName.value), range: pairName.range),
+                                                       field("value", "Value", .string(pairValue.value), range: pairValue.range)]))
                 continue
             default:
                 break
@@ -161,12 +173,12 @@ private struct FieldTreeBuilder {
             if id == .subscriptionIdentifier, inPublish {
                 if subscriptionIdentifiersIndex == nil {
                     subscriptionIdentifiersIndex = children.count
-                    children.append(Field("subscription_identifiers", "Subscription Identifiers"))
+                    children.append(field("subscription_identifiers", "Subscription Identifiers"))
                 }
-                subscriptionIdentifiers.append(Field("subscription_identifier", name, value, range: property.range))
+                subscriptionIdentifiers.append(field("subscription_identifier", name, value, range: property.range))
             } else {
                 // A repeated property stays in the text tree; JSON keeps the first (keys are unique).
-                children.append(Field(propertyKey, name, value, range: property.range, textOnly: property.isIllegalRepeat))
+                children.append(field(propertyKey, name, value, range: property.range, textOnly: property.isIllegalRepeat))
             }
         }
         if let i = userPropertiesIndex {
@@ -179,7 +191,7 @@ private struct FieldTreeBuilder {
             children[i].isList = true
             children[i].range = subscriptionIdentifiers.first?.range
         }
-        fields.append(Field(key, label, range: list.range, children: children))
+        fields.append(field(key, label, range: list.range, children: children))
     }
 
     /// A reason code with its name beside it (JSON: `reason_code`, `reason`).
@@ -199,14 +211,14 @@ private struct FieldTreeBuilder {
     mutating func connect(_ c: MQTTConnect) -> String {
         var summary = "CONNECT"
         if let name = c.protocolName {
-            fields.append(Field("protocol_name", "Protocol Name", .string(name.value), range: name.range))
+            fields.append(field("protocol_name", "Protocol Name", .string(name.value), range: name.range))
         }
         if let level = c.level {
             let announced = c.announcedVersion
-            fields.append(Field("protocol_version", "Version", .int(Int(level.value)),
+            fields.append(field("protocol_version", "Version", .int(Int(level.value)),
                                 line: "Version: MQTT v\(announced?.name ?? "?") (\(level.value))", range: level.range))
             if let announced {
-                fields.append(Field("version", "Version Name", .string(announced.name), range: level.range, jsonOnly: true))
+                fields.append(field("version", "Version Name", .string(announced.name), range: level.range, jsonOnly: true))
             }
             summary += " v\(announced?.name ?? "level-\(level.value)")"
         }
@@ -215,15 +227,15 @@ private struct FieldTreeBuilder {
             let cleanKey = version == .v5 ? "clean_start" : "clean_session"
             let cleanLabel = version == .v5 ? "Clean Start Flag" : "Clean Session Flag"
             func bit(_ key: String, _ label: String, _ value: Bool, _ mask: UInt8) -> Field {
-                Field(key, label, .bool(value), line: BitLine.line(f, mask: mask, "\(label): \(BitLine.set(value))"), range: flags.range)
+                field(key, label, .bool(value), line: BitLine.line(f, mask: mask, "\(label): \(BitLine.set(value))"), range: flags.range)
             }
             let willQoS = c.willQoS
-            fields.append(Field("connect_flags", "Connect Flags", .int(Int(f)), line: "Connect Flags: 0x\(hexByte(f))",
+            fields.append(field("connect_flags", "Connect Flags", .int(Int(f)), line: "Connect Flags: 0x\(hexByte(f))",
                                 range: flags.range, children: [
                                     bit("username_flag", "User Name Flag", c.usernameFlag, 0x80),
                                     bit("password_flag", "Password Flag", c.passwordFlag, 0x40),
                                     bit("will_retain", "Will Retain", c.willRetain, 0x20),
-                                    Field("will_qos", "Will QoS", .int(willQoS),
+                                    field("will_qos", "Will QoS", .int(willQoS),
                                           line: BitLine.line(f, mask: 0x18, "QoS Level: \(BitLine.qosName(willQoS)) (\(willQoS))"), range: flags.range),
                                     bit("will_flag", "Will Flag", c.willFlag, 0x04),
                                     bit(cleanKey, cleanLabel, c.cleanStart, 0x02),
@@ -231,30 +243,30 @@ private struct FieldTreeBuilder {
                                 ]))
         }
         if let keepAlive = c.keepAlive {
-            fields.append(Field("keep_alive", "Keep Alive", .int(Int(keepAlive.value)), range: keepAlive.range))
+            fields.append(field("keep_alive", "Keep Alive", .int(Int(keepAlive.value)), range: keepAlive.range))
         }
         properties(c.properties)
         if let clientID = c.clientID {
-            fields.append(Field("client_id", "Client ID", .string(clientID.value), range: clientID.range))
+            fields.append(field("client_id", "Client ID", .string(clientID.value), range: clientID.range))
             summary += " client=\(summaryTopic(clientID.value))"
             if c.cleanStart { summary += " clean" }
             summary += " keep-alive=\(c.keepAlive?.value ?? 0)"
         }
         properties(c.willProperties, key: "will_properties", label: "Will Properties")
         if let willTopic = c.willTopic {
-            fields.append(Field("will_topic", "Will Topic", .string(willTopic.value), range: willTopic.range))
+            fields.append(field("will_topic", "Will Topic", .string(willTopic.value), range: willTopic.range))
         }
         if let willPayload = c.willPayload {
-            fields.append(Field("will_payload", "Will Message", preview(willPayload.value, length: willPayload.value.count),
+            fields.append(field("will_payload", "Will Message", preview(willPayload.value, length: willPayload.value.count),
                                 range: willPayload.range))
             if let willTopic = c.willTopic { summary += " will=\(summaryTopic(willTopic.value))" }
         }
         if let user = c.username {
-            fields.append(Field("username", "User Name", .string(user.value), range: user.range))
+            fields.append(field("username", "User Name", .string(user.value), range: user.range))
             summary += " user=\(user.value)"
         }
         if let password = c.password {
-            fields.append(Field("password", "Password", .secret(secretText(password.value)), range: password.range))
+            fields.append(field("password", "Password", .secret(secretText(password.value)), range: password.range))
         }
         return summary
     }
@@ -265,15 +277,15 @@ private struct FieldTreeBuilder {
             let f = flags.value
             if version == .v3_1 {
                 // MQTT 3.1: the first byte is reserved (once "topic name compression").
-                fields.append(Field("reserved", "Reserved", .int(Int(f)), range: flags.range, textOnly: true))
+                fields.append(field("reserved", "Reserved", .int(Int(f)), range: flags.range, textOnly: true))
             } else {
                 let sessionPresent = f & 0x01 != 0
-                fields.append(Field("acknowledge_flags", "Acknowledge Flags", .int(Int(f)), line: "Acknowledge Flags: 0x\(hexByte(f))",
+                fields.append(field("acknowledge_flags", "Acknowledge Flags", .int(Int(f)), line: "Acknowledge Flags: 0x\(hexByte(f))",
                                     range: flags.range, children: [
-                                        Field("reserved", "Reserved", .int(Int(f >> 1)),
+                                        field("reserved", "Reserved", .int(Int(f >> 1)),
                                               line: BitLine.line(f, mask: 0xFE, "Reserved: \(f >> 1 == 0 ? "Not set" : "0x\(hexByte(f >> 1))")"),
                                               range: flags.range, textOnly: true),
-                                        Field("session_present", "Session Present", .bool(sessionPresent),
+                                        field("session_present", "Session Present", .bool(sessionPresent),
                                               line: BitLine.line(f, mask: 0x01, "Session Present: \(BitLine.set(sessionPresent))"), range: flags.range),
                                     ]))
             }
@@ -287,8 +299,8 @@ private struct FieldTreeBuilder {
         } else {
             let rc = MQTTConnectReturnCode(rawValue: code.value)
             // JSON: `reason_code`, as in 5.0 and in SUBACK's `reason_codes` (the text keeps 3.x's name).
-            fields.append(Field("reason_code", "Return Code", .int(Int(code.value)), line: "Return Code: \(rc.name) (\(code.value))",
-                                range: code.range, children: [Field("reason", "Reason", .string(rc.name), range: code.range, jsonOnly: true)]))
+            fields.append(field("reason_code", "Return Code", .int(Int(code.value)), line: "Return Code: \(rc.name) (\(code.value))",
+                                range: code.range, children: [field("reason", "Reason", .string(rc.name), range: code.range, jsonOnly: true)]))
             if code.value == 0 {
                 summary += " accepted"
             } else {
@@ -306,7 +318,7 @@ private struct FieldTreeBuilder {
         if p.retain { extras += " retain" }
         if p.dup { extras += " dup" }
         guard let topic = p.topic else { return "PUBLISH QoS \(p.qos)\(extras)" }
-        var topicField = Field("topic", "Topic", .string(topic.value), range: topic.range)
+        var topicField = field("topic", "Topic", .string(topic.value), range: topic.range)
         if case .resolved(let known) = p.alias, let alias = p.topicAlias {
             // `topic` is the topic the message is published to, so filters on it find aliased
             // PUBLISHes too (tshark does the same); the wire carried an empty string.
@@ -317,19 +329,19 @@ private struct FieldTreeBuilder {
         if let id = p.packetID { packetID(id) }
         properties(p.properties, inPublish: true)
         if let alias = p.topicAlias {
-            fields.append(Field("topic_alias", "Topic Alias", .int(alias.value), range: alias.range, jsonOnly: true))
+            fields.append(field("topic_alias", "Topic Alias", .int(alias.value), range: alias.range, jsonOnly: true))
             if case .resolved = p.alias {
-                fields.append(Field("topic_from_alias", "Topic From Alias", .bool(true), range: alias.range, jsonOnly: true))
+                fields.append(field("topic_from_alias", "Topic From Alias", .bool(true), range: alias.range, jsonOnly: true))
             }
         }
         guard let payload = p.payload else {
             let head = p.packetID.map { "PUBLISH id=\($0.value) QoS \(p.qos)" } ?? "PUBLISH QoS \(p.qos)"
             return "\(head) \(summaryTopic(topic.value))\(extras)"
         }
-        fields.append(Field("payload_length", "Payload Length", .int(payload.length),
+        fields.append(field("payload_length", "Payload Length", .int(payload.length),
                             range: payload.start..<(payload.start + payload.length)))
         let held = packet.slice(payload.start..<(payload.start + payload.heldCount))
-        fields.append(Field("payload", "Message", preview(held, length: payload.length),
+        fields.append(field("payload", "Message", preview(held, length: payload.length),
                             range: payload.start..<(payload.start + payload.heldCount)))
         let shownTopic: String
         switch p.alias {
@@ -384,31 +396,31 @@ private struct FieldTreeBuilder {
             let o = entry.options.value
             let optionsRange = entry.options.range
             let qos = entry.qos
-            var children = [Field("filter", "Topic", .string(entry.filter.value), range: entry.filter.range)]
-            var optionBits = [Field("qos", "QoS", .int(qos),
+            var children = [field("filter", "Topic", .string(entry.filter.value), range: entry.filter.range)]
+            var optionBits = [field("qos", "QoS", .int(qos),
                                     line: BitLine.line(o, mask: 0x03, "QoS: \(BitLine.qosName(qos)) (\(qos))"), range: optionsRange)]
             if version == .v5 {
                 let noLocal = entry.noLocal
                 let retainAsPublished = entry.retainAsPublished
                 let retainHandling = entry.retainHandling
                 optionBits += [
-                    Field("no_local", "No Local", .bool(noLocal), line: BitLine.line(o, mask: 0x04, "No Local: \(BitLine.set(noLocal))"), range: optionsRange),
-                    Field("retain_as_published", "Retain As Published", .bool(retainAsPublished),
+                    field("no_local", "No Local", .bool(noLocal), line: BitLine.line(o, mask: 0x04, "No Local: \(BitLine.set(noLocal))"), range: optionsRange),
+                    field("retain_as_published", "Retain As Published", .bool(retainAsPublished),
                           line: BitLine.line(o, mask: 0x08, "Retain As Published: \(BitLine.set(retainAsPublished))"), range: optionsRange),
-                    Field("retain_handling", "Retain Handling", .int(retainHandling),
+                    field("retain_handling", "Retain Handling", .int(retainHandling),
                           line: BitLine.line(o, mask: 0x30, "Retain Handling: \(Self.retainHandlingName(retainHandling)) (\(retainHandling))"),
                           range: optionsRange),
-                    Field("reserved", "Reserved", .int(Int(o >> 6)), line: BitLine.line(o, mask: 0xC0, "Reserved: \(o >> 6)"),
+                    field("reserved", "Reserved", .int(Int(o >> 6)), line: BitLine.line(o, mask: 0xC0, "Reserved: \(o >> 6)"),
                           range: optionsRange, textOnly: true),
                 ]
             } else {
-                optionBits.append(Field("reserved", "Reserved", .int(Int(o >> 2)), line: BitLine.line(o, mask: 0xFC, "Reserved: \(o >> 2)"),
+                optionBits.append(field("reserved", "Reserved", .int(Int(o >> 2)), line: BitLine.line(o, mask: 0xFC, "Reserved: \(o >> 2)"),
                                         range: optionsRange, textOnly: true))
             }
-            children.append(Field("options", "Subscription Options", .int(Int(o)), line: "Subscription Options: 0x\(hexByte(o))",
+            children.append(field("options", "Subscription Options", .int(Int(o)), line: "Subscription Options: 0x\(hexByte(o))",
                                   range: optionsRange, children: optionBits))
             if topics.count < MQTTPacket.maxListItems {
-                topics.append(Field("topic", "Topic Filter", line: "Topic Filter: \(entry.filter.value) (QoS \(qos))",
+                topics.append(field("topic", "Topic Filter", line: "Topic Filter: \(entry.filter.value) (QoS \(qos))",
                                     range: entry.range, children: children))
             } else if parts.count >= MQTTPacket.maxSummaryItems {
                 break
@@ -439,8 +451,8 @@ private struct FieldTreeBuilder {
         var parts: [String] = []
         for filter in list.entries {
             if topics.count < MQTTPacket.maxListItems {
-                topics.append(Field("topic", "Topic Filter", line: "Topic Filter: \(filter.value)", range: filter.range,
-                                    children: [Field("filter", "Topic", .string(filter.value), range: filter.range)]))
+                topics.append(field("topic", "Topic Filter", line: "Topic Filter: \(filter.value)", range: filter.range,
+                                    children: [field("filter", "Topic", .string(filter.value), range: filter.range)]))
             } else if parts.count >= MQTTPacket.maxSummaryItems {
                 break
             }
@@ -485,9 +497,9 @@ private struct FieldTreeBuilder {
         for code in list.entries {
             if codes.count < MQTTPacket.maxListItems {
                 let named = name(code.value)
-                codes.append(Field("reason_code", "Reason Code", line: "Reason Code: \(named) (0x\(hexByte(code.value)))", range: code.range,
-                                   children: [Field("code", "Code", .int(Int(code.value)), range: code.range, jsonOnly: true),
-                                              Field("reason", "Reason", .string(named), range: code.range, jsonOnly: true)]))
+                codes.append(field("reason_code", "Reason Code", line: "Reason Code: \(named) (0x\(hexByte(code.value)))", range: code.range,
+                                   children: [field("code", "Code", .int(Int(code.value)), range: code.range, jsonOnly: true),
+                                              field("reason", "Reason", .string(named), range: code.range, jsonOnly: true)]))
             } else if parts.count >= MQTTPacket.maxSummaryItems {
                 break
             }
@@ -511,7 +523,7 @@ private struct FieldTreeBuilder {
     mutating func reserved(_ body: Range<Int>?) -> String {
         if let body {
             let held = packet.slice(body)
-            fields.append(Field("body", "Body", .bytes(preview: Array(held.prefix(previewBytes)), length: body.count),
+            fields.append(field("body", "Body", .bytes(preview: Array(held.prefix(previewBytes)), length: body.count),
                                 range: body.lowerBound..<(body.lowerBound + held.count)))
         }
         return "\(type.name) (type \(type.rawValue), reserved)"
@@ -521,7 +533,7 @@ private struct FieldTreeBuilder {
 extension MQTTPacket {
     /// The fixed-header field of every first byte: the type, then DUP/QoS/RETAIN for PUBLISH or
     /// the reserved flags, bit by bit. The same for every packet that starts with that byte, so
-    /// made once, bit lines included (whatever `Field.buildsTextLines` says).
+    /// made once, bit lines included (whatever `MQTTOptions.textLines` says).
     private static let fixedHeaderFields: [Field] = (0...255).map { makeFixedHeaderField(UInt8($0)) }
 
     static func fixedHeaderField(_ first: UInt8) -> Field { fixedHeaderFields[Int(first)] }
@@ -551,7 +563,7 @@ extension MQTTPacket {
         return field
     }
 
-    /// Implied-Success fields by packet type, text lines included whatever `Field.buildsTextLines` says.
+    /// Implied-Success fields by packet type, text lines included whatever `MQTTOptions.textLines` says.
     static let impliedSuccess: [Field] = (0...15).map { raw in
         let type = MQTTPacketType(rawValue: UInt8(raw))
         var field = makeReasonCodeField(.success, type: type, range: nil, implied: true)
