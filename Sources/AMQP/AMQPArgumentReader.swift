@@ -83,7 +83,7 @@ struct AMQPArgumentReader {
         let length = Int(length32)
         let bytes: ArraySlice<UInt8>
         if length > reader.remaining {
-            problems.append(Problem(.error, "length-past-end",
+            problems.append(Problem(.error, .lengthPastEnd,
                                     "\(name) claims \(length) bytes but only \(reader.remaining) remain",
                                     reference: "AMQP 0-9-1 §4.2.5.3", range: (base + start)..<(base + start + 4)))
             bytes = reader.readRest()
@@ -122,7 +122,7 @@ struct AMQPArgumentReader {
         if bitsUsed < 8 {
             let unused = bitOctet >> UInt8(bitsUsed)
             if unused != 0 {
-                problems.append(Problem(.warning, "reserved-bits",
+                problems.append(Problem(.warning, .reservedBits,
                                         "reserved bits set in the flags octet (\(AMQPHex.string(UInt64(bitOctet), digits: 2)))",
                                         reference: "AMQP 0-9-1 §4.2.5.2", range: (base + bitOffset)..<(base + bitOffset + 1)))
             }

@@ -280,7 +280,7 @@ public struct AMQPConnectionDissector: StreamDissector {
         let ended = messages
         messages.removeAll(in: direction)
         for (key, message) in zip(ended.codes.map(ChannelKey.init(code:)), ended.values) where key.direction == direction {
-            let problem = Problem(.warning, "message-incomplete",
+            let problem = Problem(.warning, .messageIncomplete,
                                   "the stream ended before the \(message.method.fullName) on channel \(key.channel) was complete: \(message.progress)",
                                   reference: "AMQP 0-9-1 §4.2.6")
             if output.isEmpty {
@@ -346,7 +346,7 @@ public struct AMQPConnectionDissector: StreamDissector {
 
         if isFrame {
             if first, direction == .toServer, expectsProtocolHeader, !toServer.sawProtocolHeader {
-                decoded.pdu.problems.append(Problem(.warning, "no-protocol-header",
+                decoded.pdu.problems.append(Problem(.warning, .noProtocolHeader,
                                                     "the client's stream starts with a frame, not the protocol header",
                                                     reference: "AMQP 0-9-1 §4.2.2"))
             }
@@ -362,7 +362,7 @@ public struct AMQPConnectionDissector: StreamDissector {
                 // (§2.2) and its SASL layer (§5.3.1) have the server echo an accepted header,
                 // so only a header that differs from the client's (or answers none) refuses.
                 decoded.pdu.summary += " (server refuses the client's protocol version)"
-                decoded.pdu.problems.append(Problem(.warning, "version-refused",
+                decoded.pdu.problems.append(Problem(.warning, .versionRefused,
                                                     "the server answered with its own protocol header: it does not support the version the client asked for, and closes the connection",
                                                     reference: "AMQP 0-9-1 §4.2.2"))
             }
@@ -406,16 +406,16 @@ public struct AMQPConnectionDissector: StreamDissector {
     private func checkLimits(_ frame: AMQPRawFrame, _ pdu: inout DissectedPDU) {
         guard !withinLimits(frame) else { return }
         if let frameMax, frameMax > 0, frame.wireLength > frameMax {
-            pdu.problems.append(Problem(.error, "frame-max-exceeded",
+            pdu.problems.append(Problem(.error, .frameMaxExceeded,
                                         "frame of \(frame.wireLength) bytes is larger than the negotiated frame-max of \(frameMax)",
                                         reference: "AMQP 0-9-1 connection.tune-ok frame-max", range: 3..<7))
         } else if frameMax == nil, expectsProtocolHeader, frame.wireLength > AMQPSpec.frameMinSize {
-            pdu.problems.append(Problem(.warning, "frame-min-size-exceeded",
+            pdu.problems.append(Problem(.warning, .frameMinSizeExceeded,
                                         "frame of \(frame.wireLength) bytes before frame-max was negotiated; peers need accept only \(AMQPSpec.frameMinSize)",
                                         reference: "AMQP 0-9-1 connection.tune frame-max (frame-min-size)", range: 3..<7))
         }
         if channelMax > 0, Int(frame.channel) > channelMax {
-            pdu.problems.append(Problem(.error, "channel-max-exceeded",
+            pdu.problems.append(Problem(.error, .channelMaxExceeded,
                                         "channel \(frame.channel) is above the negotiated channel-max of \(channelMax)",
                                         reference: "AMQP 0-9-1 connection.tune-ok channel-max", range: 1..<3))
         }
@@ -443,7 +443,7 @@ public struct AMQPConnectionDissector: StreamDissector {
         // anything else with 504 CHANNEL_ERROR. Only judged when the capture saw the whole connection.
         if expectsProtocolHeader, !lostSyncToServer, !lostSyncToClient, frame.channel != 0, frame.type != .heartbeat,
            !openChannels[frame.channel], decoded.method?.id != AMQPMethodID(classID: 20, methodID: 10) {
-            decoded.pdu.problems.append(Problem(.warning, "channel-not-open",
+            decoded.pdu.problems.append(Problem(.warning, .channelNotOpen,
                                                 "channel \(frame.channel) is used without a channel.open seen on this connection",
                                                 reference: "AMQP 0-9-1 channel.open", range: 1..<3))
         }
@@ -457,7 +457,7 @@ public struct AMQPConnectionDissector: StreamDissector {
             if let i = messages.slot(key) {
                 let pending = messages.values[i]
                 messages.remove(at: i)
-                decoded.pdu.problems.append(Problem(.error, "message-interrupted",
+                decoded.pdu.problems.append(Problem(.error, .messageInterrupted,
                                                     "\(spec.fullName) arrived on channel \(frame.channel) before the \(pending.method.fullName) ahead of it was complete: \(pending.progress)",
                                                     reference: "AMQP 0-9-1 §4.2.6"))
             }
@@ -504,13 +504,13 @@ public struct AMQPConnectionDissector: StreamDissector {
                 let what = messages[key].map { "while the \($0.method.fullName) before it still expects body frames" }
                     ?? "with no content-bearing method (basic.publish, basic.deliver, basic.get-ok, basic.return) before it"
                 messages[key] = nil
-                decoded.pdu.problems.append(Problem(severity, "unexpected-header", "content header on channel \(frame.channel) \(what)",
+                decoded.pdu.problems.append(Problem(severity, .unexpectedHeader, "content header on channel \(frame.channel) \(what)",
                                                     reference: "AMQP 0-9-1 §4.2.6"))
                 return
             }
             if !messages.values[i].isOfMethodClass(header), let classID = header.classID {
                 let method = messages.values[i].method
-                decoded.pdu.problems.append(Problem(.error, "header-class-mismatch",
+                decoded.pdu.problems.append(Problem(.error, .headerClassMismatch,
                                                     "content header of class \(classID) follows \(method.fullName) of class \(method.classID)",
                                                     reference: "AMQP 0-9-1 §4.2.6.1", range: 7..<9))
             }
@@ -525,14 +525,14 @@ public struct AMQPConnectionDissector: StreamDissector {
             guard let i = messages.slot(key), messages.values[i].stage == .awaitingBody else {
                 let what = messages[key] != nil ? "before the content header" : "with no message in progress"
                 messages[key] = nil
-                decoded.pdu.problems.append(Problem(severity, "unexpected-body", "body frame on channel \(frame.channel) \(what)",
+                decoded.pdu.problems.append(Problem(severity, .unexpectedBody, "body frame on channel \(frame.channel) \(what)",
                                                     reference: "AMQP 0-9-1 §4.2.6.2"))
                 return
             }
             messages.values[i].add(body: frame)
             let (received, bodySize) = (messages.values[i].received, messages.values[i].bodySize)
             if received > bodySize {
-                decoded.pdu.problems.append(Problem(.error, "body-overrun",
+                decoded.pdu.problems.append(Problem(.error, .bodyOverrun,
                                                     "body frames carry \(received) bytes, more than the body-size of \(bodySize) in the content header",
                                                     reference: "AMQP 0-9-1 §4.2.6.2"))
             }
@@ -610,12 +610,12 @@ public struct AMQPConnectionDissector: StreamDissector {
         case "tune-ok":
             guard let agreed = values.int("frame-max") else { return }
             if let proposed = proposedFrameMax, proposed > 0, agreed == 0 || agreed > proposed {
-                pdu.problems.append(Problem(.error, "frame-max-above-proposal",
+                pdu.problems.append(Problem(.error, .frameMaxAboveProposal,
                                             "tune-ok asks for frame-max \(agreed == 0 ? "unlimited" : String(agreed)), above the server's \(proposed)",
                                             reference: "AMQP 0-9-1 connection.tune-ok frame-max"))
             }
             if agreed > 0, agreed < AMQPSpec.frameMinSize {
-                pdu.problems.append(Problem(.error, "frame-max-too-small",
+                pdu.problems.append(Problem(.error, .frameMaxTooSmall,
                                             "frame-max \(agreed) is below frame-min-size (\(AMQPSpec.frameMinSize))",
                                             reference: "AMQP 0-9-1 connection.tune-ok frame-max"))
             }

@@ -45,7 +45,7 @@ struct AMQPContentHeaderDecoder {
         header.weight = Ranged(weight, 9..<11)
         header.bodySize = Ranged(bodySize, 11..<19)
         if weight != 0 {
-            result.problems.append(Problem(.warning, "weight-not-zero", "the weight field is unused and must be zero",
+            result.problems.append(Problem(.warning, .weightNotZero, "the weight field is unused and must be zero",
                                            reference: "AMQP 0-9-1 §4.2.6.1", range: 9..<11))
         }
 
@@ -65,7 +65,7 @@ struct AMQPContentHeaderDecoder {
             if word & 1 == 0 { break }
             // No class defines more than 15 properties; a run of continuation words is noise.
             if words.count >= 4 {
-                result.problems.append(Problem(.error, "property-flags-run",
+                result.problems.append(Problem(.error, .propertyFlagsRun,
                                                "property flags continue for more than 4 words",
                                                reference: "AMQP 0-9-1 §4.2.6.1", range: (7 + flagsStart)..<(7 + r.offset)))
                 result.header = header
@@ -79,7 +79,7 @@ struct AMQPContentHeaderDecoder {
         let undefined = (properties.count..<max(properties.count, flags.count)).first { flags[$0] }
         if let undefined {
             let name = AMQPSpec.class(id: classID)?.name ?? "class \(classID)"
-            result.problems.append(Problem(.error, "undefined-property",
+            result.problems.append(Problem(.error, .undefinedProperty,
                                            "property flag \(undefined + 1) is set, but \(name) defines only \(properties.count) properties; the properties cannot be decoded past it",
                                            reference: "AMQP 0-9-1 §4.2.6.1", range: flagsRange))
         }
@@ -106,7 +106,7 @@ struct AMQPContentHeaderDecoder {
         if complete, isWhole, undefined == nil, reader.reader.remaining > 0 {
             let left = reader.reader.remaining
             let at = reader.offset
-            reader.problems.append(Problem(.error, "trailing-bytes", "\(left) bytes left over after the last property",
+            reader.problems.append(Problem(.error, .trailingBytes, "\(left) bytes left over after the last property",
                                            reference: "AMQP 0-9-1 §4.2.6.1", range: at..<(at + left)))
         }
         result.problems += reader.problems
@@ -137,8 +137,8 @@ struct AMQPContentHeaderDecoder {
 
     private func short(_ isWhole: Bool, _ what: String, range: Range<Int>) -> Problem {
         if isWhole {
-            return Problem(.error, "header-truncated", what, reference: "AMQP 0-9-1 §4.2.6.1", range: range)
+            return Problem(.error, .headerTruncated, what, reference: "AMQP 0-9-1 §4.2.6.1", range: range)
         }
-        return Problem(.warning, "not-captured", "\(what): the rest of the frame was not captured or not held", range: range)
+        return Problem(.warning, .notCaptured, "\(what): the rest of the frame was not captured or not held", range: range)
     }
 }

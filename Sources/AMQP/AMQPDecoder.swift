@@ -22,7 +22,7 @@ public enum AMQPDecoder {
         }
         var pdu = decode(first, options: options)
         if units.count > 1 {
-            pdu.problems.append(Problem(.error, "trailing-bytes", "\(bytes.count - pdu.wireLength) bytes follow the frame",
+            pdu.problems.append(Problem(.error, .trailingBytes, "\(bytes.count - pdu.wireLength) bytes follow the frame",
                                         reference: "AMQP 0-9-1 §4.2.3"))
         }
         return pdu

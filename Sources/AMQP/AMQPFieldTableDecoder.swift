@@ -38,7 +38,7 @@ struct AMQPFieldTableDecoder {
         while !r.isAtEnd {
             let entryStart = r.offset
             guard let nameLength = r.readUInt8(), let nameBytes = r.readBytes(Int(nameLength)) else {
-                problems.append(Problem(.error, "table-truncated",
+                problems.append(Problem(.error, .tableTruncated,
                                         "field table entry name runs past the end of the table",
                                         reference: "AMQP 0-9-1 §4.2.5.5", range: (base + entryStart)..<(base + content.count)))
                 break
@@ -128,7 +128,7 @@ struct AMQPFieldTableDecoder {
             }
             return .array(AMQPFieldArray(items: decodeArray(content, base: base + contentStart, depth: depth + 1)))
         default:
-            problems.append(Problem(.error, "unknown-field-type",
+            problems.append(Problem(.error, .unknownFieldType,
                                     "field \"\(name)\" has type \(AMQPText.typeLetter(tag)), which no AMQP 0-9-1 peer defines; the rest of the table cannot be decoded",
                                     reference: "AMQP 0-9-1 §4.2.5.5", range: (base + start)..<(base + start + 1)))
             return nil
@@ -154,7 +154,7 @@ struct AMQPFieldTableDecoder {
     /// Reads `length` bytes, or what is left when the length runs past the end (reported).
     private mutating func readClamped(_ r: inout ByteReader, _ length: Int, base: Int, what: @autoclosure () -> String) -> ArraySlice<UInt8> {
         if length > r.remaining {
-            problems.append(Problem(.error, "length-past-end",
+            problems.append(Problem(.error, .lengthPastEnd,
                                     "\(what()) claims \(length) bytes but only \(r.remaining) remain",
                                     reference: "AMQP 0-9-1 §4.2.5.5", range: (base + r.offset - 4)..<(base + r.offset)))
             return r.readRest()
@@ -163,7 +163,7 @@ struct AMQPFieldTableDecoder {
     }
 
     private mutating func truncated(_ name: String, at offset: Int, base: Int, _ r: ByteReader) {
-        problems.append(Problem(.error, "table-truncated",
+        problems.append(Problem(.error, .tableTruncated,
                                 "field \"\(name)\" runs past the end of its table",
                                 reference: "AMQP 0-9-1 §4.2.5.5", range: offset..<(base + r.bytes.count)))
     }
@@ -171,7 +171,7 @@ struct AMQPFieldTableDecoder {
     private mutating func reportDepth(at range: Range<Int>?) {
         guard !reportedDepth else { return }
         reportedDepth = true
-        problems.append(Problem(.error, "table-too-deep",
+        problems.append(Problem(.error, .tableTooDeep,
                                 "field tables nest deeper than \(options.effectiveTableDepth) levels; the deeper levels were skipped, not decoded",
                                 reference: "AMQP 0-9-1 §4.2.5.5", range: range))
     }

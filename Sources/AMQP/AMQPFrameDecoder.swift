@@ -37,7 +37,7 @@ struct AMQPFrameDecoder {
         var fields = [Field("frame_type", "Type", .string("protocol_header"), range: 0..<bytes.count)]
         fields.append(Field("protocol", "Protocol", .string(AMQPText.shortString(bytes.prefix(4))), range: 0..<4))
         guard let header = AMQPProtocolHeader(bytes) else {
-            problems.append(Problem(.error, "bad-protocol-header", "not an AMQP protocol header", reference: "AMQP 0-9-1 §4.2.2"))
+            problems.append(Problem(.error, .badProtocolHeader, "not an AMQP protocol header", reference: "AMQP 0-9-1 §4.2.2"))
             return DissectedPDU(protocolName: "amqp", summary: "protocol header (malformed)", fields: fields,
                                 problems: problems, wireLength: bytes.count)
         }
@@ -49,16 +49,16 @@ struct AMQPFrameDecoder {
         case .amqp091:
             break
         case .amqp0x:
-            problems.append(Problem(.note, "other-version",
+            problems.append(Problem(.note, .otherVersion,
                                     "\(header.versionName) is not 0-9-1; the frames are decoded as 0-9-1, which older versions resemble but do not match",
                                     reference: "AMQP 0-9-1 §4.2.2", range: 4..<8))
         case .amqp10:
             summary += " (AMQP 1.0, not dissected)"
-            problems.append(Problem(.note, "amqp-1.0",
+            problems.append(Problem(.note, .amqp10,
                                     "\(header.versionName) is a different protocol from 0-9-1; the rest of this direction is not dissected",
                                     reference: "AMQP 1.0 §2.2", range: 0..<8))
         case .unknown:
-            problems.append(Problem(.warning, "unknown-version", "unknown AMQP protocol version",
+            problems.append(Problem(.warning, .unknownVersion, "unknown AMQP protocol version",
                                     reference: "AMQP 0-9-1 §4.2.2", range: 4..<8))
         }
         return DissectedPDU(protocolName: "amqp", summary: summary, fields: fields, problems: problems, wireLength: bytes.count)
@@ -102,7 +102,7 @@ struct AMQPFrameDecoder {
                 }
                 // AMQP 0-9-1 §4.2.3 / §2.3.5: channel 0 is the connection's; connection methods use no other.
                 if (spec.classID == 10) != (frame.channel == 0) {
-                    problems.append(Problem(.error, "wrong-channel",
+                    problems.append(Problem(.error, .wrongChannel,
                                             spec.classID == 10
                                                 ? "\(spec.fullName) must be sent on channel 0, not \(frame.channel)"
                                                 : "\(spec.fullName) cannot be sent on channel 0, which belongs to the connection",
@@ -120,7 +120,7 @@ struct AMQPFrameDecoder {
             problems += result.problems
             summary = AMQPFrameDecoder.headerSummary(result, detailed: options.summaryDetail)
             if frame.channel == 0 {
-                problems.append(Problem(.error, "wrong-channel", "content header on channel 0, which carries no content",
+                problems.append(Problem(.error, .wrongChannel, "content header on channel 0, which carries no content",
                                         reference: "AMQP 0-9-1 §4.2.3", range: 1..<3))
             }
             decoded.header = result
@@ -131,23 +131,23 @@ struct AMQPFrameDecoder {
             fields.append(Field("body_length", "Body length", .int(size), range: 3..<7))
             summary = AMQPFrameDecoder.bodySummary(frame, detailed: options.summaryDetail)
             if frame.channel == 0 {
-                problems.append(Problem(.error, "wrong-channel", "content body on channel 0, which carries no content",
+                problems.append(Problem(.error, .wrongChannel, "content body on channel 0, which carries no content",
                                         reference: "AMQP 0-9-1 §4.2.3", range: 1..<3))
             }
         case .heartbeat:
             summary = "heartbeat"
             // AMQP 0-9-1 §4.2.7: heartbeat frames have channel 0 and no payload.
             if frame.channel != 0 {
-                problems.append(Problem(.error, "heartbeat-channel", "heartbeat on channel \(frame.channel); heartbeats must use channel 0",
+                problems.append(Problem(.error, .heartbeatChannel, "heartbeat on channel \(frame.channel); heartbeats must use channel 0",
                                         reference: "AMQP 0-9-1 §4.2.7", range: 1..<3))
             }
             if size != 0 {
-                problems.append(Problem(.error, "heartbeat-payload", "heartbeat carries \(size) payload bytes; it must carry none",
+                problems.append(Problem(.error, .heartbeatPayload, "heartbeat carries \(size) payload bytes; it must carry none",
                                         reference: "AMQP 0-9-1 §4.2.7", range: 3..<7))
             }
         default:
             summary = "frame type \(frame.type)"
-            problems.append(Problem(.error, "unknown-frame-type", "frame type \(frame.type) is not defined by AMQP 0-9-1",
+            problems.append(Problem(.error, .unknownFrameType, "frame type \(frame.type) is not defined by AMQP 0-9-1",
                                     reference: "AMQP 0-9-1 §4.2.3", range: 0..<1))
             if !frame.payload.isEmpty {
                 fields.append(Field("payload", "Payload", Preview.value(of: frame.payload, length: size, limit: options.bodyPreviewBytes),
@@ -161,7 +161,7 @@ struct AMQPFrameDecoder {
                                 range: (7 + size)..<(8 + size), textOnly: true))
             // AMQP 0-9-1 §4.2.3: frame-end must be 0xCE, else the frame is malformed.
             if end != AMQPSpec.frameEnd {
-                problems.append(Problem(.error, "bad-frame-end",
+                problems.append(Problem(.error, .badFrameEnd,
                                         "frame-end is \(AMQPHex.string(UInt64(end), digits: 2)), not 0xCE: the frame's size or bytes are wrong; looking for the next frame boundary",
                                         reference: "AMQP 0-9-1 §4.2.3", range: (7 + size)..<(8 + size)))
                 summary += " [bad frame-end]"

@@ -103,7 +103,7 @@ public struct AMQPFramer {
                 let magic: [UInt8] = [0x41, 0x4D, 0x51, 0x50]
                 let known = min(window.count, 4)
                 guard window.prefix(known).elementsEqual(magic.prefix(known)) else {
-                    pending.append(Problem(.error, "bad-protocol-header",
+                    pending.append(Problem(.error, .badProtocolHeader,
                                            "the stream starts with \"A\" but not with the AMQP protocol header",
                                            reference: "AMQP 0-9-1 §4.2.2"))
                     state = .hunting
@@ -125,7 +125,7 @@ public struct AMQPFramer {
                 guard type.isKnown else {
                     // AMQP 0-9-1 §4.2.3: an unknown frame type is a frame error; the bytes
                     // cannot be trusted to hold a size either.
-                    pending.append(Problem(.error, "unknown-frame-type",
+                    pending.append(Problem(.error, .unknownFrameType,
                                            "frame type \(type) is not a 0-9-1 frame type; frame sync lost, resynchronising",
                                            reference: "AMQP 0-9-1 §4.2.3"))
                     state = .hunting
@@ -170,7 +170,7 @@ public struct AMQPFramer {
                     return .needMore
                 case .found:
                     if skipped > 0 {
-                        pending.append(Problem(.warning, "resync-skipped",
+                        pending.append(Problem(.warning, .resyncSkipped,
                                                "skipped \(skipped) bytes to find the next frame boundary",
                                                reference: "AMQP 0-9-1 §4.2.3"))
                         skipped = 0
@@ -220,7 +220,7 @@ public struct AMQPFramer {
     public mutating func gap(_ count: Int) -> [AMQPFramedUnit] {
         var out = drainBeforeBreak()
         guard count > 0 else { return out }
-        let lostNote = Problem(.warning, "capture-gap", "the capture lost \(count) bytes of this direction here")
+        let lostNote = Problem(.warning, .captureGap, "the capture lost \(count) bytes of this direction here")
         switch state {
         case .undissected:
             undissectedBytes += count
@@ -254,12 +254,12 @@ public struct AMQPFramer {
     /// (truncated) or the bytes that could not be framed.
     public mutating func finish() -> [AMQPFramedUnit] {
         var out = drainBeforeBreak()
-        let ended = Problem(.warning, "truncated", "the stream ended inside this frame", reference: "AMQP 0-9-1 §4.2.3")
+        let ended = Problem(.warning, .truncated, "the stream ended inside this frame", reference: "AMQP 0-9-1 §4.2.3")
         switch state {
         case .undissected(let version):
             if undissectedBytes > 0 {
                 out.append(.unframed(count: undissectedBytes, problems: takePending() + [
-                    Problem(.note, "not-dissected", "\(undissectedBytes) bytes of \(version) traffic, not dissected")]))
+                    Problem(.note, .notDissected, "\(undissectedBytes) bytes of \(version) traffic, not dissected")]))
                 undissectedBytes = 0
             }
         case .streaming(var partial):
@@ -292,7 +292,7 @@ public struct AMQPFramer {
             skipped = 0
             if count > 0 {
                 out.append(.unframed(count: count, problems: takePending() + [
-                    Problem(.warning, "unframed-bytes", "\(count) bytes at the end of the stream do not form a frame",
+                    Problem(.warning, .unframedBytes, "\(count) bytes at the end of the stream do not form a frame",
                             reference: "AMQP 0-9-1 §4.2.3")]))
             }
         }
@@ -370,13 +370,13 @@ public struct AMQPFramer {
         }
         partial.lost += payloadLeft
         partial.remaining = 0
-        var problems = [Problem(.warning, "capture-gap",
+        var problems = [Problem(.warning, .captureGap,
                                 "the capture lost \(partial.lost) payload bytes of this frame and its frame-end")]
         let beyond = count - payloadLeft - 1
         state = beyond > 0 ? .hunting : .inSync
         let unit = emitUnit(partial, extra: &problems)
         if beyond > 0 {
-            pending.append(Problem(.warning, "capture-gap",
+            pending.append(Problem(.warning, .captureGap,
                                    "the capture lost \(beyond) bytes after the previous frame; resynchronised here"))
         }
         return unit
@@ -385,7 +385,7 @@ public struct AMQPFramer {
     private mutating func emit(_ partial: PartialFrame) -> AMQPFramedUnit {
         var extra: [Problem] = []
         if partial.holed, partial.lost > 0 {
-            extra.append(Problem(.warning, "capture-gap", "the capture lost \(partial.lost) payload bytes of this frame"))
+            extra.append(Problem(.warning, .captureGap, "the capture lost \(partial.lost) payload bytes of this frame"))
         }
         return emitUnit(partial, extra: &extra)
     }
@@ -407,7 +407,7 @@ public struct AMQPFramer {
             state = .inSync
         }
         if partial.notHeld > 0 && !partial.holed {
-            problems.append(Problem(.note, "frame-not-held",
+            problems.append(Problem(.note, .frameNotHeld,
                                     "frame of \(8 + size) bytes is larger than the \(options.effectiveMaxHeld)-byte hold limit; \(partial.notHeld) payload bytes were skipped, not decoded"))
         }
         let slice = bytes[...]

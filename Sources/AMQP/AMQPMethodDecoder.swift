@@ -35,7 +35,7 @@ struct AMQPMethodDecoder {
         result.id = id
         guard let spec = id.spec else {
             // AMQP 0-9-1 §4.2.4: an unknown method is a 503 command-invalid connection error.
-            result.problems.append(Problem(.error, "unknown-method",
+            result.problems.append(Problem(.error, .unknownMethod,
                                            "class \(classID) method \(methodID) is not an AMQP 0-9-1 method; its arguments cannot be decoded",
                                            reference: "AMQP 0-9-1 §4.2.4", range: 7..<11))
             let rest = r.readRest()
@@ -55,7 +55,7 @@ struct AMQPMethodDecoder {
         args.finishBits()
         if isWhole, args.reader.remaining > 0 {
             let left = args.reader.remaining
-            args.problems.append(Problem(.error, "trailing-bytes",
+            args.problems.append(Problem(.error, .trailingBytes,
                                          "\(left) bytes left over after the last argument of \(spec.fullName)",
                                          reference: "AMQP 0-9-1 §4.2.4", range: args.offset..<(args.offset + left)))
         }
@@ -69,9 +69,9 @@ struct AMQPMethodDecoder {
 
     private func shortProblem(_ isWhole: Bool, _ what: String, range: Range<Int>) -> Problem {
         if isWhole {
-            return Problem(.error, "method-truncated", what, reference: "AMQP 0-9-1 §4.2.4", range: range)
+            return Problem(.error, .methodTruncated, what, reference: "AMQP 0-9-1 §4.2.4", range: range)
         }
-        return Problem(.warning, "not-captured", "\(what): the rest of the frame was not captured or not held", range: range)
+        return Problem(.warning, .notCaptured, "\(what): the rest of the frame was not captured or not held", range: range)
     }
 }
 

@@ -10,8 +10,8 @@ public struct Problem: Sendable, Equatable {
     }
 
     public var severity: Severity
-    /// A short machine code, e.g. `reserved-flags`.
-    public var code: String
+    /// A short machine code, e.g. `reserved-flags` (`ProblemCode` lists them).
+    public var code: ProblemCode
     /// Plain words: what is wrong.
     public var message: String
     /// The rule broken, e.g. `MQTT 5.0 §3.3.1.2`.
@@ -19,7 +19,7 @@ public struct Problem: Sendable, Equatable {
     /// Offsets within the PDU, where known.
     public var range: Range<Int>?
 
-    public init(_ severity: Severity, _ code: String, _ message: String, reference: String? = nil, range: Range<Int>? = nil) {
+    public init(_ severity: Severity, _ code: ProblemCode, _ message: String, reference: String? = nil, range: Range<Int>? = nil) {
         self.severity = severity
         self.code = code
         self.message = message

@@ -124,7 +124,7 @@ public struct MQTTConnectionDissector: StreamDissector {
                 var state = session[direction]
                 var pdu = MQTTDecoder.decodePacket(bytes[...], wireLength: bytes.count,
                                                    version: session.version ?? .v3_1_1, state: &state, options: options)
-                pdu.problems.append(Problem(.note, "resynchronising", "Decoding resumes at the next plausible packet boundary"))
+                pdu.problems.append(Problem(.note, .resynchronising, "Decoding resumes at the next plausible packet boundary"))
                 attachPending(direction, to: &pdu)
                 output.append(pdu)
             case .skipped(let count, let reason):
@@ -133,14 +133,14 @@ public struct MQTTConnectionDissector: StreamDissector {
                 switch reason {
                 case .resynchronising:
                     let why = info.startedMidStream ? "the capture starts inside the connection; " : ""
-                    problem = Problem(.warning, "skipped-bytes",
+                    problem = Problem(.warning, .skippedBytes,
                                       "\(count) bytes skipped before this point to find a packet boundary (\(why)they do not start a plausible packet)")
                 case .lostInGap:
                     seen = 0
-                    problem = Problem(.warning, "gap",
+                    problem = Problem(.warning, .gap,
                                       "\(count) bytes missing from the capture between packets; decoding resynchronises on the next plausible packet boundary")
                 case .incompleteAtEnd:
-                    problem = Problem(.warning, "incomplete-at-end",
+                    problem = Problem(.warning, .incompleteAtEnd,
                                       "The stream ended with \(count) bytes that do not make a complete packet")
                 }
                 if direction == .toServer {
@@ -199,7 +199,7 @@ public struct MQTTConnectionDissector: StreamDissector {
             var packet = decode(frame, version: session.version ?? .v3_1_1, from: direction)
             if session.sawConnect {
                 // MQTT 3.1.1 §3.1.0 [MQTT-3.1.0-2], 5.0 §3.1: a second CONNECT is a protocol violation.
-                packet.problems.append(Problem(.error, "second-connect", "A second CONNECT on this connection",
+                packet.problems.append(Problem(.error, .secondConnect, "A second CONNECT on this connection",
                                                reference: Spec(version: packet.connectVersion ?? .v3_1_1).ref("3.1.0", "3.1")))
             } else {
                 if let v = packet.connectVersion {
@@ -209,7 +209,7 @@ public struct MQTTConnectionDissector: StreamDissector {
                 if let maximum = packet.topicAliasMaximum { session.toClient.topicAliasMaximum = maximum }
             }
             if direction == .toClient {
-                packet.problems.append(Problem(.warning, "connect-from-server", "CONNECT sent by the server side of the connection"))
+                packet.problems.append(Problem(.warning, .connectFromServer, "CONNECT sent by the server side of the connection"))
             }
             session.sawConnect = true
             return packet
@@ -231,7 +231,7 @@ public struct MQTTConnectionDissector: StreamDissector {
             session.version = .v5
             session.versionSource = .guessed
             session[direction] = state5
-            packet5.problems.insert(Problem(.note, "version-guessed",
+            packet5.problems.insert(Problem(.note, .versionGuessed,
                                             "No CONNECT seen: this packet parses cleanly only as MQTT 5.0, so the connection is decoded as 5.0"), at: 0)
             guessNoted = true
             if type == .connack, let maximum = packet5.topicAliasMaximum, direction == .toClient {
@@ -246,7 +246,7 @@ public struct MQTTConnectionDissector: StreamDissector {
         session[direction] = state311
         if !guessNoted {
             guessNoted = true
-            packet311.problems.insert(Problem(.note, "version-guessed",
+            packet311.problems.insert(Problem(.note, .versionGuessed,
                                               "No CONNECT seen and no version given: decoded as MQTT 3.1.1"), at: 0)
         }
         return packet311

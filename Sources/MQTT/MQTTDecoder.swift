@@ -60,17 +60,17 @@ public enum MQTTDecoder {
         let heldEnd = min(frame.held.count, max(0, frame.wireLength))
         let lost = heldEnd..<max(heldEnd, frame.wireLength)
         if frame.missingBytes > 0 {
-            packet.problems.append(Problem(.warning, "missing-bytes",
+            packet.problems.append(Problem(.warning, .missingBytes,
                                            "\(frame.missingBytes) bytes missing from the capture inside this packet",
                                            range: lost))
         }
         if frame.unseenBytes > 0 {
-            packet.problems.append(Problem(.warning, "incomplete",
+            packet.problems.append(Problem(.warning, .incomplete,
                                            "The stream ended \(frame.unseenBytes) bytes before the end of this packet",
                                            range: max(heldEnd, frame.wireLength - frame.unseenBytes)..<max(heldEnd, frame.wireLength)))
         }
         if frame.unheldBytes > 0, frame.missingBytes == 0 {
-            packet.problems.append(Problem(.note, "over-hold-limit",
+            packet.problems.append(Problem(.note, .overHoldLimit,
                                            "Only the first \(frame.held.count) of this packet's \(frame.wireLength) bytes were kept (maximum held PDU size); lengths are still exact",
                                            range: lost))
         }
@@ -101,7 +101,7 @@ public enum MQTTDecoder {
                             state: inout MQTTDirectionState) -> MQTTPacket {
         guard let first = bytes.first else {
             let packet = MQTTPacket(bytes: bytes, firstByte: 0, remainingLength: nil, header: .empty, version: version,
-                                    wireLength: 0, content: .none, problems: [Problem(.error, "empty", "No bytes to decode")])
+                                    wireLength: 0, content: .none, problems: [Problem(.error, .empty, "No bytes to decode")])
             return packet
         }
         let type = MQTTPacketType(rawValue: first >> 4)
@@ -117,13 +117,13 @@ public enum MQTTDecoder {
             let held = bytes.count
             let packet = MQTTPacket(bytes: bytes, firstByte: first, remainingLength: nil, header: .truncated, version: version,
                                     wireLength: max(held, wireLength ?? 0), content: .none,
-                                    problems: [Problem(.warning, "incomplete-header",
+                                    problems: [Problem(.warning, .incompleteHeader,
                                                        "The fixed header ends inside the remaining length", range: 0..<held)])
             return packet
         case .tooLong:
             let packet = MQTTPacket(bytes: bytes, firstByte: first, remainingLength: nil, header: .remainingLengthTooLong,
                                     version: version, wireLength: min(5, bytes.count), content: .none,
-                                    problems: [Problem(.error, "remaining-length-too-long",
+                                    problems: [Problem(.error, .remainingLengthTooLong,
                                                        "The remaining length has a fifth byte (continuation bit set in the fourth): a Malformed Packet",
                                                        reference: spec.variableByteInteger, range: 1..<5)])
             return packet
@@ -134,7 +134,7 @@ public enum MQTTDecoder {
         }
         let wire = wireLength ?? declared
         if wireLength == nil, bytes.count > declared {
-            headerProblems.append(Problem(.error, "bytes-after-packet",
+            headerProblems.append(Problem(.error, .bytesAfterPacket,
                                           "\(bytes.count - declared) bytes follow the end of the packet given by its remaining length",
                                           reference: spec.remainingLength, range: declared..<bytes.count))
         }
@@ -149,7 +149,7 @@ public enum MQTTDecoder {
         if let length = nonMinimalLength {
             // MQTT 5.0 §1.5.5 [MQTT-1.5.5-1]: the minimum number of bytes; 3.1.1 §2.2.3 defines the
             // same encoding. Cited from the document of the version the packet is decoded with.
-            headerProblems.insert(Problem(.error, "non-minimal-remaining-length",
+            headerProblems.insert(Problem(.error, .nonMinimalRemainingLength,
                                           "The remaining length \(length) is encoded in \(bodyStart - 1) bytes, more than needed",
                                           reference: Spec(version: packetVersion).variableByteInteger, range: 1..<bodyStart), at: 0)
         }
@@ -201,16 +201,16 @@ extension PacketParser {
             let qos = (flags >> 1) & 0b11
             if qos == 3 {
                 // MQTT 5.0 §3.3.1.2: QoS 3 is a Malformed Packet
-                error("qos-3", "The QoS bits are 3, which is reserved: a Malformed Packet", spec.ref("3.3.1.2", "3.3.1.2"), range: 0..<1)
+                error(.qos3, "The QoS bits are 3, which is reserved: a Malformed Packet", spec.ref("3.3.1.2", "3.3.1.2"), range: 0..<1)
             }
             if qos == 0, flags & 0x08 != 0 {
-                error("dup-with-qos-0", "The DUP flag is set on a QoS 0 PUBLISH", spec.ref("3.3.1.1", "3.3.1.1"), range: 0..<1)
+                error(.dupWithQos0, "The DUP flag is set on a QoS 0 PUBLISH", spec.ref("3.3.1.1", "3.3.1.1"), range: 0..<1)
             }
             return
         }
         guard let required = type.requiredFlags, type != .reserved else { return }
         if flags != required {
-            error("reserved-flags",
+            error(.reservedFlags,
                   "The fixed header flags of \(type.name) are \(BitLine.pattern(flags, mask: 0x0F).dropFirst(5)); they must be \(BitLine.pattern(required, mask: 0x0F).dropFirst(5))",
                   spec.fixedHeaderFlags, range: 0..<1)
         }
@@ -221,7 +221,7 @@ extension PacketParser {
         guard !stopped, offset < wireLength else { return nil }
         let left = wireLength - offset
         defer { offset = wireLength }
-        error("bytes-left-over",
+        error(.bytesLeftOver,
               "\(left) bytes are left over after the \(type.name) content: the remaining length (\(wireLength - bodyStart)) is longer than the content",
               spec.remainingLength, range: offset..<wireLength)
         return offset..<wireLength
@@ -230,10 +230,10 @@ extension PacketParser {
     /// Type 0, or 15 before MQTT 5.0.
     mutating func parseReserved() -> Range<Int>? {
         if type == .auth {
-            error("reserved-type", "Packet type 15 (AUTH) is reserved before MQTT 5.0; this connection is MQTT \(version.name)",
+            error(.reservedType, "Packet type 15 (AUTH) is reserved before MQTT 5.0; this connection is MQTT \(version.name)",
                   "MQTT 3.1.1 §2.2.1", range: 0..<1)
         } else {
-            error("reserved-type", "Packet type 0 is reserved", spec.ref("2.2.1", "2.1.2"), range: 0..<1)
+            error(.reservedType, "Packet type 0 is reserved", spec.ref("2.2.1", "2.1.2"), range: 0..<1)
         }
         let rest = readRest()
         return rest.length > 0 ? rest.start..<(rest.start + rest.length) : nil

@@ -16,7 +16,7 @@ extension PacketParser {
             return code <= 2 || code == 0x80
         }
         if empty {
-            error("empty-suback", "SUBACK carries no return code", spec.ref("3.9.3", "3.9.3"))
+            error(.emptySuback, "SUBACK carries no return code", spec.ref("3.9.3", "3.9.3"))
         }
         return a
     }
@@ -30,7 +30,7 @@ extension PacketParser {
         guard properties(.packet(.unsuback), into: &a.properties) != nil else { return a }
         let empty = reasonCodeList(into: &a.codes) { MQTTReasonCode(rawValue: $0).isAllowed(in: .unsuback) }
         if empty {
-            error("empty-unsuback", "UNSUBACK carries no reason code", "MQTT 5.0 §3.11.3")
+            error(.emptyUnsuback, "UNSUBACK carries no reason code", "MQTT 5.0 §3.11.3")
         }
         return a
     }
@@ -53,7 +53,7 @@ extension PacketParser {
                 checkReasonCode(MQTTReasonCode(rawValue: code), range: range)
             } else if !isValid(code) {
                 // MQTT 3.1.1 §3.9.3 [MQTT-3.9.3-2]: 0x00, 0x01, 0x02 or 0x80.
-                error("invalid-return-code", "SUBACK return code 0x\(hexByte(code)) is reserved", "MQTT 3.1.1 §3.9.3", range: range)
+                error(.invalidReturnCode, "SUBACK return code 0x\(hexByte(code)) is reserved", "MQTT 3.1.1 §3.9.3", range: range)
             }
         }
         list = MQTTList(entries: codes, range: listStart..<max(listStart, min(offset, heldEnd)))

@@ -11,7 +11,7 @@ extension PacketParser {
         // MQTT 3.1: the first byte is reserved (once "topic name compression").
         let sessionPresent = c.sessionPresent(in: version)
         if version != .v3_1, f & 0xFE != 0 {
-            error("connack-reserved-flags", "Reserved bits of the acknowledge flags are set", spec.ref("3.2.2.1", "3.2.2.1"), range: flagsRange)
+            error(.connackReservedFlags, "Reserved bits of the acknowledge flags are set", spec.ref("3.2.2.1", "3.2.2.1"), range: flagsRange)
         }
         let codeStart = offset
         let codeName = version == .v5 ? "reason code" : "return code"
@@ -21,11 +21,11 @@ extension PacketParser {
         if version == .v5 {
             checkReasonCode(MQTTReasonCode(rawValue: code), range: codeRange)
         } else if MQTTConnectReturnCode(rawValue: code).knownName == nil {
-            error("unknown-return-code", "CONNACK return code \(code) is reserved", spec.ref("3.2.2.3", "3.2.2.3"), range: codeRange)
+            error(.unknownReturnCode, "CONNACK return code \(code) is reserved", spec.ref("3.2.2.3", "3.2.2.3"), range: codeRange)
         }
         if code != 0, sessionPresent {
             // MQTT 3.1.1 §3.2.2.2 [MQTT-3.2.2-4], 5.0 §3.2.2.1.1 [MQTT-3.2.2-6].
-            error("session-present-on-refusal", "Session Present is set on a refused connection",
+            error(.sessionPresentOnRefusal, "Session Present is set on a refused connection",
                   spec.ref("3.2.2.2", "3.2.2.1.1"), range: flagsRange)
         }
         if version == .v5 {
@@ -39,9 +39,9 @@ extension PacketParser {
     mutating func checkReasonCode(_ code: MQTTReasonCode, range: Range<Int>) {
         guard !code.isAllowed(in: type) else { return }
         if code.knownName == nil {
-            error("unknown-reason-code", "Reason code 0x\(hexByte(code.rawValue)) is not defined", "MQTT 5.0 §2.4", range: range)
+            error(.unknownReasonCode, "Reason code 0x\(hexByte(code.rawValue)) is not defined", "MQTT 5.0 §2.4", range: range)
         } else {
-            error("reason-code-not-allowed", "Reason code \(code.name(in: type)) (0x\(hexByte(code.rawValue))) is not one \(type.name) may carry",
+            error(.reasonCodeNotAllowed, "Reason code \(code.name(in: type)) (0x\(hexByte(code.rawValue))) is not one \(type.name) may carry",
                   "MQTT 5.0 §2.4", range: range)
         }
     }

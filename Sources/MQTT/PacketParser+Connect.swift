@@ -18,16 +18,16 @@ extension PacketParser {
         switch name.value {
         case "MQTT", "MQIsdp":
             if let announced, announced.protocolName != name.value {
-                problem(.warning, "protocol-name-mismatch",
+                problem(.warning, .protocolNameMismatch,
                         "Protocol name \"\(name.value)\" does not go with level \(level) (MQTT \(announced.name) uses \"\(announced.protocolName)\")",
                         spec.ref("3.1.2.1", "3.1.2.1"), range: name.range)
             }
         default:
-            error("unknown-protocol-name", "Unknown protocol name \"\(name.value)\" (expected \"MQTT\" or \"MQIsdp\")",
+            error(.unknownProtocolName, "Unknown protocol name \"\(name.value)\" (expected \"MQTT\" or \"MQIsdp\")",
                   spec.ref("3.1.2.1", "3.1.2.1"), range: name.range)
         }
         if announced == nil {
-            error("unknown-protocol-level",
+            error(.unknownProtocolLevel,
                   "Unknown protocol level \(level) (3 is MQTT 3.1, 4 is 3.1.1, 5 is 5.0); decoded as MQTT \(version.name)",
                   spec.ref("3.1.2.2", "3.1.2.2"), range: levelStart..<offset)
         }
@@ -38,21 +38,21 @@ extension PacketParser {
         c.flags = Ranged(f, flagsRange)
         if c.reservedFlag {
             // MQTT 3.1.1 §3.1.2.3 [MQTT-3.1.2-3], 5.0 §3.1.2.3: the reserved flag must be 0.
-            error("connect-reserved-flag", "The reserved bit of the connect flags is set", spec.ref("3.1.2.3", "3.1.2.3"), range: flagsRange)
+            error(.connectReservedFlag, "The reserved bit of the connect flags is set", spec.ref("3.1.2.3", "3.1.2.3"), range: flagsRange)
         }
         let willQoS = c.willQoS
         if willQoS == 3 {
-            error("will-qos-3", "The Will QoS is 3, which is reserved", spec.ref("3.1.2.6", "3.1.2.6"), range: flagsRange)
+            error(.willQos3, "The Will QoS is 3, which is reserved", spec.ref("3.1.2.6", "3.1.2.6"), range: flagsRange)
         }
         if !c.willFlag, willQoS != 0 {
-            error("will-flags", "The Will QoS is \(willQoS) but the Will Flag is not set", spec.ref("3.1.2.6", "3.1.2.6"), range: flagsRange)
+            error(.willFlags, "The Will QoS is \(willQoS) but the Will Flag is not set", spec.ref("3.1.2.6", "3.1.2.6"), range: flagsRange)
         }
         if !c.willFlag, c.willRetain {
-            error("will-flags", "Will Retain is set but the Will Flag is not", spec.ref("3.1.2.7", "3.1.2.7"), range: flagsRange)
+            error(.willFlags, "Will Retain is set but the Will Flag is not", spec.ref("3.1.2.7", "3.1.2.7"), range: flagsRange)
         }
         if c.passwordFlag, !c.usernameFlag, version != .v5 {
             // MQTT 3.1.1 §3.1.2.9 [MQTT-3.1.2-22]; MQTT 5.0 allows a password alone.
-            error("password-without-username", "The Password Flag is set without the User Name Flag",
+            error(.passwordWithoutUsername, "The Password Flag is set without the User Name Flag",
                   spec.ref("3.1.2.9", "3.1.2.9"), range: flagsRange)
         }
 
@@ -69,11 +69,11 @@ extension PacketParser {
         guard let clientID = readString("client identifier") else { return }
         c.clientID = Ranged(clientID.value, clientID.range)
         if clientID.value.isEmpty, !c.cleanStart, version == .v3_1_1 {
-            error("empty-client-id", "An empty client identifier needs Clean Session set", "MQTT 3.1.1 §3.1.3.1",
+            error(.emptyClientId, "An empty client identifier needs Clean Session set", "MQTT 3.1.1 §3.1.3.1",
                   range: clientStart..<offset)
         }
         if version == .v3_1, clientID.value.utf8.count > 23 || clientID.value.isEmpty {
-            problem(.warning, "client-id-length", "MQTT 3.1 client identifiers are 1 to 23 characters long",
+            problem(.warning, .clientIdLength, "MQTT 3.1 client identifiers are 1 to 23 characters long",
                     "MQTT 3.1 §3.1", range: clientID.range)
         }
 
@@ -105,11 +105,11 @@ extension PacketParser {
         }
         if wildcard {
             // MQTT 3.1.1 §3.3.2.1 [MQTT-3.3.2-2], 5.0 §3.3.2.1: no wildcards in a Topic Name.
-            error("wildcard-in-topic", "The topic name \"\(topic)\" contains a wildcard character (+ or #)",
+            error(.wildcardInTopic, "The topic name \"\(topic)\" contains a wildcard character (+ or #)",
                   spec.ref("3.3.2.1", "3.3.2.1"), range: range)
         }
         if topic.isEmpty, !allowEmpty {
-            error("empty-topic", "The topic name is empty", spec.ref("4.7.3", "4.7.3"), range: range)
+            error(.emptyTopic, "The topic name is empty", spec.ref("4.7.3", "4.7.3"), range: range)
         }
     }
 }

@@ -55,7 +55,7 @@ extension PacketParser {
         let outerEnd = regionEnd
         let declaredEnd = offset &+ length
         if declaredEnd > outerEnd {
-            error("property-length-too-long",
+            error(.propertyLengthTooLong,
                   "The \(what) length (\(length)) runs past the end of the packet by \(declaredEnd - outerEnd) bytes",
                   "MQTT 5.0 §2.2.2.1", range: start..<offset)
         }
@@ -96,13 +96,13 @@ extension PacketParser {
         let id = MQTTPropertyID(rawValue: rawID)
         guard let definition = id.definition else {
             // The value's length depends on the identifier: nothing after it can be read.
-            error("unknown-property", "Unknown property identifier \(id.name); the rest of the \(what) is skipped",
+            error(.unknownProperty, "Unknown property identifier \(id.name); the rest of the \(what) is skipped",
                   "MQTT 5.0 §2.2.2.2", range: propertyStart..<offset)
             offset = regionEnd
             return nil
         }
         if !id.isAllowed(in: context) {
-            error("property-not-allowed", "The \(definition.name) property is not allowed in \(context.name)",
+            error(.propertyNotAllowed, "The \(definition.name) property is not allowed in \(context.name)",
                   "MQTT 5.0 §2.2.2.2", range: propertyStart..<offset)
         }
         let repeatable = id == .userProperty || (id == .subscriptionIdentifier && context == .packet(.publish))
@@ -110,7 +110,7 @@ extension PacketParser {
         let bit: UInt64 = rawID < 64 ? 1 << UInt64(rawID) : 0
         if seen & bit != 0, !repeatable {
             repeatedIllegally = true
-            error("property-repeated", "The \(definition.name) property appears more than once",
+            error(.propertyRepeated, "The \(definition.name) property appears more than once",
                   context.propertiesSection, range: propertyStart..<offset)
         }
         seen |= bit
@@ -145,17 +145,17 @@ extension PacketParser {
     private mutating func checkValue(_ id: MQTTPropertyID, _ definition: MQTTPropertyID.Definition, _ v: Int,
                                      context: MQTTPropertyID.Context, range: Range<Int>) {
         if definition.isZeroOrOne, v > 1 {
-            error("property-value", "\(definition.name) is \(v); only 0 and 1 are allowed", context.propertiesSection, range: range)
+            error(.propertyValue, "\(definition.name) is \(v); only 0 and 1 are allowed", context.propertiesSection, range: range)
         }
         switch id {
         case .receiveMaximum where v == 0:
-            error("property-value", "Receive Maximum is 0", context.propertiesSection, range: range)
+            error(.propertyValue, "Receive Maximum is 0", context.propertiesSection, range: range)
         case .maximumPacketSize where v == 0:
-            error("property-value", "Maximum Packet Size is 0", context.propertiesSection, range: range)
+            error(.propertyValue, "Maximum Packet Size is 0", context.propertiesSection, range: range)
         case .topicAlias where v == 0:
-            error("topic-alias-zero", "Topic Alias is 0; it must be at least 1", "MQTT 5.0 §3.3.2.3.4", range: range)
+            error(.topicAliasZero, "Topic Alias is 0; it must be at least 1", "MQTT 5.0 §3.3.2.3.4", range: range)
         case .subscriptionIdentifier where v == 0:
-            error("property-value", "Subscription Identifier is 0; it must be 1 to 268,435,455",
+            error(.propertyValue, "Subscription Identifier is 0; it must be 1 to 268,435,455",
                   context == .packet(.subscribe) ? "MQTT 5.0 §3.8.2.1.2" : "MQTT 5.0 §3.3.2.3.8", range: range)
         default:
             break

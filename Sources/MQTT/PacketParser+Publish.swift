@@ -25,7 +25,7 @@ extension PacketParser {
             if let (alias, aliasRange) = values.topicAlias {
                 p.topicAlias = Ranged(alias, aliasRange)
                 if let maximum = state.topicAliasMaximum, alias > maximum {
-                    error("topic-alias-over-maximum",
+                    error(.topicAliasOverMaximum,
                           "Topic alias \(alias) is greater than the Topic Alias Maximum (\(maximum)) the receiver announced",
                           "MQTT 5.0 §3.3.2.3.4", range: aliasRange)
                 }
@@ -36,21 +36,21 @@ extension PacketParser {
                     } else if let known = state.topicAliases[alias] {
                         p.alias = .resolved(known)
                     } else {
-                        error("unknown-topic-alias",
+                        error(.unknownTopicAlias,
                               "Topic alias \(alias) has no topic in this direction: no earlier PUBLISH this way set it",
                               "MQTT 5.0 §3.3.2.3.4", range: aliasRange)
                         p.alias = .unknown
                     }
                 }
             } else if topic.value.isEmpty {
-                error("empty-topic", "The topic name is empty and there is no topic alias", "MQTT 5.0 §3.3.2.3.4", range: topic.range)
+                error(.emptyTopic, "The topic name is empty and there is no topic alias", "MQTT 5.0 §3.3.2.3.4", range: topic.range)
             }
         }
         let payload = readRest()
         p.payload = MQTTPublish.Payload(start: payload.start, length: payload.length, heldCount: payload.held.count)
         if payloadFormat == 1, payload.held.count == payload.length,
            Preview.validUTF8(payload.held) == nil {
-            problem(.warning, "payload-not-utf8", "The Payload Format Indicator says UTF-8, but the payload is not well-formed UTF-8",
+            problem(.warning, .payloadNotUtf8, "The Payload Format Indicator says UTF-8, but the payload is not well-formed UTF-8",
                     "MQTT 5.0 §3.3.2.3.2", range: payload.start..<(payload.start + payload.length))
         }
     }

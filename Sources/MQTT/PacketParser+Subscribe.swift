@@ -11,7 +11,7 @@ extension PacketParser {
         }
         if isAtRegionEnd {
             // MQTT 3.1.1 §3.8.3 [MQTT-3.8.3-3], 5.0 §3.8.3: at least one topic filter.
-            error("empty-subscribe", "SUBSCRIBE carries no topic filter", spec.ref("3.8.3", "3.8.3"))
+            error(.emptySubscribe, "SUBSCRIBE carries no topic filter", spec.ref("3.8.3", "3.8.3"))
             return sub
         }
         var entries: [MQTTSubscription] = []
@@ -24,25 +24,25 @@ extension PacketParser {
             let optionsRange = optionsStart..<offset
             let qos = Int(o & 0b11)
             if qos == 3 {
-                error("qos-3", "The requested QoS of \"\(filter.value)\" is 3, which is reserved", spec.ref("3.8.3.1", "3.8.3.1"), range: optionsRange)
+                error(.qos3, "The requested QoS of \"\(filter.value)\" is 3, which is reserved", spec.ref("3.8.3.1", "3.8.3.1"), range: optionsRange)
             }
             if version == .v5 {
                 if o & 0xC0 != 0 {
                     // MQTT 5.0 §3.8.3.1 [MQTT-3.8.3-5]: bits 6 and 7 are reserved.
-                    error("subscribe-reserved-bits", "Reserved bits 6-7 of the subscription options of \"\(filter.value)\" are set",
+                    error(.subscribeReservedBits, "Reserved bits 6-7 of the subscription options of \"\(filter.value)\" are set",
                           "MQTT 5.0 §3.8.3.1", range: optionsRange)
                 }
                 if (o >> 4) & 0b11 == 3 {
-                    error("retain-handling-3", "Retain Handling is 3, which is reserved", "MQTT 5.0 §3.8.3.1", range: optionsRange)
+                    error(.retainHandling3, "Retain Handling is 3, which is reserved", "MQTT 5.0 §3.8.3.1", range: optionsRange)
                 }
                 if o & 0x04 != 0, filter.value.hasPrefix("$share/") {
                     // MQTT 5.0 §3.8.3.1 [MQTT-3.8.3-4]
-                    error("no-local-on-shared", "No Local is set on the shared subscription \"\(filter.value)\"",
+                    error(.noLocalOnShared, "No Local is set on the shared subscription \"\(filter.value)\"",
                           "MQTT 5.0 §3.8.3.1", range: optionsRange)
                 }
             } else if o & 0xFC != 0 {
                 // MQTT 3.1.1 §3.8.3.1 [MQTT-3-8.3-4]: the upper six bits are reserved.
-                error("subscribe-reserved-bits", "Reserved bits 2-7 of the requested QoS byte of \"\(filter.value)\" are set",
+                error(.subscribeReservedBits, "Reserved bits 2-7 of the requested QoS byte of \"\(filter.value)\" are set",
                       "MQTT 3.1.1 §3.8.3.1", range: optionsRange)
             }
             entries.append(MQTTSubscription(filter: Ranged(filter.value, filter.range), options: Ranged(o, optionsRange)))
@@ -55,7 +55,7 @@ extension PacketParser {
     /// a filter is at least one character.
     mutating func checkTopicFilter(_ filter: String, range: Range<Int>) {
         if filter.isEmpty {
-            error("empty-topic-filter", "A topic filter is empty", spec.ref("4.7.3", "4.7.3"), range: range)
+            error(.emptyTopicFilter, "A topic filter is empty", spec.ref("4.7.3", "4.7.3"), range: range)
             return
         }
         // An ASCII filter (nearly all) is checked over its bytes: splitting it into Substrings and
@@ -67,10 +67,10 @@ extension PacketParser {
             case .none:
                 return
             case UInt8(ascii: "#")?:
-                error("invalid-topic-filter", "In \"\(filter)\" the multi-level wildcard # is not alone in the last level",
+                error(.invalidTopicFilter, "In \"\(filter)\" the multi-level wildcard # is not alone in the last level",
                       spec.ref("4.7.1.2", "4.7.1.2"), range: range)
             default:
-                error("invalid-topic-filter", "In \"\(filter)\" the single-level wildcard + does not fill a whole level",
+                error(.invalidTopicFilter, "In \"\(filter)\" the single-level wildcard + does not fill a whole level",
                       spec.ref("4.7.1.3", "4.7.1.3"), range: range)
             }
             return
@@ -78,12 +78,12 @@ extension PacketParser {
         let levels = filter.split(separator: "/", omittingEmptySubsequences: false)
         for (i, level) in levels.enumerated() {
             if level.contains("#"), level != "#" || i != levels.count - 1 {
-                error("invalid-topic-filter", "In \"\(filter)\" the multi-level wildcard # is not alone in the last level",
+                error(.invalidTopicFilter, "In \"\(filter)\" the multi-level wildcard # is not alone in the last level",
                       spec.ref("4.7.1.2", "4.7.1.2"), range: range)
                 return
             }
             if level.contains("+"), level != "+" {
-                error("invalid-topic-filter", "In \"\(filter)\" the single-level wildcard + does not fill a whole level",
+                error(.invalidTopicFilter, "In \"\(filter)\" the single-level wildcard + does not fill a whole level",
                       spec.ref("4.7.1.3", "4.7.1.3"), range: range)
                 return
             }
@@ -132,7 +132,7 @@ extension PacketParser {
             guard properties(.packet(.unsubscribe), into: &u.properties) != nil else { return u }
         }
         if isAtRegionEnd {
-            error("empty-unsubscribe", "UNSUBSCRIBE carries no topic filter", spec.ref("3.10.3", "3.10.3"))
+            error(.emptyUnsubscribe, "UNSUBSCRIBE carries no topic filter", spec.ref("3.10.3", "3.10.3"))
             return u
         }
         var filters: [Ranged<String>] = []

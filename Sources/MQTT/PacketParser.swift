@@ -71,7 +71,7 @@ struct PacketParser {
 
     // MARK: Problems
 
-    mutating func problem(_ severity: Problem.Severity, _ code: String, _ message: String,
+    mutating func problem(_ severity: Problem.Severity, _ code: ProblemCode, _ message: String,
                           _ reference: String? = nil, range: Range<Int>? = nil) {
         if problems.count < PacketParser.maxProblems {
             problems.append(Problem(severity, code, message, reference: reference, range: range))
@@ -86,10 +86,10 @@ struct PacketParser {
     /// The problems to report: those kept, and a note saying how many more there were.
     var reportedProblems: [Problem] {
         guard omittedProblems > 0 else { return problems }
-        return problems + [Problem(.note, "problems-omitted", "\(omittedProblems) more problems in this packet are not listed")]
+        return problems + [Problem(.note, .problemsOmitted, "\(omittedProblems) more problems in this packet are not listed")]
     }
 
-    mutating func error(_ code: String, _ message: String, _ reference: String? = nil, range: Range<Int>? = nil) {
+    mutating func error(_ code: ProblemCode, _ message: String, _ reference: String? = nil, range: Range<Int>? = nil) {
         problem(.error, code, message, reference, range: range)
     }
 
@@ -101,18 +101,18 @@ struct PacketParser {
             case .packet:
                 if !ranPastContent {
                     ranPastContent = true
-                    error("remaining-length-short",
+                    error(.remainingLengthShort,
                           "The \(what()) runs past the end of the packet: the remaining length (\(wireLength - bodyStart) bytes) is too short for the content",
                           spec.remainingLength, range: offset..<max(offset, min(heldEnd, wireLength)))
                 }
             case .properties(let label):
-                error("property-length-short",
+                error(.propertyLengthShort,
                       "The \(what()) runs past the end of the \(label.lowercased()) (property length too short)",
                       "MQTT 5.0 §2.2.2.1", range: offset..<max(offset, limit))
             }
         } else if !ranOutOfHeldBytes {
             ranOutOfHeldBytes = true
-            problem(.note, "not-held",
+            problem(.note, .notHeld,
                     "The \(what()) and what follows are not decoded: the packet's bytes were not all captured or kept",
                     range: offset..<max(offset, limit))
         }
@@ -150,7 +150,7 @@ struct PacketParser {
             _ = need(available.count + 1, what())
             return nil
         case .tooLong:
-            error("malformed-variable-byte-integer",
+            error(.malformedVariableByteInteger,
                   "The \(what()) is a Variable Byte Integer longer than 4 bytes: a Malformed Packet",
                   "MQTT 5.0 §1.5.5", range: start..<(start + 4))
             offset = limit
@@ -159,7 +159,7 @@ struct PacketParser {
         case .value(let v, let n, let minimal):
             offset += n
             if !minimal {
-                error("non-minimal-variable-byte-integer",
+                error(.nonMinimalVariableByteInteger,
                       "The \(what()) is encoded in more bytes than needed",
                       "MQTT 5.0 §1.5.5", range: start..<offset)
             }
@@ -179,11 +179,11 @@ struct PacketParser {
         let range = start..<offset
         if let text = Preview.validUTF8(body) {
             if body.contains(0) {
-                error("utf8-null", "The \(what()) contains the null character U+0000", spec.utf8String, range: range)
+                error(.utf8Null, "The \(what()) contains the null character U+0000", spec.utf8String, range: range)
             }
             return (text, range)
         }
-        error("invalid-utf8", "The \(what()) is not well-formed UTF-8", spec.utf8String, range: range)
+        error(.invalidUtf8, "The \(what()) is not well-formed UTF-8", spec.utf8String, range: range)
         return (String(decoding: body, as: UTF8.self), range)
     }
 
@@ -205,9 +205,9 @@ struct PacketParser {
             }
         }
         if !valid {
-            error("invalid-utf8", "The topic name is not well-formed UTF-8", spec.utf8String, range: range)
+            error(.invalidUtf8, "The topic name is not well-formed UTF-8", spec.utf8String, range: range)
         } else if body.contains(0) {
-            error("utf8-null", "The topic name contains the null character U+0000", spec.utf8String, range: range)
+            error(.utf8Null, "The topic name contains the null character U+0000", spec.utf8String, range: range)
         }
         return (text, range)
     }
@@ -229,7 +229,7 @@ struct PacketParser {
         let start = offset
         guard let id = readUInt16("packet identifier") else { return nil }
         if id == 0 {
-            error("zero-packet-id", "The packet identifier is 0; it must be non-zero", spec.packetIdentifier, range: start..<offset)
+            error(.zeroPacketId, "The packet identifier is 0; it must be non-zero", spec.packetIdentifier, range: start..<offset)
         }
         return Ranged(Int(id), start..<offset)
     }

@@ -154,10 +154,10 @@ public final class Pipeline {
         case .problem(let issue):
             if issue.kind == .unsupportedLinkType {
                 guard reportedLinkTypes.insert(packet.linkType).inserted else { return .none }
-                return .note(.captureNote(Problem(.warning, issue.kind.rawValue,
+                return .note(.captureNote(Problem(.warning, ProblemCode(rawValue: issue.kind.rawValue),
                     "frame \(packet.number): \(linkType) is not supported; packets of this link type are skipped")))
             }
-            return .note(.captureNote(Problem(.warning, issue.kind.rawValue, "frame \(packet.number): \(issue.message)")))
+            return .note(.captureNote(Problem(.warning, ProblemCode(rawValue: issue.kind.rawValue), "frame \(packet.number): \(issue.message)")))
         case .tcp(let segment):
             guard registry.isAssigned(port: segment.destination.port) || registry.isAssigned(port: segment.source.port) else { return .none }
             tcpSegments += 1

@@ -169,7 +169,7 @@ final class StreamStage {
                 let direction: Direction = side == .clientToServer ? .toServer : .toClient
                 gapBytes += count
                 let context = self.context(state, direction, frame: frame, time: time, stream: stream)
-                send(.streamNote(context, Problem(.warning, "gap", "\(count) bytes missing from the capture (\(reason.rawValue))")), emit)
+                send(.streamNote(context, Problem(.warning, .gap, "\(count) bytes missing from the capture (\(reason.rawValue))")), emit)
                 DissectedPDU.recycle(&pdus)
                 makeDissector(of: state)
                 state.dissector.gap(count, in: direction, into: &pdus)
@@ -179,7 +179,7 @@ final class StreamStage {
                 let (frame, time) = state.attributed(frame, time)
                 let direction: Direction = side == .clientToServer ? .toServer : .toClient
                 let context = self.context(state, direction, frame: frame, time: time, stream: stream)
-                send(.streamNote(context, Problem(.warning, "overlap-conflict",
+                send(.streamNote(context, Problem(.warning, .overlapConflict,
                     "a retransmission carries \(count) bytes that differ from those first seen; the first copy was kept")), emit)
             case .ended(let stream, let side):
                 guard let state = streams[stream] else { continue }
@@ -196,7 +196,7 @@ final class StreamStage {
                 let (frame, time) = state.attributed(frame, time)
                 if reason == .connectionLimit || reason == .idle {
                     let context = self.context(state, .toServer, frame: frame, time: time, stream: stream)
-                    send(.streamNote(context, Problem(.note, "flushed", "connection flushed: \(reason.rawValue)")), emit)
+                    send(.streamNote(context, Problem(.note, .flushed, "connection flushed: \(reason.rawValue)")), emit)
                 }
                 let endpoints = state.endpoints(.toServer)
                 send(.connectionClosed(ConnectionSummary(

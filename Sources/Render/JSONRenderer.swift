@@ -65,14 +65,14 @@ public struct JSONRenderer: Renderer {
             out.literal("{")
             context(ctx, into: &out)
             out.literal(",\"event\":")
-            JSONString.escape(p.code, into: &out)
+            JSONString.escape(p.code.rawValue, into: &out)
             // An array of one, as a PDU's `problems`: one key and one shape for both kinds of line.
             out.literal(",\"problems\":[")
             problem(p, into: &out)
             out.literal("]}\n")
         case .captureNote(let p):
             out.literal("{\"event\":")
-            JSONString.escape(p.code, into: &out)
+            JSONString.escape(p.code.rawValue, into: &out)
             out.literal(",\"problems\":[")
             problem(p, into: &out)
             out.literal("]}\n")
@@ -121,7 +121,7 @@ public struct JSONRenderer: Renderer {
         out.literal("{\"severity\":")
         JSONString.escape(p.severity.rawValue, into: &out)
         out.literal(",\"code\":")
-        JSONString.escape(p.code, into: &out)
+        JSONString.escape(p.code.rawValue, into: &out)
         out.literal(",\"message\":")
         JSONString.escape(p.message, into: &out)
         if let r = p.reference {

@@ -188,7 +188,7 @@ public final class TableRecordWriter {
             }
         case .streamNote(_, let p), .captureNote(let p):
             sink.append(byte: TableRecord.Tag.problem.rawValue)
-            Self.string(p.code, into: &sink)
+            Self.string(p.code.rawValue, into: &sink)
             Self.string(p.description, into: &sink)
         case .connectionClosed(let c):
             // Its sums count before its end (which sets its times); then it is forgotten.
@@ -341,7 +341,7 @@ public final class TableRecordWriter {
         if !problems.isEmpty {
             Self.raw(UInt32(problems.count), into: &sink)
             for p in problems {
-                Self.string(p.code, into: &sink)
+                Self.string(p.code.rawValue, into: &sink)
                 Self.string(p.description, into: &sink)
             }
         }

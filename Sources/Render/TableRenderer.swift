@@ -177,7 +177,7 @@ public struct TableRenderer: Renderer {
                     source: event.context.endpoints.source, destination: event.context.endpoints.destination,
                     protocolName: event.pdu.protocolName)
             if event.pdu.problemCount > 0 {
-                for p in event.pdu.problems { noteProblem(code: p.code, example: p.description) }
+                for p in event.pdu.problems { noteProblem(code: p.code.rawValue, example: p.description) }
             }
         case .counted(let run):
             let context = run.context
@@ -187,7 +187,7 @@ public struct TableRenderer: Renderer {
                         protocolName: run.protocolName)
             }
         case .streamNote(_, let p), .captureNote(let p):
-            noteProblem(code: p.code, example: p.description)
+            noteProblem(code: p.code.rawValue, example: p.description)
         case .connectionClosed(let c):
             noteClosed(c)
         }

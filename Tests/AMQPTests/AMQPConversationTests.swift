@@ -77,7 +77,7 @@ struct AMQPConversationTests {
                     i += step
                 }
             }
-            return out.map { "\($0.summary) \($0.wireLength) \($0.problems.map(\.code))" }
+            return out.map { "\($0.summary) \($0.wireLength) \($0.problems.map(\.code.rawValue))" }
         }
         let whole = run(Int.max / 2)
         #expect(run(1) == whole)

@@ -68,7 +68,7 @@ struct AMQPCountedPathTests {
     struct Seen: Equatable {
         var facts: PDUFacts
         var problems: [String]
-        init(_ pdu: DissectedPDU) { (facts, problems) = (pdu.summaryFacts, pdu.problems.map(\.code)) }
+        init(_ pdu: DissectedPDU) { (facts, problems) = (pdu.summaryFacts, pdu.problems.map(\.code.rawValue)) }
         init(_ pdu: CountedPDU) { (facts, problems) = (pdu.facts, []) }
     }
 

@@ -6,12 +6,12 @@ import Testing
 private func describe(_ unit: AMQPFramedUnit) -> String {
     switch unit {
     case .protocolHeader(let bytes, let problems):
-        return "header \(Array(bytes)) \(problems.map(\.code))"
+        return "header \(Array(bytes)) \(problems.map(\.code.rawValue))"
     case .frame(let framed):
         let f = framed.frame, problems = framed.problems
-        return "frame \(f.type.rawValue) ch\(f.channel) size\(f.size) \(Array(f.payload)) end\(f.frameEnd.map(String.init) ?? "-") \(problems.map(\.code))"
+        return "frame \(f.type.rawValue) ch\(f.channel) size\(f.size) \(Array(f.payload)) end\(f.frameEnd.map(String.init) ?? "-") \(problems.map(\.code.rawValue))"
     case .unframed(let count, let problems):
-        return "unframed \(count) \(problems.map(\.code))"
+        return "unframed \(count) \(problems.map(\.code.rawValue))"
     }
 }
 
@@ -109,7 +109,7 @@ struct AMQPFramerTests {
         #expect(f.payload.count == 1000 - 7)
         #expect(f.payloadNotHeld == 5000 - (1000 - 7))
         #expect(f.frameEnd == 0xCE)
-        #expect(problems.map(\.code) == ["frame-not-held"])
+        #expect(problems.map(\.code.rawValue) == ["frame-not-held"])
         let pdu = AMQPDecoder.decode(units[0])
         #expect(pdu.value("body_length") == .int(5000))
         #expect(pdu.value("body") == .text(preview: String(repeating: "x", count: 256), length: 5000))

@@ -103,7 +103,7 @@ struct AMQPTextDetailTests {
             var sink = ByteSink()
             print(full.pdu.fields, &sink)
             let expected = Array(sink.bytes)
-            #expect(full.pdu.problems.isEmpty, "\(bytes): \(full.pdu.problems.map(\.code))")
+            #expect(full.pdu.problems.isEmpty, "\(bytes): \(full.pdu.problems.map(\.code.rawValue))")
             #expect(fast.pdu.fields.isEmpty && other(fast.pdu).isEmpty)
             #expect(fast.pdu.summary == full.pdu.summary, "\(bytes)")
             let got = tree(fast.pdu)

@@ -52,7 +52,7 @@ enum Wire {
 
 
 extension DissectedPDU {
-    func has(_ code: String) -> Bool { problems.contains { $0.code == code } }
+    func has(_ code: String) -> Bool { problems.contains { $0.code.rawValue == code } }
     /// A value at a dotted path of keys: `arguments.routing_key`.
     func value(_ path: String) -> FieldValue? {
         var level = fields

@@ -1,4 +1,5 @@
 import Foundation
+import Dissection
 import Testing
 
 /// docs/json-schema.md as its section "How to read this document" says it is read: key paths in
@@ -128,54 +129,63 @@ enum SchemaOutputs {
     }()
 }
 
-/// The problem codes the sources can give, read from the Swift text: the code literal of each
-/// `Problem(severity, "code", …)`, of the MQTT parser's `error("code", …)` and
-/// `problem(severity, "code", …)`, and the raw values of `PacketIssue.Kind`, which the pipeline
-/// turns into capture events. A `Problem` made with any other code expression is reported, so a
-/// new way of making one cannot slip past unread: teach this reader that way.
+/// The problem codes the sources can give: the members `ProblemCode` lists (read from
+/// Sources/Dissection/ProblemCode.swift's text, so a member left out of `known` is caught too),
+/// and the raw values of `PacketIssue.Kind`, which the pipeline turns into capture events. Every
+/// `Problem(severity, code, …)` and the MQTT parser's `error(code, …)` and
+/// `problem(severity, code, …)` must name a listed member (`.qos3`); any other code expression
+/// is reported, so a new way of making one cannot slip past unread: teach this reader that way.
 enum SourceProblemCodes {
     /// Code expressions that pass a code on, and where the code comes from.
     static let forwarded: [String: String] = [
         "MQTT/PacketParser.swift code": "the parser's error(…) and problem(…) helpers",
-        "Pipeline/Pipeline.swift issue.kind.rawValue": "PacketIssue.Kind in Packets/PacketDecoder.swift",
+        "Pipeline/Pipeline.swift ProblemCode(rawValue: issue.kind.rawValue)": "PacketIssue.Kind in Packets/PacketDecoder.swift",
     ]
 
     struct Found {
+        /// Code → where it is listed.
         var codes: [String: String] = [:]
+        /// Member name → code.
+        var members: [String: String] = [:]
         var unread: [String] = []
     }
 
     static func scan() -> Found {
         var found = Found()
         let sources = Repo.root.appendingPathComponent("Sources")
-        guard let files = FileManager.default.enumerator(atPath: sources.path) else { return found }
         let literal = #""([^"\\]+)""#
+        if let list = try? String(contentsOf: sources.appendingPathComponent("Dissection/ProblemCode.swift"), encoding: .utf8) {
+            let member = try! NSRegularExpression(pattern: #"static let (\w+) = ProblemCode\(rawValue: "# + literal + #"\)"#)
+            for m in member.matches(in: list, range: NSRange(list.startIndex..., in: list)) {
+                let name = String(list[Range(m.range(at: 1), in: list)!]), code = String(list[Range(m.range(at: 2), in: list)!])
+                found.members[name] = code
+                found.codes[code] = "Dissection/ProblemCode.swift"
+            }
+        }
+        guard let files = FileManager.default.enumerator(atPath: sources.path) else { return found }
         let made = try! NSRegularExpression(pattern: #"\bProblem\(\s*[\w.]+\s*,\s*([^,]+?)\s*,"#)
-        let helper = try! NSRegularExpression(pattern: #"\b(?:error|problem)\(\s*(?:\.(?:error|warning|note)\s*,\s*)?"# + literal)
-        let wholeLiteral = try! NSRegularExpression(pattern: "^" + literal + "$")
+        // A severity is not a code: `problem(.error, code, …)` (the helper passing its code on) is no call to read.
+        let helper = try! NSRegularExpression(
+            pattern: #"\b(?:error|problem)\(\s*(?:\.(?:error|warning|note)\s*,\s*)?(?!\.(?:error|warning|note)\s*,)(\.\w+|"[^"]*")"#)
         while let file = files.nextObject() as? String {
-            guard file.hasSuffix(".swift"),
+            guard file.hasSuffix(".swift"), file != "Dissection/ProblemCode.swift",
                   let text = try? String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8) else { continue }
             // Comments are not code: `///` lines may show a call as an example.
             let stripped = text.split(separator: "\n", omittingEmptySubsequences: false)
                 .map { $0.trimmingCharacters(in: .whitespaces).hasPrefix("//") ? "" : String($0) }.joined(separator: "\n")
             let range = NSRange(stripped.startIndex..., in: stripped)
             func string(_ r: NSRange) -> String { String(stripped[Range(r, in: stripped)!]) }
-            for m in made.matches(in: stripped, range: range) {
-                let argument = string(m.range(at: 1))
-                if let c = wholeLiteral.firstMatch(in: argument, range: NSRange(argument.startIndex..., in: argument)) {
-                    let name = String(argument[Range(c.range(at: 1), in: argument)!])
-                    found.codes[name] = found.codes[name] ?? file
-                } else if forwarded["\(file) \(argument)"] == nil {
-                    found.unread.append("\(file): Problem(…, \(argument), …)")
-                }
+            func check(_ argument: String, _ call: String) {
+                if argument.hasPrefix("."), found.members[String(argument.dropFirst())] != nil { return }
+                if forwarded["\(file) \(argument)"] != nil { return }
+                found.unread.append("\(file): \(call)(…, \(argument), …)")
             }
+            for m in made.matches(in: stripped, range: range) { check(string(m.range(at: 1)), "Problem") }
             for m in helper.matches(in: stripped, range: range) {
-                let candidate = string(m.range(at: 1))
+                let argument = string(m.range(at: 1))
                 // A message rather than a code (spaces, capitals) is some other error(…).
-                if candidate.allSatisfy({ $0.isLowercase || $0.isNumber || $0 == "-" || $0 == "." }) {
-                    found.codes[candidate] = found.codes[candidate] ?? file
-                }
+                if argument.hasPrefix("\""), !argument.dropFirst().dropLast().allSatisfy({ $0.isLowercase || $0.isNumber || $0 == "-" }) { continue }
+                check(argument, "error/problem")
             }
             if file == "Packets/PacketDecoder.swift", let start = stripped.range(of: "enum Kind: String"),
                let end = stripped[start.upperBound...].range(of: "}") {
@@ -235,6 +245,9 @@ struct JSONSchemaTests {
     func problemCodes() {
         let found = SourceProblemCodes.scan()
         #expect(found.unread.isEmpty, "Problem made with a code this test cannot read:\n\(found.unread.joined(separator: "\n"))")
+        // The list in the code is the list the type gives: a member left out of `known` is caught.
+        #expect(Set(found.members.values) == Set(ProblemCode.known.map(\.rawValue)))
+        #expect(ProblemCode.known.count == found.members.count, "a member listed twice in `known`")
         #expect(found.codes.count > 50)
         let undocumented = found.codes.keys.filter { !Self.doc.codes.contains($0) }.map { "\($0) (\(found.codes[$0]!))" }.sorted()
         #expect(undocumented.isEmpty, "codes not in docs/json-schema.md:\n\(undocumented.joined(separator: "\n"))")

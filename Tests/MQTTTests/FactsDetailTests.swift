@@ -46,7 +46,7 @@ struct MQTTFactsDetailTests {
                 continue
             }
             counted[c.kind, default: 0] += 1
-            #expect(full.problems.isEmpty, "\(version) \(bytes): \(full.problems.map(\.code))")
+            #expect(full.problems.isEmpty, "\(version) \(bytes): \(full.problems.map(\.code.rawValue))")
             #expect(MQTTPacket.box(c, type: packet.type).facts == PDUFacts(deriving: full), "\(bytes)")
             #expect(c.wireLength == full.wireLength)
         }

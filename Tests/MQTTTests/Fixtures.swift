@@ -208,8 +208,8 @@ extension DissectedPDU {
         if case .bool(let b)? = field(key)?.value { return b }
         return nil
     }
-    var problemCodes: [String] { problems.map(\.code) }
-    var errorCodes: [String] { problems.filter { $0.severity == .error }.map(\.code) }
+    var problemCodes: [String] { problems.map(\.code.rawValue) }
+    var errorCodes: [String] { problems.filter { $0.severity == .error }.map(\.code.rawValue) }
 }
 
 extension Field {

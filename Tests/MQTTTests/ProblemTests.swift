@@ -78,7 +78,7 @@ struct ProblemTests {
     func raises(name: String, bytes: [UInt8], version: MQTTVersion, code: String) {
         let pdu = decode(bytes, version)
         #expect(pdu.problemCodes.contains(code), "\(name): got \(pdu.problemCodes)")
-        if let problem = pdu.problems.first(where: { $0.code == code }) {
+        if let problem = pdu.problems.first(where: { $0.code.rawValue == code }) {
             #expect(problem.severity == .error)
             #expect(problem.reference?.hasPrefix("MQTT ") == true)
             #expect(!problem.message.isEmpty)

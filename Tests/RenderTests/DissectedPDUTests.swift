@@ -23,7 +23,7 @@ struct DissectedPDUTests {
         #expect(original.protocolName == "mqtt")
         #expect(original.summary == "PUBLISH QoS 0 a/b (1 bytes)")
         #expect(original.fields == [Field("topic", "Topic", .string("a/b"))])
-        #expect(original.problems.map(\.code) == ["n"])
+        #expect(original.problems.map(\.code.rawValue) == ["n"])
         #expect(original.wireLength == 8)
         #expect(original.facts?.topic == nil)
         #expect(changed.protocolName == "amqp")
