@@ -19,6 +19,7 @@ public struct DissectedPDU: Sendable {
     /// one buffer of the box (`tail`): one allocation for both, where an array and a String (made
     /// from bytes, which validates them) cost two to make and two to free. The array and the
     /// String are made only when asked for, or when the part is changed.
+    // Unchecked: written only while uniquely referenced (copy on write), so never while shared.
     @usableFromInline final class Storage: @unchecked Sendable {
         @usableFromInline @exclusivity(unchecked) var protocolName: String
         /// Unused while the summary is in the tail (`summaryCount` > 0).

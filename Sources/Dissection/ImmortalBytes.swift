@@ -4,6 +4,7 @@
 /// retains and releases its storage, about 40 instructions a read; these are plain pointers.
 ///
 /// Only for tables made once (static lets): each piece is allocated for good.
+// Unchecked: a pointer to bytes written once at creation and never changed or freed.
 public struct ImmortalBytes: @unchecked Sendable {
     public let base: UnsafePointer<UInt8>
     public let count: Int
@@ -24,6 +25,7 @@ public struct ImmortalBytes: @unchecked Sendable {
 
 /// A fixed list of `ImmortalBytes`, itself made once and never freed, indexed without reference
 /// counting (an array of them would still be retained around a read).
+// Unchecked: a pointer to pieces written once at creation and never changed or freed.
 public struct ImmortalTable: @unchecked Sendable {
     @usableFromInline let base: UnsafePointer<ImmortalBytes>
     public let count: Int

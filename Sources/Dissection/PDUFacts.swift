@@ -29,6 +29,7 @@ public struct PDUFacts: Sendable, Equatable {
     /// (into events, out of arrays), and one reference is cheaper to copy than a dozen strings.
     /// Usable from inline code: the getters are inlined into the table's code (another module),
     /// where most of their cost was the call.
+    // Unchecked: written only while uniquely referenced (copy on write), so never while shared.
     @usableFromInline final class Storage: @unchecked Sendable {
         // Written only while uniquely referenced (copy on write): no runtime exclusivity checks.
         @usableFromInline @exclusivity(unchecked) var values: Values

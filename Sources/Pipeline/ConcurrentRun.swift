@@ -110,6 +110,7 @@ extension Pipeline {
 }
 
 /// The source of a concurrent run, read by the reading thread alone while the caller waits.
+// Unchecked: the source is used by the reading thread alone while the caller waits for it.
 struct SourcePointer<S>: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<S>
     init(_ pointer: UnsafeMutablePointer<S>) { self.pointer = pointer }
@@ -117,6 +118,7 @@ struct SourcePointer<S>: @unchecked Sendable {
 
 /// Packets read and reassembled, on their way to be dissected. A batch goes round: read into,
 /// dissected, emptied, read into again.
+// Unchecked: a batch belongs to one thread at a time, handed over through a `RoundTrip`.
 final class Batch: @unchecked Sendable {
     enum Item {
         /// One packet's reassembly events: `events` up to `end`, from where the item before ended.

@@ -22,6 +22,7 @@ final class LaneChunk {
 /// The chunks between the second lane and the caller's thread: a fixed number going round
 /// (`RoundTrip`), so memory stays flat however far the lane runs ahead (it waits for a free
 /// chunk), each rendered into in place and copied once, into the output.
+// Unchecked: a chunk belongs to one thread at a time, handed over through a `RoundTrip`.
 final class LaneChunks: @unchecked Sendable {
     /// A chunk is handed over once it holds this many bytes (or at the end of a batch).
     static let chunkBytes = 32 << 10

@@ -11,6 +11,7 @@ import Synchronization
 /// variable, and the other thread signals it only when it is asleep (one atomic load per
 /// `wake` otherwise). Both sides' atomics are sequentially consistent, so either the sleeper
 /// sees the progress or the waker sees the sleeper.
+// Unchecked: its mutex and condition are pthreads', which synchronise their users.
 final class Parking: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)

@@ -12,6 +12,7 @@ import Darwin
 /// items hold, however far one thread runs ahead. Batches of packets between the reading thread
 /// and the dissecting one go round this way (`Batch`), and so do the second lane's rendered bytes
 /// (`LaneChunks`).
+// Unchecked: its queues are read and written under its lock only; an item belongs to one side at a time.
 final class RoundTrip<Item: AnyObject>: @unchecked Sendable {
     private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let toProducer = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)

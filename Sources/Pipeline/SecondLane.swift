@@ -4,6 +4,8 @@ import Synchronization
 /// The second lane, on the reading thread: which lane each connection is in (tagged on each
 /// event as it is read), lane 1's dissectors (a `StreamStage` of its own) and renderer, and the
 /// bytes it renders, into chunks handed to the caller's thread (`chunks`).
+// Unchecked: its state is the reading thread's; the caller's thread reaches it only through the
+// atomics, locks and round trips it holds.
 final class SecondLane: @unchecked Sendable {
     let stage: StreamStage
     let chunks = LaneChunks()

@@ -1,6 +1,7 @@
 import Synchronization
 
 /// Connections' states on their way from one lane to the other.
+// Unchecked: its parcels are under a `Mutex`; its parkings and counter are thread-safe.
 final class StreamHandoff: @unchecked Sendable {
     // Unchecked: a connection's state is handed whole from one lane's thread to the other, and
     // only the taker touches it afterwards.

@@ -386,6 +386,7 @@ struct ProtoDissect: ParsableCommand {
 /// (used by its thread alone), or a table both closures of the caller's thread count into. A
 /// class: a variable captured by an escaping closure, or by two, would be checked for exclusive
 /// access at every event.
+// Unchecked: the renderer is used on the caller's thread only; the box crosses into a closure.
 final class RendererBox<R: Renderer>: @unchecked Sendable {
     @exclusivity(unchecked) var renderer: R
 
