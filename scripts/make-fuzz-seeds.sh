@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Makes the fuzzers' seed corpora from samples/: each TCP stream's payload bytes (both
-# directions, as tshark follows them) for the mqtt and amqp targets, and the small captures
-# themselves for the pipeline target. Needs tshark.
+# Makes the fuzzers' seed corpora from samples/ (needs tshark): for the mqtt and amqp targets,
+# up to five TCP connections of each sample as FuzzedConnection records (each segment with its
+# direction, scripts/fuzz_seed_records.py); for the pipeline target, the small captures themselves.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+rm -rf Fuzz/seeds/mqtt Fuzz/seeds/amqp
 mkdir -p Fuzz/seeds/mqtt Fuzz/seeds/amqp Fuzz/seeds/pipeline
 for f in samples/*.pcap; do
     name=$(basename "$f" .pcap)
@@ -12,13 +13,10 @@ for f in samples/*.pcap; do
     case "$name" in amqp*) target=amqp ;; *) target=mqtt ;; esac
     streams=$(tshark -r "$f" -T fields -e tcp.stream 2>/dev/null | sort -un | head -5)
     for s in $streams; do
-        # Raw follow output: hex lines, server→client ones indented by a tab; one seed per stream.
-        tshark -r "$f" -q -z "follow,tcp,raw,$s" 2>/dev/null | grep -E '^\s*[0-9a-f]+$' | tr -d ' \t\n' \
-            | xxd -r -p > "Fuzz/seeds/$target/$name-$s.full"
-        # Small seeds keep the fuzzers fast; the start of a stream holds its handshake.
-        head -c 4096 "Fuzz/seeds/$target/$name-$s.full" > "Fuzz/seeds/$target/$name-$s.bin"
-        rm -f "Fuzz/seeds/$target/$name-$s.full"
+        # Small seeds keep the fuzzers fast; a connection's start holds its handshake.
+        tshark -r "$f" -q -z "follow,tcp,raw,$s" 2>/dev/null | python3 scripts/fuzz_seed_records.py 0 4096 \
+            > "Fuzz/seeds/$target/$name-$s.bin"
         [ -s "Fuzz/seeds/$target/$name-$s.bin" ] || rm -f "Fuzz/seeds/$target/$name-$s.bin"
     done
 done
-ls Fuzz/seeds/* | head -50
+ls Fuzz/seeds/*/ | wc -l
