@@ -4,8 +4,9 @@
 #   scripts/fuzz.sh [SECONDS] [TARGET...]    run each target for SECONDS (default 300)
 #   scripts/fuzz.sh --smoke                  every target for FUZZ_SMOKE_SECONDS (default 30): what CI runs
 #
-# Targets: mqtt (MQTT framer + decoder), amqp (AMQP framer + decoder, field tables), pipeline
-# (capture file bytes → reader → reassembly → both dissectors → every renderer).
+# Targets: mqtt and amqp (one connection's bytes, both directions → framer → decoder → the whole
+# field tree, nothing rendered), views (the same, then text, JSON and table, the JSON checked),
+# pipeline (capture file bytes → reader → reassembly → both dissectors → every renderer).
 # Seeds come from Fuzz/seeds/TARGET (made from samples/ by scripts/make-fuzz-seeds.sh); the
 # growing corpus lives in .build-fuzz/corpus/TARGET. A crash leaves its input in
 # Fuzz/findings/: add it to Fuzz/regressions/TARGET/ with the fix, where the test suite replays it.
@@ -21,7 +22,7 @@ elif [[ "${1:-}" =~ ^[0-9]+$ ]]; then
     shift
 fi
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(mqtt amqp pipeline)
+[ ${#targets[@]} -gt 0 ] || targets=(mqtt amqp views pipeline)
 
 status=0
 mkdir -p Fuzz/findings
