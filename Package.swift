@@ -50,6 +50,7 @@ let package = Package(
         .target(name: "FuzzTargets", dependencies: ["MQTT", "AMQP", "Pipeline", "Capture", "Reassembly", "Render", "Dissection"], path: "Fuzz/Targets"),
         .executableTarget(name: "fuzz-mqtt", dependencies: ["FuzzTargets"], path: "Fuzz/MQTT"),
         .executableTarget(name: "fuzz-amqp", dependencies: ["FuzzTargets"], path: "Fuzz/AMQP"),
+        .executableTarget(name: "fuzz-views", dependencies: ["FuzzTargets"], path: "Fuzz/Views"),
         .executableTarget(name: "fuzz-pipeline", dependencies: ["FuzzTargets"], path: "Fuzz/Pipeline"),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture"]),

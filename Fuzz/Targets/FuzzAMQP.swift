@@ -1,16 +1,29 @@
 import AMQP
 import Dissection
 
-/// The AMQP framer and decoder (field tables included) on arbitrary bytes in both directions,
-/// at a stream's start and mid-stream, then every renderer.
+/// The AMQP framer and decoder (methods, content headers, field tables, message assembly) on one
+/// connection's bytes, both directions (`FuzzedConnection`), every frame decoded into its whole
+/// field tree and its byte ranges checked (`FuzzPDUCheck`), nothing rendered: the views have a
+/// target of their own, and this one runs thousands of inputs a second (docs/fuzzing.md).
+///
+/// Selector bits:
+/// - `0x04`: small limits (a frame held to 64 bytes, field tables 2 deep, 4 deliveries tracked
+///   per channel, no body preview), so the limit paths run on short inputs;
+/// - `0x08`: one PDU per `receive` call, the rest through `receiveMore`, as the pipeline asks for them;
+/// - `0x40`: the connection started before the capture (no protocol header expected).
 public func fuzzAMQP(_ data: [UInt8]) {
-    let selector = data.first ?? 0
-    do {
-        let midStream = selector & 0x40 != 0
-        var options = AMQPOptions()
-        options.maxHeldFrameBytes = 4096
-        var dissector = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: midStream, serverPort: 5672), options: options)
-        FuzzSupport.renderAll(FuzzSupport.feed(data, to: &dissector), showSecrets: selector & 0x80 != 0)
-    }
-    _ = AMQPDecoder.decodeAll(Array(data.dropFirst()))
+    let input = FuzzedConnection(data)
+    let options = amqpOptions(input.selector, detail: .tree)
+    var dissector = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: input.selector & 0x40 != 0, serverPort: 5672),
+                                            options: options)
+    input.feed(to: &dissector, limit: input.selector & 0x08 != 0 ? 1 : .max) { FuzzPDUCheck.ranges($0) }
+}
+
+/// The AMQP options a selector asks for (see `fuzzAMQP`), with `detail`.
+func amqpOptions(_ selector: UInt8, detail: PDUDetail) -> AMQPOptions {
+    var options = selector & 0x04 != 0
+        ? AMQPOptions(bodyPreviewBytes: 0, maxHeldFrameBytes: 64, maxFieldTableDepth: 2, maxTrackedDeliveries: 4)
+        : AMQPOptions(maxHeldFrameBytes: 4096)
+    options.detail = detail
+    return options
 }

@@ -1,17 +1,36 @@
 import Dissection
 import MQTT
 
-/// The MQTT framer and decoder on arbitrary bytes in both directions, both at a stream's start
-/// and mid-stream, then every renderer. Build with scripts/fuzz.sh; without FUZZING it replays files.
+/// The MQTT framer and decoder on one connection's bytes, both directions (`FuzzedConnection`),
+/// every PDU decoded into its whole field tree and its byte ranges checked (`FuzzPDUCheck`),
+/// nothing rendered: the views have a target of their own, and this one runs thousands of inputs
+/// a second (docs/fuzzing.md).
+///
+/// Selector bits:
+/// - `0x03`: the version assumed until a CONNECT says otherwise: none (guessed), 3.1, 3.1.1, 5.0;
+/// - `0x04`: small limits (a PDU held to 16 bytes, a 16-byte resynchronisation window, no
+///   payload preview), so the skip and resynchronisation paths run on short inputs;
+/// - `0x08`: one PDU per `receive` call, the rest through `receiveMore`, as the pipeline asks for them;
+/// - `0x40`: the connection started before the capture (the framer hunts for a boundary).
 public func fuzzMQTT(_ data: [UInt8]) {
-    let selector = data.first ?? 0
-    do {
-        let midStream = selector & 0x40 != 0
-        var options = MQTTOptions()
-        options.maxHeldPDUBytes = 4096 // small, so the skip-the-rest path is exercised
-        var dissector = MQTTConnectionDissector(info: ConnectionInfo(startedMidStream: midStream, serverPort: 1883), options: options)
-        FuzzSupport.renderAll(FuzzSupport.feed(data, to: &dissector), showSecrets: selector & 0x80 != 0)
+    let input = FuzzedConnection(data)
+    let options = mqttOptions(input.selector, detail: .tree)
+    var dissector = MQTTConnectionDissector(info: ConnectionInfo(startedMidStream: input.selector & 0x40 != 0, serverPort: 1883),
+                                            options: options)
+    input.feed(to: &dissector, limit: input.selector & 0x08 != 0 ? 1 : .max) { FuzzPDUCheck.ranges($0) }
+}
+
+/// The MQTT options a selector asks for (see `fuzzMQTT`), with `detail`.
+func mqttOptions(_ selector: UInt8, detail: PDUDetail) -> MQTTOptions {
+    let versions: [MQTTVersion?] = [nil, .v3_1, .v3_1_1, .v5]
+    var options = MQTTOptions(assumedVersion: versions[Int(selector & 0x03)])
+    if selector & 0x04 != 0 {
+        options.maxHeldPDUBytes = 16
+        options.resyncWindowBytes = 16
+        options.payloadPreviewBytes = 0
+    } else {
+        options.maxHeldPDUBytes = 4096
     }
-    let versions: [MQTTVersion] = [.v3_1, .v3_1_1, .v5]
-    _ = MQTTDecoder.decodeAll(Array(data.dropFirst()), version: versions[Int(selector % 3)])
+    options.detail = detail
+    return options
 }

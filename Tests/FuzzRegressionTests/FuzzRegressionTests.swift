@@ -16,11 +16,13 @@ struct FuzzRegressionTests {
         return names.filter { !$0.hasPrefix(".") && $0 != "README.md" }.sorted().map { "\(kind)/\(target)/\($0)" }
     }
 
-    static let all = ["regressions", "seeds"].flatMap { kind in ["mqtt", "amqp", "pipeline"].flatMap { inputs(kind, $0) } }
+    static let targets = ["mqtt", "amqp", "views", "pipeline"]
+
+    static let all = ["regressions", "seeds"].flatMap { kind in targets.flatMap { inputs(kind, $0) } }
 
     @Test("there are seeds for every target")
     func seedsExist() {
-        for target in ["mqtt", "amqp", "pipeline"] { #expect(!Self.inputs("seeds", target).isEmpty, "no seeds for \(target)") }
+        for target in Self.targets { #expect(!Self.inputs("seeds", target).isEmpty, "no seeds for \(target)") }
     }
 
     @Test("a saved input runs through its fuzz target without a crash", arguments: all)
@@ -29,6 +31,7 @@ struct FuzzRegressionTests {
         switch input.split(separator: "/").dropFirst().first {
         case "mqtt": fuzzMQTT(Array(data))
         case "amqp": fuzzAMQP(Array(data))
+        case "views": fuzzViews(Array(data))
         default: fuzzPipeline(Array(data))
         }
     }

@@ -1,0 +1,14 @@
+import FuzzTargets
+
+#if FUZZING
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    fuzzViews(data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
+    return 0
+}
+#else
+@main
+enum FuzzViewsReplay {
+    static func main() { FuzzSupport.replay(fuzzViews) }
+}
+#endif
