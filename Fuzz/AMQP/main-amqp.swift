@@ -1,12 +1,6 @@
 import FuzzTargets
 
 #if FUZZING
-@_cdecl("LLVMFuzzerInitialize")
-public func fuzzerInitialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>) -> CInt {
-    DecoderTargetSettings.apply()
-    return 0
-}
-
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     fuzzAMQP(data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
@@ -16,7 +10,6 @@ public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> In
 @main
 enum FuzzAMQPReplay {
     static func main() {
-        DecoderTargetSettings.apply()
         FuzzSupport.replay(fuzzAMQP)
     }
 }

@@ -13,17 +13,21 @@ import Dissection
 /// - `0x40`: the connection started before the capture (no protocol header expected).
 public func fuzzAMQP(_ data: [UInt8]) {
     let input = FuzzedConnection(data)
-    let options = amqpOptions(input.selector, detail: .tree)
+    // The field tree without text lines or summary detail: those are the text view's, fuzzed in the views target.
+    let options = amqpOptions(input.selector, detail: .tree, textLines: false)
     var dissector = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: input.selector & 0x40 != 0, serverPort: 5672),
                                             options: options)
     input.feed(to: &dissector, limit: input.selector & 0x08 != 0 ? 1 : .max) { FuzzPDUCheck.ranges($0) }
 }
 
-/// The AMQP options a selector asks for (see `fuzzAMQP`), with `detail`.
-func amqpOptions(_ selector: UInt8, detail: PDUDetail) -> AMQPOptions {
+/// The AMQP options a selector asks for (see `fuzzAMQP`), with `detail`; without `textLines`, no
+/// text lines and no summary detail either.
+func amqpOptions(_ selector: UInt8, detail: PDUDetail, textLines: Bool = true) -> AMQPOptions {
     var options = selector & 0x04 != 0
         ? AMQPOptions(bodyPreviewBytes: 0, maxHeldFrameBytes: 64, maxFieldTableDepth: 2, maxTrackedDeliveries: 4)
         : AMQPOptions(maxHeldFrameBytes: 4096)
     options.detail = detail
+    options.textLines = textLines
+    options.summaryDetail = textLines
     return options
 }

@@ -14,14 +14,15 @@ import MQTT
 /// - `0x40`: the connection started before the capture (the framer hunts for a boundary).
 public func fuzzMQTT(_ data: [UInt8]) {
     let input = FuzzedConnection(data)
-    let options = mqttOptions(input.selector, detail: .tree)
+    // The field tree without its text lines: those are the text view's, fuzzed in the views target.
+    let options = mqttOptions(input.selector, detail: .tree, textLines: false)
     var dissector = MQTTConnectionDissector(info: ConnectionInfo(startedMidStream: input.selector & 0x40 != 0, serverPort: 1883),
                                             options: options)
     input.feed(to: &dissector, limit: input.selector & 0x08 != 0 ? 1 : .max) { FuzzPDUCheck.ranges($0) }
 }
 
-/// The MQTT options a selector asks for (see `fuzzMQTT`), with `detail`.
-func mqttOptions(_ selector: UInt8, detail: PDUDetail) -> MQTTOptions {
+/// The MQTT options a selector asks for (see `fuzzMQTT`), with `detail` and `textLines`.
+func mqttOptions(_ selector: UInt8, detail: PDUDetail, textLines: Bool = true) -> MQTTOptions {
     let versions: [MQTTVersion?] = [nil, .v3_1, .v3_1_1, .v5]
     var options = MQTTOptions(assumedVersion: versions[Int(selector & 0x03)])
     if selector & 0x04 != 0 {
@@ -32,5 +33,6 @@ func mqttOptions(_ selector: UInt8, detail: PDUDetail) -> MQTTOptions {
         options.maxHeldPDUBytes = 4096
     }
     options.detail = detail
+    options.textLines = textLines
     return options
 }
