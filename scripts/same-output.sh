@@ -10,7 +10,9 @@
 # BASE (a commit) is built once from `git archive` into .build-bench/base-COMMIT/ (ignored by git,
 # kept for the next run); the working tree is built as it is. Options for a sample come from
 # samples/NAME.args. FORMATS (default "text json table") and EXTRA_ARGS (added to every run, e.g.
-# "-c 1000000000" for the one-thread path) narrow or widen it. Exits 1 on any difference.
+# "-c 1000000000" for the one-thread path) narrow or widen it; NEW_ARGS are added to the working
+# tree's runs alone (NEW_ARGS="--threads 3": the same output with three workers as BASE's). Exits 1
+# on any difference.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 1 ] || { echo "usage: $0 BASE [CAPTURE...]" >&2; exit 2; }
@@ -71,11 +73,11 @@ for f in "${captures[@]}"; do
         # shellcheck disable=SC2086
         a=$(run "$old" --format "$format" ${EXTRA_ARGS:-} "${args[@]}" "$f")
         # shellcheck disable=SC2086
-        b=$(run "$new" --format "$format" ${EXTRA_ARGS:-} "${args[@]}" "$f")
+        b=$(run "$new" --format "$format" ${EXTRA_ARGS:-} ${NEW_ARGS:-} "${args[@]}" "$f")
         runs=$((runs + 1))
         if [ "$a" != "$b" ]; then
             differ=$((differ + 1))
-            echo "DIFFERS: --format $format ${EXTRA_ARGS:-} ${args[*]} $f" >&2
+            echo "DIFFERS: --format $format ${EXTRA_ARGS:-} ${NEW_ARGS:-} ${args[*]} $f" >&2
         fi
     done
 done
@@ -83,4 +85,4 @@ if [ "$differ" -gt 0 ]; then
     echo "$differ of $runs runs differ from $base" >&2
     exit 1
 fi
-echo "output identical to $base on $runs runs (${#captures[@]} captures x formats: $formats${EXTRA_ARGS:+, $EXTRA_ARGS})"
+echo "output identical to $base on $runs runs (${#captures[@]} captures x formats: $formats${EXTRA_ARGS:+, $EXTRA_ARGS}${NEW_ARGS:+; new: $NEW_ARGS})"

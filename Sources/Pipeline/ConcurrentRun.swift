@@ -12,7 +12,7 @@ import Reassembly
 extension Pipeline {
     /// Packets read into one batch before it is handed over, and packet bytes: a batch is a few
     /// hundred PDUs, so handing it over (a lock, at times a wake-up) costs little per PDU, and the
-    /// batches in flight hold little memory. (Bench capture, table in lanes, 8 runs of each in
+    /// batches in flight hold little memory. (Bench capture, table in two lanes (before the workers), 8 runs of each in
     /// turn: 128 packets 0.195–0.198 s, 256 packets 0.185–0.191 s, peak 24 MB either way; 512
     /// packets or 256 KB no better, up to 4 MB more; text and JSON no slower.)
     public static let batchPackets = 256
@@ -62,13 +62,14 @@ extension Pipeline {
     /// The reading thread's work: the whole source, in batches; the last batch flushes every
     /// connection (unless the run was stopped). Returns the source's error, if it threw one.
     ///
-    /// In a run in lanes, `lanes` tags each event with the lane that dissects it, and dissects
-    /// the second lane's events of each batch once the batch is handed over (the caller's thread
-    /// takes their bytes as they come, so a batch's bytes need not fit in the lane's chunks).
-    func readAll<S: PacketSource>(_ source: UnsafeMutablePointer<S>, into queues: RoundTrip<Batch>, lanes: SecondLane? = nil) -> Error? {
+    /// With `workers` above 1 (a run in workers), each event is tagged with the worker that owns
+    /// its connection (`Batch.worker(of:among:)`), and each batch numbers its first event in the
+    /// run (`firstOrdinal`).
+    func readAll<S: PacketSource, Q: BatchHandOver>(_ source: UnsafeMutablePointer<S>, into queues: Q, workers: Int = 1) -> Error? {
         var failure: Error?
         var (batch, stopped) = queues.nextEmpty()
-        lanes?.start(batch)
+        var ordinal = eventsRead
+        batch.firstOrdinal = ordinal
         var packet = CapturedPacket.empty
         while !stopped {
             let more: Bool
@@ -85,26 +86,26 @@ extension Pipeline {
                 batch.items.append(.note(note))
             case .events:
                 guard batch.events.count > start else { continue }
-                lanes?.tag(batch, from: start)
+                if workers > 1 { batch.tag(from: start, workers: workers) }
                 batch.items.append(.events(frame: packet.number, time: lastTime, end: batch.events.count))
                 batch.bytes += packet.bytes.count
             }
             if batch.items.count >= batchPacketLimit || batch.bytes >= Self.batchBytes {
+                ordinal += batch.events.count
                 queues.hand(batch)
-                lanes?.finish(batch)
                 (batch, stopped) = queues.nextEmpty()
-                lanes?.start(batch)
+                batch.firstOrdinal = ordinal
             }
         }
         if !stopped {
             let start = batch.events.count
             reassembler.flushAll(into: &batch.events)
-            lanes?.tag(batch, from: start)
+            if workers > 1 { batch.tag(from: start, workers: workers) }
             batch.items.append(.finish(frame: lastFrame, time: lastTime, end: batch.events.count))
         }
         batch.isLast = true
+        eventsRead = ordinal + batch.events.count
         queues.hand(batch)
-        lanes?.finish(batch)
         return failure
     }
 }
@@ -129,29 +130,45 @@ final class Batch: @unchecked Sendable {
         case finish(frame: Int, time: Timestamp, end: Int)
     }
 
-    // Used by one thread at a time, handed over under the queues' lock.
+    // Written by the reading thread, then read by the threads it was handed to (under the
+    // hand-over's lock), until it is given back: no access is ever concurrent with a write.
     @exclusivity(unchecked) var events: [ReassemblyEvent] = []
     @exclusivity(unchecked) var items: [Item] = []
     @exclusivity(unchecked) var bytes = 0
     @exclusivity(unchecked) var isLast = false
-    /// In a run in lanes: the lane of each event (0 or 1), and the connections that change lanes
-    /// after this batch (`LaneMigration`).
-    @exclusivity(unchecked) var lanes: [UInt8] = []
-    @exclusivity(unchecked) var migrations: [LaneMigration] = []
+    /// In a run in workers: the worker of each event, and the place of the first event in the
+    /// whole run (event `i` is the run's `firstOrdinal + i`th).
+    @exclusivity(unchecked) var workers: [UInt8] = []
+    @exclusivity(unchecked) var firstOrdinal = 0
 
     func clear() {
         events.removeAllEvents()
         items.removeAll(keepingCapacity: true)
-        lanes.removeAll(keepingCapacity: true)
-        migrations.removeAll(keepingCapacity: true)
+        workers.removeAll(keepingCapacity: true)
         bytes = 0
         isLast = false
     }
 
+    /// Tags the events from `start` on with the worker that owns their connection.
+    func tag(from start: Int, workers count: Int) {
+        for i in start..<events.count {
+            workers.append(Batch.worker(of: events[i].stream, among: count))
+        }
+    }
+
+    /// The worker that owns connection `stream` among `count`: by a hash of its number (a
+    /// multiplicative hash: consecutive numbers spread evenly), for the connection's whole life.
+    @inline(__always)
+    static func worker(of stream: Int, among count: Int) -> UInt8 {
+        let hash = (UInt64(bitPattern: Int64(stream)) &* 0x9E37_79B9_7F4A_7C15) >> 32
+        return UInt8(truncatingIfNeeded: Int(hash) % count)
+    }
+
     /// Calls `body` with each event's index, in order, and the frame and time it is attributed
-    /// to, and `note` with each note in its place; stops when either returns false. (The lanes of
-    /// a run in lanes take the events one at a time; `dissect` takes a packet's at once.)
-    func forEachEvent(_ body: (_ index: Int, _ frame: Int, _ time: Timestamp) -> Bool, note: (OutputEvent) -> Bool) {
+    /// to, and `note` with each note in its place (and the index of the event after it); stops
+    /// when either returns false. (The workers of a run take the events one at a time; `dissect`
+    /// takes a packet's at once.)
+    func forEachEvent(_ body: (_ index: Int, _ frame: Int, _ time: Timestamp) -> Bool, note: (OutputEvent, _ next: Int) -> Bool) {
         var start = 0
         for item in items {
             switch item {
@@ -161,7 +178,7 @@ final class Batch: @unchecked Sendable {
                 }
                 start = end
             case .note(let event):
-                if !note(event) { return }
+                if !note(event, start) { return }
             }
         }
     }
@@ -184,6 +201,16 @@ final class Batch: @unchecked Sendable {
         }
     }
 }
+
+/// How the reading thread gets empty batches and hands filled ones on: to one consumer in order
+/// (`RoundTrip`), or to every worker of a run (`BatchRing`).
+protocol BatchHandOver {
+    /// An empty batch (waiting for one), and whether the run was stopped.
+    func nextEmpty() -> (Batch, stopped: Bool)
+    func hand(_ batch: Batch)
+}
+
+extension RoundTrip: BatchHandOver where Item == Batch {}
 
 extension RoundTrip where Item == Batch {
     /// Batches in flight, made empty.
@@ -213,9 +240,8 @@ final class WorkerThread {
     private var thread = pthread_t()
     #endif
 
-    /// A thread's stack: the reading thread of a run in lanes dissects too (field tables nest,
-    /// to a capped depth), and the default elsewhere (512 KB on Darwin) is less than the main
-    /// thread's 8 MB on Linux.
+    /// A thread's stack: a worker dissects (field tables nest, to a capped depth), and the
+    /// default elsewhere (512 KB on Darwin) is less than the main thread's 8 MB on Linux.
     static let stackBytes = 8 << 20
 
     /// Nil when the system cannot start a thread.

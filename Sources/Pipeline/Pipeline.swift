@@ -13,6 +13,9 @@ public struct PipelineOptions {
     /// The stream number of the first connection: a run over several captures continues the
     /// numbering from one capture to the next, so summaries never merge two connections.
     public var firstStream = 0
+    /// The place of the first reassembly event in the whole run, likewise: what a run in workers
+    /// tells its renderers (`EventRenderer.setPosition`) continues from one capture to the next.
+    public var firstEvent = 0
     /// Whether the PDUs dissectors read with a facts fast path (`PDUDetail.facts`) are handed on
     /// as `OutputEvent.counted` (their facts as values, no box), not as `.pdu`: for a consumer
     /// that counts facts and nothing more, a table. Off by default.
@@ -47,7 +50,8 @@ public struct PipelineStatistics: Sendable, Equatable {
 ///
 /// It has two halves: reading (packets, the filter, TCP reassembly) here, and dissecting
 /// (`StreamStage`: each connection's dissector, PDUs, notes). `run` and `process` do both on the
-/// caller's thread; `runConcurrently` reads on a second thread.
+/// caller's thread; `runConcurrently` reads on a second thread; `runInWorkers` reads on a second
+/// thread and shares the connections out among workers.
 public final class Pipeline {
     let registry: ProtocolRegistry
     let options: PipelineOptions
@@ -61,26 +65,28 @@ public final class Pipeline {
     @exclusivity(unchecked) var lastTime = Timestamp(seconds: 0, nanoseconds: 0)
     @exclusivity(unchecked) var packets = 0
     @exclusivity(unchecked) var tcpSegments = 0
+    /// Reassembly events made so far, from `options.firstEvent` on.
+    @exclusivity(unchecked) public internal(set) var eventsRead = 0
     /// The dissecting half.
     let stage: StreamStage
-    /// The second lane's dissecting half, in a run in lanes (`runInLanes`).
-    @exclusivity(unchecked) var laneStage: StreamStage?
-    /// Connections moved from one lane to the other in a run in lanes.
-    @exclusivity(unchecked) var laneMoves = 0
+    /// The other workers' dissecting halves, in a run in workers (`runInWorkers`).
+    @exclusivity(unchecked) var workerStages: [StreamStage] = []
     /// Packets per batch of a concurrent run (`batchPackets`), and batches in flight in a run in
-    /// lanes (`batchesInFlightInLanes`): tests make both small, so connections move often.
+    /// workers (`batchesInFlightInWorkers`): tests make both small, so threads wait on each other often.
     @exclusivity(unchecked) var batchPacketLimit = Pipeline.batchPackets
-    @exclusivity(unchecked) var batchesInFlightInLanes = Pipeline.batchesInFlightInLanes
+    @exclusivity(unchecked) var batchesInFlightInWorkers = Pipeline.batchesInFlightInWorkers
 
     /// Counters of the run so far (of a concurrent run: once it has returned).
     public var statistics: PipelineStatistics {
         var s = PipelineStatistics()
         s.packets = packets
         s.tcpSegments = tcpSegments
-        s.pdus = stage.pduCount + (laneStage?.pduCount ?? 0)
-        s.problems = stage.problemCount + (laneStage?.problemCount ?? 0)
-        s.gapBytes = stage.gapBytes + (laneStage?.gapBytes ?? 0)
-        s.connections = stage.connections + (laneStage?.connections ?? 0)
+        for stage in [stage] + workerStages {
+            s.pdus += stage.pduCount
+            s.problems += stage.problemCount
+            s.gapBytes += stage.gapBytes
+            s.connections += stage.connections
+        }
         s.droppedByLimits = reassembler.droppedByLimits
         s.flushedConnections = reassembler.flushedConnections
         return s
@@ -92,6 +98,7 @@ public final class Pipeline {
         let reg = registry
         self.reassembler = TCPReassembler(limits: options.limits, firstStream: options.firstStream, isServerPort: { reg.isAssigned(port: $0) })
         self.stage = StreamStage(registry: registry, maxPDUs: options.maxPDUs, countedPDUs: options.countedPDUs)
+        self.eventsRead = options.firstEvent
     }
 
     /// True once `-c` is reached (or the consumer asked to stop).
@@ -125,6 +132,7 @@ public final class Pipeline {
         case .note(let note):
             stage.send(note, emit)
         case .events:
+            eventsRead += events.count
             stage.handle(events[...], frame: packet.number, time: lastTime, emit: emit)
         }
     }
@@ -172,6 +180,7 @@ public final class Pipeline {
     public func finish(emit: (OutputEvent) -> Bool) {
         events.removeAllEvents()
         reassembler.flushAll(into: &events)
+        eventsRead += events.count
         stage.finish(events[...], frame: lastFrame, time: lastTime, emit: emit)
     }
 }

@@ -10,8 +10,8 @@ import Darwin
 /// takes a free one (waiting while there is none), fills it and hands it over; the consumer takes
 /// the handed ones in order (waiting while there is none) and gives each back. Memory is what the
 /// items hold, however far one thread runs ahead. Batches of packets between the reading thread
-/// and the dissecting one go round this way (`Batch`), and so do the second lane's rendered bytes
-/// (`LaneChunks`).
+/// and the dissecting one go round this way (`Batch`), and so do a worker's rendered bytes
+/// (`RenderedChunks`).
 // Unchecked: its queues are read and written under its lock only; an item belongs to one side at a time.
 final class RoundTrip<Item: AnyObject>: @unchecked Sendable {
     private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
@@ -21,9 +21,6 @@ final class RoundTrip<Item: AnyObject>: @unchecked Sendable {
     private var free: [Item]
     private var filled: [Item] = []
     private var stopped = false
-    /// Time each side spent waiting for the other (nanoseconds), for balancing lanes.
-    private var producerWaited: UInt64 = 0
-    private var consumerWaited: UInt64 = 0
 
     init(_ items: [Item]) {
         free = items
@@ -45,7 +42,7 @@ final class RoundTrip<Item: AnyObject>: @unchecked Sendable {
     func nextFree() -> (Item, stopped: Bool) {
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
-        producerWaited &+= wait(toProducer, while: free.isEmpty)
+        while free.isEmpty { pthread_cond_wait(toProducer, lock) }
         return (free.removeLast(), stopped)
     }
 
@@ -61,7 +58,7 @@ final class RoundTrip<Item: AnyObject>: @unchecked Sendable {
     func nextFilled() -> Item {
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
-        consumerWaited &+= wait(toConsumer, while: filled.isEmpty)
+        while filled.isEmpty { pthread_cond_wait(toConsumer, lock) }
         // At most the number of items: taking the first moves a few references.
         return filled.removeFirst()
     }
@@ -80,27 +77,4 @@ final class RoundTrip<Item: AnyObject>: @unchecked Sendable {
         stopped = true
         pthread_mutex_unlock(lock)
     }
-
-    /// How long the producer has waited for a free item, and the consumer for a handed one, so
-    /// far (nanoseconds).
-    func waited() -> (producer: UInt64, consumer: UInt64) {
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
-        return (producerWaited, consumerWaited)
-    }
-
-    /// Under `lock`: sleeps on `condition` while `blocked`; the time slept.
-    private func wait(_ condition: UnsafeMutablePointer<pthread_cond_t>, while blocked: @autoclosure () -> Bool) -> UInt64 {
-        guard blocked() else { return 0 }
-        let start = monotonicNanoseconds()
-        while blocked() { pthread_cond_wait(condition, lock) }
-        return monotonicNanoseconds() &- start
-    }
-}
-
-/// A monotonic clock's reading, in nanoseconds.
-func monotonicNanoseconds() -> UInt64 {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
 }

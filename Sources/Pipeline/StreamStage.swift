@@ -113,17 +113,6 @@ final class StreamStage {
         self.countedPDUs = countedPDUs
     }
 
-    /// Takes a connection's state out, to be handed to the other lane of a run in lanes (nil
-    /// when this stage has none for it: a connection of no protocol, or one already closed).
-    func removeStream(_ stream: Int) -> StreamState? {
-        streams.removeValue(forKey: stream)
-    }
-
-    /// Takes over a connection's state from the other lane.
-    func adoptStream(_ stream: Int, _ state: StreamState) {
-        streams[stream] = state
-    }
-
     /// Emits an event, noting a stop asked by `emit`.
     func send(_ event: OutputEvent, _ emit: (OutputEvent) -> Bool) {
         if !emit(event) { stopped = true }

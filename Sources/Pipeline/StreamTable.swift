@@ -1,5 +1,5 @@
 /// Values by stream number, in an open-addressed table probed from a multiplicative hash of the
-/// number. Looked up per reassembly event (a connection's state, its lane), where a dictionary
+/// number. Looked up per reassembly event (a connection's state), where a dictionary
 /// ran its seeded hasher per lookup, about a hundred instructions. Stream numbers are never
 /// negative; `Int.min` marks an empty slot.
 struct StreamTable<Value> {

@@ -95,6 +95,9 @@ public struct JSONRenderer: Renderer {
 
     public mutating func finish(into out: inout String) {}
 
+    /// Nothing to take in: what it writes of an event depends on that event alone.
+    public mutating func merge(_ other: JSONRenderer) {}
+
     private mutating func context(_ c: StreamContext, into out: inout ByteSink) {
         out.literal("\"frame\":")
         out.append(c.frame)

@@ -33,7 +33,9 @@ extension RenderOptions {
 }
 
 /// Turns output events into text appended to a buffer; the caller decides when to write it.
-public protocol Renderer {
+/// As an `EventRenderer`, one per worker of a run; text and JSON depend on each event alone
+/// (their `merge` has nothing to do), a table sums (its `merge` adds the sums).
+public protocol Renderer: EventRenderer {
     mutating func render(_ event: OutputEvent, into out: inout String)
     /// The same text as UTF-8 bytes, for a program that writes bytes: renderers that build their
     /// lines as bytes skip making a String of them.

@@ -1,7 +1,6 @@
 /// Values by a String's two words (the String itself, read as two `UInt64`s): the names the
 /// tables count by mostly come as the very same String each time (a literal or a spec's name for
-/// a kind, one String per topic from a connection's decoder, one per string number from the
-/// second lane's records), found here without reading their bytes. Each slot keeps its String,
+/// a kind, one String per topic from a connection's decoder), found here without reading their bytes. Each slot keeps its String,
 /// so equal words are that very string (a string of up to 15 bytes is held in its words: equal
 /// words, equal bytes). An equal string made anew has other words and misses: the caller then
 /// finds the value its own way, and remembers it.

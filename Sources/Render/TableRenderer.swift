@@ -11,6 +11,10 @@ public struct TableRenderer: Renderer {
 
     private struct ConnectionRow {
         var stream: Int
+        /// Where in the run the row was made (`setPosition`): rows past the limit are the latest made.
+        var position = 0
+        /// Whether the connection's close was counted.
+        var closed = false
         var client = ""
         var server = ""
         var protocolName = ""
@@ -34,6 +38,7 @@ public struct TableRenderer: Renderer {
 
     private struct TopicRow {
         var name: String
+        var position = 0
         var messages = 0
         var bytes = 0
         /// By QoS 0, 1 and 2 (a tuple: an array's element was checked and made unique per count).
@@ -80,6 +85,7 @@ public struct TableRenderer: Renderer {
     private struct ExchangeRow {
         var publishes = 0
         var bytes = 0
+        var position = 0
 
         mutating func add(publishes: Int, bytes: Int) {
             self.publishes += publishes
@@ -92,10 +98,14 @@ public struct TableRenderer: Renderer {
         var acks = 0
         var nacks = 0
         var rejects = 0
+        /// PDUs counted in the row, of any kind (what `untrackedQueues` counts of a queue with no row).
+        var pdus = 0
+        var position = 0
 
         /// `pdus` PDUs whose kind has `effect`, settling `settled` deliveries: deliveries and
         /// rejects count PDUs, acks and nacks the deliveries they settle (a `multiple` one, many).
         mutating func add(_ effect: QueueEffect?, pdus: Int, settled: Int) {
+            self.pdus += pdus
             switch effect {
             case .delivery?: deliveries += pdus
             case .ack?: acks += settled
@@ -108,6 +118,7 @@ public struct TableRenderer: Renderer {
 
     private struct CloseRow {
         var stream: Int
+        var position: Int
         var byClient: Bool
         var method: String
         var code: Int?
@@ -137,7 +148,9 @@ public struct TableRenderer: Renderer {
     private var exchanges = DigestTable<ExchangeKey, ExchangeRow>()
     private var queues = DigestTable<DigestKey, QueueRow>()
     private var closes: [CloseRow] = []
-    private var problems: [String: (count: Int, example: String)] = [:]
+    private var problems: [String: (count: Int, example: String, position: Int)] = [:]
+    /// Where in the run the events counted next are (`setPosition`).
+    private var position = 0
     /// What did not fit the row limit, summed.
     private var untracked = ConnectionRow(stream: -1)
     private var untrackedConnections = 0
@@ -206,7 +219,7 @@ public struct TableRenderer: Renderer {
             lastConnection = (stream, i)
             Self.note(facts, kind, protocolName(), source(), destination(), time, direction, in: &connections.values[i])
         } else if connections.count < options.maxTableRows {
-            var row = ConnectionRow(stream: stream)
+            var row = ConnectionRow(stream: stream, position: position)
             Self.note(facts, kind, protocolName(), source(), destination(), time, direction, in: &row)
             lastConnection = nil
             connections.append(StreamKey(stream: stream), row)
@@ -221,7 +234,7 @@ public struct TableRenderer: Renderer {
                 untrackedTopics += 1
             } else {
                 topicOrder.append(name)
-                var row = TopicRow(name: name)
+                var row = TopicRow(name: name, position: position)
                 Self.count(bytes: facts.payloadLength ?? 0, qos: facts.qos, retained: facts.retained, in: &row)
                 topics.append(TopicKey(name), row)
             }
@@ -232,74 +245,11 @@ public struct TableRenderer: Renderer {
         if let queue = facts.queue { noteQueue(queue, count: facts.ackedCount ?? 1, kind: kind) }
         if rare, let close = facts.close, kind == "channel.close" || kind == "connection.close" {
             if closes.count < options.maxTableRows {
-                closes.append(CloseRow(stream: stream, byClient: direction == .toServer, method: kind,
+                closes.append(CloseRow(stream: stream, position: position, byClient: direction == .toServer, method: kind,
                                        code: close.replyCode, codeName: close.replyCodeName,
                                        text: close.replyText ?? "", failedMethod: close.failedMethod))
             } else {
                 untrackedCloses += 1
-            }
-        }
-    }
-
-    /// PDUs that count alike, summed by `TableRecordWriter` (`TableRecord.Tag.repeated`): `count`
-    /// PDUs of one connection, kind, channel, topic, queue and message, the last of them at `time`.
-    /// Counting them is counting each with `notePDU`, given what the writer vouches for: none has
-    /// problems, a client id, a version, an identity or a close; the connection, the kind in its
-    /// row, the topic, the queue (for the same kind) and the exchange and routing key (for a
-    /// publish) were each counted before, by a PDU of its own, so every row they count in was
-    /// made then, or never will be (the rows were full). Only sums and the last time are kept.
-    struct RepeatedPDUs {
-        var stream: Int
-        var time: Timestamp
-        var kind: String
-        var count: Int
-        /// nil and 0 count alike (no channel).
-        var channel: Int?
-        /// A PUBLISH's topic, its payload bytes, QoS 0, 1 and 2 and retained counts.
-        var topic: String?
-        var payloadBytes = 0
-        var qos = (0, 0, 0)
-        var retained = 0
-        /// The queue of a delivery or settlement, and the deliveries the settlements covered
-        /// (each PDU's `ackedCount`, 1 when it has none).
-        var queue: String?
-        var acked = 0
-        /// A completed message: its method, exchange and routing key, and its body sizes.
-        var message: (method: String?, exchange: String?, routingKey: String?)?
-        var bodyBytes = 0
-    }
-
-    /// Counts `r` as `notePDU` counts each of its PDUs.
-    mutating func noteRepeated(_ r: RepeatedPDUs) {
-        if let last = lastConnection, last.stream == r.stream {
-            Self.noteRepeated(r, in: &connections.values[last.index])
-        } else if let i = connections.index(forKey: StreamKey(stream: r.stream)) {
-            lastConnection = (r.stream, i)
-            Self.noteRepeated(r, in: &connections.values[i])
-        } else {
-            // The connection's first PDU found the rows full (rows are never taken away).
-            Self.noteRepeated(r, in: &untracked)
-        }
-        if Self.kind(r.kind, is: "PUBLISH") {
-            let name = r.topic ?? "?"
-            if let i = topicRow(name) {
-                topics.values[i].add(messages: r.count, bytes: r.payloadBytes, qos: r.qos, retained: r.retained)
-            } else {
-                untrackedTopics += r.count
-            }
-        }
-        if let m = r.message, m.method == "basic.publish" {
-            if let i = exchangeRow(m.exchange ?? "", m.routingKey ?? "") {
-                exchanges.values[i].add(publishes: r.count, bytes: r.bodyBytes)
-            } else {
-                untrackedExchanges += r.count
-            }
-        }
-        if let queue = r.queue {
-            if let i = queueRow(queue) {
-                queues.values[i].add(QueueEffect(kind: r.kind), pdus: r.count, settled: r.acked)
-            } else {
-                untrackedQueues += r.count
             }
         }
     }
@@ -332,17 +282,6 @@ public struct TableRenderer: Renderer {
         return i
     }
 
-    /// `note` for each PDU of `r`, in its connection's row.
-    private static func noteRepeated(_ r: RepeatedPDUs, in row: inout ConnectionRow) {
-        row.last = r.time
-        row.pdus += r.count
-        row.kinds.add(r.kind, r.count)
-        if let c = r.channel, c != 0, c != row.lastChannel {
-            row.channels.insert(c)
-            row.lastChannel = c
-        }
-    }
-
     /// A connection's end: its endpoints, bytes and times.
     mutating func noteClosed(_ c: ConnectionSummary) {
         guard tracks(c.stream) else {
@@ -353,7 +292,8 @@ public struct TableRenderer: Renderer {
         }
         let key = StreamKey(stream: c.stream)
         let existing = connections.index(forKey: key)
-        var row = existing.map { connections.values[$0] } ?? ConnectionRow(stream: c.stream)
+        var row = existing.map { connections.values[$0] } ?? ConnectionRow(stream: c.stream, position: position)
+        row.closed = true
         row.client = c.client
         row.server = c.server
         if row.protocolName.isEmpty { row.protocolName = c.protocolName }
@@ -370,7 +310,6 @@ public struct TableRenderer: Renderer {
     }
 
     /// One PUBLISH of QoS `qos` as counts by QoS 0, 1 and 2 (none for a QoS it does not have).
-    /// The second lane's sums count by it too.
     @inline(__always)
     static func qosCounts(_ qos: Int?) -> (Int, Int, Int) {
         (qos == 0 ? 1 : 0, qos == 1 ? 1 : 0, qos == 2 ? 1 : 0)
@@ -409,7 +348,7 @@ public struct TableRenderer: Renderer {
 
     /// Whether `kind` is `name`. Lengths first: comparing two different strings is a runtime call
     /// (about 80 instructions), made per PDU here, and most kinds differ in length from the one
-    /// sought. (The second lane's record writer asks it too.)
+    /// sought.
     @inline(__always)
     static func kind(_ kind: String, is name: String) -> Bool {
         kind.utf8.count == name.utf8.count && kind == name
@@ -461,7 +400,8 @@ public struct TableRenderer: Renderer {
         } else if exchanges.count >= options.maxTableRows {
             untrackedExchanges += 1
         } else {
-            exchanges.append(ExchangeKey(exchange: exchange, routingKey: routingKey), ExchangeRow(publishes: 1, bytes: message.bodySize ?? 0))
+            exchanges.append(ExchangeKey(exchange: exchange, routingKey: routingKey),
+                             ExchangeRow(publishes: 1, bytes: message.bodySize ?? 0, position: position))
         }
     }
 
@@ -474,7 +414,7 @@ public struct TableRenderer: Renderer {
         } else if queues.count >= options.maxTableRows {
             untrackedQueues += 1
         } else if effect != nil {
-            var row = QueueRow()
+            var row = QueueRow(position: position)
             row.add(effect, pdus: 1, settled: count)
             queues.append(DigestKey(queue), row)
         }
@@ -521,7 +461,124 @@ public struct TableRenderer: Renderer {
 
     /// A problem of the kind `code`; the first one's description is the kind's example.
     mutating func noteProblem(code: String, example: @autoclosure () -> String) {
-        if let e = problems[code] { problems[code] = (e.count + 1, e.example) } else { problems[code] = (1, example()) }
+        if let e = problems[code] { problems[code] = (e.count + 1, e.example, e.position) } else { problems[code] = (1, example(), position) }
+    }
+
+    public mutating func setPosition(_ position: Int) {
+        self.position = position
+    }
+
+    /// Takes in another worker's counts (`EventRenderer`): its connections are its own, its
+    /// topics, exchanges, queues and problems are added to the rows of the same name. Rows are
+    /// kept by where they were made: past `maxTableRows`, the latest made are summed in the
+    /// untracked counts, as one renderer that counted every event in order would have. (For
+    /// connections and closes that is exact; a topic, exchange or queue that one worker could not
+    /// give a row, its own rows being full, stays summed in the untracked counts.)
+    public mutating func merge(_ other: TableRenderer) {
+        let limit = options.maxTableRows
+        lastConnection = nil
+        topicRowCache = StringWordsCache(slots: 1024)
+        queueRowCache = StringWordsCache(slots: 64)
+        exchangeRowCache = StringWordsCache(slots: 64)
+
+        // Connections: each is one worker's.
+        var rows = connections.values + other.connections.values
+        untrackedConnections += other.untrackedConnections
+        untracked.pdus += other.untracked.pdus
+        untracked.bytesToServer += other.untracked.bytesToServer
+        untracked.bytesToClient += other.untracked.bytesToClient
+        rows.sort { ($0.position, $0.stream) < ($1.position, $1.stream) }
+        connections = DigestTable()
+        for (i, row) in rows.enumerated() {
+            if i < limit {
+                connections.append(StreamKey(stream: row.stream), row)
+            } else {
+                untracked.pdus += row.pdus
+                if row.closed {
+                    untrackedConnections += 1
+                    untracked.bytesToServer += row.bytesToServer
+                    untracked.bytesToClient += row.bytesToClient
+                }
+            }
+        }
+
+        // Topics, exchanges and queues: rows of the same name added together.
+        var topicRows = topics.values
+        for row in other.topics.values {
+            if let i = topics.index(forKey: TopicKey(row.name)) {
+                topicRows[i].add(messages: row.messages, bytes: row.bytes, qos: row.qos, retained: row.retained)
+                topicRows[i].position = min(topicRows[i].position, row.position)
+            } else {
+                topicRows.append(row)
+            }
+        }
+        untrackedTopics += other.untrackedTopics
+        topicRows.sort { $0.position < $1.position }
+        topics = DigestTable()
+        topicOrder = []
+        for (i, row) in topicRows.enumerated() {
+            if i < limit {
+                topics.append(TopicKey(row.name), row)
+                topicOrder.append(row.name)
+            } else {
+                untrackedTopics += row.messages
+            }
+        }
+
+        var exchangeRows = Array(exchanges.rows)
+        for (key, row) in other.exchanges.rows {
+            if let i = exchanges.index(forKey: key) {
+                exchangeRows[i].1.add(publishes: row.publishes, bytes: row.bytes)
+                exchangeRows[i].1.position = min(exchangeRows[i].1.position, row.position)
+            } else {
+                exchangeRows.append((key, row))
+            }
+        }
+        untrackedExchanges += other.untrackedExchanges
+        exchangeRows.sort { $0.1.position < $1.1.position }
+        exchanges = DigestTable()
+        for (i, (key, row)) in exchangeRows.enumerated() {
+            if i < limit { exchanges.append(key, row) } else { untrackedExchanges += row.publishes }
+        }
+
+        var queueRows = Array(queues.rows)
+        for (key, row) in other.queues.rows {
+            if let i = queues.index(forKey: key) {
+                var sum = queueRows[i].1
+                sum.deliveries += row.deliveries
+                sum.acks += row.acks
+                sum.nacks += row.nacks
+                sum.rejects += row.rejects
+                sum.pdus += row.pdus
+                sum.position = min(sum.position, row.position)
+                queueRows[i].1 = sum
+            } else {
+                queueRows.append((key, row))
+            }
+        }
+        untrackedQueues += other.untrackedQueues
+        queueRows.sort { $0.1.position < $1.1.position }
+        queues = DigestTable()
+        for (i, (key, row)) in queueRows.enumerated() {
+            if i < limit { queues.append(key, row) } else { untrackedQueues += row.pdus }
+        }
+
+        // Closes: each is one worker's; those of one event stay in their order.
+        var allCloses = closes.enumerated().map { ($0.element, 0, $0.offset) }
+            + other.closes.enumerated().map { ($0.element, 1, $0.offset) }
+        allCloses.sort { ($0.0.position, $0.1, $0.2) < ($1.0.position, $1.1, $1.2) }
+        untrackedCloses += other.untrackedCloses + max(0, allCloses.count - limit)
+        closes = allCloses.prefix(limit).map(\.0)
+
+        // Problems: counts added; the example is the one seen first.
+        for (code, e) in other.problems {
+            if let mine = problems[code] {
+                problems[code] = (mine.count + e.count, e.position < mine.position ? e.example : mine.example,
+                                  min(mine.position, e.position))
+            } else {
+                problems[code] = e
+            }
+        }
     }
 
     public mutating func finish(into out: inout String) {

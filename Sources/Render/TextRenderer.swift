@@ -100,4 +100,7 @@ public struct TextRenderer: Renderer {
     }
 
     public mutating func finish(into out: inout String) {}
+
+    /// Nothing to take in: what it writes of an event depends on that event alone.
+    public mutating func merge(_ other: TextRenderer) {}
 }

@@ -29,7 +29,7 @@ final class OutputWriter {
         eventDone(&sink)
     }
 
-    /// `eventDone` for `sink` lent out (a run in lanes writes into it for the whole run).
+    /// `eventDone` for `sink` lent out (a run in workers writes into it for the whole run).
     func eventDone(_ sink: inout ByteSink) {
         if flushEachEvent || sink.bytes.count >= 1 << 16 { Self.write(&sink) }
     }

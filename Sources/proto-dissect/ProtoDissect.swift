@@ -136,6 +136,9 @@ struct ProtoDissect: ParsableCommand {
     @Option(name: .customLong("max-table-rows"), help: ArgumentHelp("Table format: rows per table; the rest are summed in one line.", valueName: "N"))
     var maxTableRows: Int = 1000
 
+    @Option(name: .customLong("threads"), help: ArgumentHelp("Threads that dissect a capture file, each owning whole connections (default: the cores available); the output is the same for any number. 1 runs everything on one thread.", valueName: "N"))
+    var threads: Int = availableCores()
+
     @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds of capture time after which a silent connection is flushed.", valueName: "SECONDS"))
     var idleTimeout: Double = 300
 
@@ -181,7 +184,7 @@ struct ProtoDissect: ParsableCommand {
         }
         for (name, v) in [("--payload-preview", payloadPreview), ("--max-pdu-bytes", maxPDUBytes), ("--max-stream-buffer", maxStreamBuffer),
                           ("--max-total-buffer", maxTotalBuffer), ("--max-connections", maxConnections), ("--max-table-rows", maxTableRows),
-                          ("--reorder-packets", reorderPackets)] where v <= 0 {
+                          ("--reorder-packets", reorderPackets), ("--threads", threads)] where v <= 0 {
             throw ValidationError("\(name) takes a positive number")
         }
         for (name, v) in [("--idle-timeout", idleTimeout), ("--hole-timeout", holeTimeout), ("--reorder-timeout", reorderTimeout)] where !(v > 0) {
@@ -269,39 +272,22 @@ struct ProtoDissect: ParsableCommand {
         // The run is generic over the renderer's type and made for each one: rendering an event
         // is then a direct call, not a dispatch through an existential held in a closure's box.
         switch format {
-        case .text: try dissect(with: TextRenderer(options: renderOptions()), inLanes: TextRenderer(options: renderOptions()),
-                                registry: registry, options: options)
-        case .json: try dissect(with: JSONRenderer(options: renderOptions()), inLanes: JSONRenderer(options: renderOptions()),
-                                registry: registry, options: options)
-        // A table sums every connection: in lanes, the caller's lane counts its events as they
-        // come and the second lane writes records of its own, counted in their place.
-        case .table:
-            let records = TableRecordWriter(), reading = TableRecordReader()
-            try dissect(with: TableRenderer(options: renderOptions()), inLanes: nil,
-                        recordsInLanes: (count: { table, event, _ in table.count(event) }, write: { records.write($0, into: &$1) },
-                                         batchEnd: { records.flushRepeats(of: $0, all: $1, into: &$2) },
-                                         read: { reading.read($1, into: &$0) }),
-                        registry: registry, options: options)
+        case .text: try dissect(with: { TextRenderer(options: renderOptions()) }, registry: registry, options: options)
+        case .json: try dissect(with: { JSONRenderer(options: renderOptions()) }, registry: registry, options: options)
+        case .table: try dissect(with: { TableRenderer(options: renderOptions()) }, registry: registry, options: options)
         }
     }
 
-    /// `laneRenderer`, when given, renders the second lane's connections in a run in lanes
-    /// (`Pipeline.runInLanes`: a renderer whose output for an event depends on that event alone).
-    /// `recordsInLanes`, when given, runs in lanes a renderer that sums events (a table): the
-    /// caller's lane counts its events as they come (`count`, writing nothing), the
-    /// second lane writes records of its own (`write`, and `batchEnd` after each of its batches:
-    /// the sums it keeps of connections leaving it, or all at the end), and `read` counts those
-    /// in their place.
-    private func dissect<R: Renderer>(with renderer: R, inLanes laneRenderer: R?,
-                                      recordsInLanes: (count: (inout R, OutputEvent, inout ByteSink) -> Void, write: LaneRenderer,
-                                                       batchEnd: LaneBatchEnd,
-                                                       read: (inout R, UnsafeBufferPointer<UInt8>) -> Void)? = nil,
-                                      registry: ProtocolRegistry, options: PipelineOptions) throws {
-        var renderer = renderer
+    /// Reads every capture (or the live interface) and renders it with renderers `make` makes:
+    /// one, or one per worker when a file is shared out among `threads` workers
+    /// (`Pipeline.runInWorkers`), merged into the first at the end of each file.
+    private func dissect<R: Renderer>(with make: () -> R, registry: ProtocolRegistry, options: PipelineOptions) throws {
+        var renderer = make()
         let writer = OutputWriter(flushEachEvent: interface != nil)
         var status = ExitStatus.success
         var pdusSoFar = 0
         var streamsSoFar = 0
+        var eventsSoFar = 0
 
         if let interface {
             status = try runLive(interface: interface, registry: registry, options: options, renderer: &renderer, writer: writer)
@@ -309,6 +295,7 @@ struct ProtoDissect: ParsableCommand {
             for path in readFiles + files {
                 var opts = options
                 opts.firstStream = streamsSoFar
+                opts.firstEvent = eventsSoFar
                 if let c = count { opts.maxPDUs = c - pdusSoFar }
                 if let c = count, pdusSoFar >= c { break }
                 let pipeline = Pipeline(registry: registry, options: opts)
@@ -316,48 +303,14 @@ struct ProtoDissect: ParsableCommand {
                     var reader = try CaptureFileReader(path: path)
                     defer { reader.close() }
                     do {
-                        // A complete input is read on a thread of its own, in batches; a pipe (a
-                        // capture still being written, `tcpdump -w - | proto-dissect -`) is read
-                        // packet by packet, so nothing waits for a batch to fill. The renderer is
-                        // reached through closure literals, each passed once: a local function
-                        // called from two places made every event check exclusive access to the
-                        // renderer at run time (about 140 instructions an event).
-                        if let laneRenderer, reader.inputIsComplete {
-                            // Connections dissected on two threads; the second lane's bytes
-                            // come back into the sink in their place.
-                            let lane = RendererBox(laneRenderer)
-                            try pipeline.runInLanes(&reader, into: &writer.sink, render: { event, sink in
-                                renderer.render(event, into: &sink)
-                            }, secondLane: { event, sink in
-                                lane.renderer.render(event, into: &sink)
-                            }, eventDone: { sink in
-                                writer.eventDone(&sink)
-                                return true
-                            })
-                        } else if let recordsInLanes, reader.inputIsComplete {
-                            // Records are read back as soon as an event's (or a piece of lane
-                            // 1's) are in, while they are still in the cache.
-                            var records = ByteSink(capacity: 64 << 10)
-                            let summing = RendererBox(renderer)
-                            // Also when the capture turns out cut short: what was read is kept.
-                            defer { renderer = summing.renderer }
-                            try pipeline.runInLanes(&reader, into: &records, render: { event, sink in
-                                recordsInLanes.count(&summing.renderer, event, &sink)
-                            }, secondLane: { event, sink in
-                                recordsInLanes.write(event, &sink)
-                            }, secondLaneBatchEnd: recordsInLanes.batchEnd, eventDone: { sink in
-                                // Empty after an event of the caller's lane (counted as it came).
-                                guard sink.bytes.count > 0 else { return true }
-                                recordsInLanes.read(&summing.renderer, sink.bytes)
-                                sink.removeAll()
-                                return true
-                            })
-                        } else {
-                            try pipeline.run(&reader, readingAhead: reader.inputIsComplete) { event in
-                                renderer.render(event, into: &writer.sink)
-                                writer.eventDone()
-                                return true
-                            }
+                        // A complete input is read on a thread of its own, in batches, and its
+                        // connections shared out among the workers; a pipe (a capture still being
+                        // written, `tcpdump -w - | proto-dissect -`) is read packet by packet on
+                        // this thread, so nothing waits for a batch to fill.
+                        try pipeline.runInWorkers(&reader, workers: reader.inputIsComplete ? threads : 1, renderer: &renderer,
+                                                  makeRenderer: make, into: &writer.sink) { sink in
+                            writer.eventDone(&sink)
+                            return true
                         }
                     } catch let error as CaptureError {
                         writer.flush()
@@ -371,6 +324,7 @@ struct ProtoDissect: ParsableCommand {
                 }
                 pdusSoFar += pipeline.statistics.pdus
                 streamsSoFar += pipeline.statistics.connections
+                eventsSoFar = pipeline.eventsRead
                 reportLimits(pipeline.statistics, source: path == "-" ? "standard input" : path)
             }
         }
@@ -382,15 +336,9 @@ struct ProtoDissect: ParsableCommand {
     }
 }
 
-/// A renderer held where the closures of a run in lanes reach it: the second lane's renderer
-/// (used by its thread alone), or a table both closures of the caller's thread count into. A
-/// class: a variable captured by an escaping closure, or by two, would be checked for exclusive
-/// access at every event.
-// Unchecked: the renderer is used on the caller's thread only; the box crosses into a closure.
-final class RendererBox<R: Renderer>: @unchecked Sendable {
-    @exclusivity(unchecked) var renderer: R
-
-    init(_ renderer: R) { self.renderer = renderer }
+/// Cores online (the dissecting threads' default).
+func availableCores() -> Int {
+    max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
 }
 
 /// The C library's exit, by a name of its own: inside a command `exit` is ArgumentParser's

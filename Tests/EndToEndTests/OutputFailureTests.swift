@@ -95,7 +95,7 @@ struct OutputFailureTests {
     @Test("a full disk on standard output is said once, with the system's reason, and exits 3, in every format",
           arguments: [["--format", "text"], ["--format", "json"], ["--format", "table"], ["--brief"], ["--format", "text", "-c", "1"]])
     func fullDisk(format: [String]) throws {
-        // mqtt-burst: text and JSON fail on a batch written mid-run (in lanes: a complete file);
+        // mqtt-burst: text and JSON fail on a batch written mid-run (in workers: a complete file);
         // mqtt311-basic: its whole text fits one batch, so they fail on the final flush, as the
         // table always does.
         for capture in ["mqtt-burst.pcap", "mqtt311-basic.pcap"] {

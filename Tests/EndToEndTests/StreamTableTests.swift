@@ -2,7 +2,7 @@
 import Testing
 import TestSupport
 
-/// `StreamTable` keeps each connection's state and lane by stream number, removing as connections
+/// `StreamTable` keeps each connection's state by stream number, removing as connections
 /// close: it must answer as a dictionary does through any mix of inserts, updates and removals
 /// (removal moves entries back into the hole, so probes must still find every key).
 @Suite("Stream table")

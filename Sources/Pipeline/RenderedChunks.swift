@@ -1,29 +1,29 @@
 import Dissection
 
-/// Bytes the second lane rendered, and where each event's bytes end: a chunk of them, handed to
+/// Bytes a worker rendered, and where each event's bytes end: a chunk of them, handed to
 /// the caller's thread whole and given back once copied out.
-final class LaneChunk {
+final class RenderedChunk {
     enum Kind {
         /// Part of an event's bytes; more follow in the next chunk.
         case piece
         /// The last of an event's bytes (maybe none).
         case eventEnd
-        /// The lane is done with its batch.
+        /// The worker is done with its batch.
         case batchEnd
     }
 
     // Used by one thread at a time, handed over under the round trip's lock.
-    @exclusivity(unchecked) var bytes = ByteSink(capacity: LaneChunks.chunkCapacity)
+    @exclusivity(unchecked) var bytes = ByteSink(capacity: RenderedChunks.chunkCapacity)
     /// Where each record's bytes end (they start where the one before ended); the last one
     /// ends with `bytes` when the chunk is handed over.
     @exclusivity(unchecked) var records: [(end: Int, kind: Kind)] = []
 }
 
-/// The chunks between the second lane and the caller's thread: a fixed number going round
-/// (`RoundTrip`), so memory stays flat however far the lane runs ahead (it waits for a free
+/// The chunks between a worker and the caller's thread: a fixed number going round
+/// (`RoundTrip`), so memory stays flat however far the worker runs ahead (it waits for a free
 /// chunk), each rendered into in place and copied once, into the output.
 // Unchecked: a chunk belongs to one thread at a time, handed over through a `RoundTrip`.
-final class LaneChunks: @unchecked Sendable {
+final class RenderedChunks: @unchecked Sendable {
     /// A chunk is handed over once it holds this many bytes (or at the end of a batch).
     static let chunkBytes = 32 << 10
     /// A chunk's buffer: room for the PDU that takes it past `chunkBytes`, most often.
@@ -32,28 +32,28 @@ final class LaneChunks: @unchecked Sendable {
     /// A chunk given back with more room than this is made anew at its usual size.
     static let keptBytes = 4 * chunkBytes
 
-    private let roundTrip: RoundTrip<LaneChunk>
+    private let roundTrip: RoundTrip<RenderedChunk>
     // The consumer's alone: the chunk being copied out, and its next record.
-    @exclusivity(unchecked) private var reading: LaneChunk?
+    @exclusivity(unchecked) private var reading: RenderedChunk?
     @exclusivity(unchecked) private var nextRecord = 0
 
-    init(count: Int = LaneChunks.count) {
-        roundTrip = RoundTrip((0..<count).map { _ in LaneChunk() })
+    init(count: Int = RenderedChunks.count) {
+        roundTrip = RoundTrip((0..<count).map { _ in RenderedChunk() })
     }
 
     /// Producer: an empty chunk, waiting for one.
-    func nextFree() -> LaneChunk { roundTrip.nextFree().0 }
+    func nextFree() -> RenderedChunk { roundTrip.nextFree().0 }
 
     /// Producer: hands a chunk over; its last record ends with its bytes.
-    func hand(_ chunk: LaneChunk) {
+    func hand(_ chunk: RenderedChunk) {
         assert(chunk.records.last?.end == chunk.bytes.bytes.count)
         roundTrip.hand(chunk)
     }
 
     /// Consumer: the next record's bytes handed to `body` (none for an empty record), waiting
     /// for a chunk when need be; returns the record's kind.
-    func pop(_ body: (UnsafeBufferPointer<UInt8>) -> Void) -> LaneChunk.Kind {
-        let chunk: LaneChunk
+    func pop(_ body: (UnsafeBufferPointer<UInt8>) -> Void) -> RenderedChunk.Kind {
+        let chunk: RenderedChunk
         if let reading {
             chunk = reading
         } else {
@@ -72,7 +72,7 @@ final class LaneChunks: @unchecked Sendable {
         return record.kind
     }
 
-    private func giveBack(_ chunk: LaneChunk) {
+    private func giveBack(_ chunk: RenderedChunk) {
         // A chunk grows past its size by the last PDU rendered into it; one grown by a very
         // large PDU (a frame of thousands of table entries) is not kept that large.
         if chunk.bytes.capacity > Self.keptBytes { chunk.bytes = ByteSink(capacity: Self.chunkCapacity) }
@@ -80,8 +80,4 @@ final class LaneChunks: @unchecked Sendable {
         chunk.records.removeAll(keepingCapacity: true)
         roundTrip.giveBack(chunk)
     }
-
-    /// How long the producer has waited for a free chunk, and the consumer for a filled one
-    /// (nanoseconds).
-    func waited() -> (producer: UInt64, consumer: UInt64) { roundTrip.waited() }
 }
