@@ -10,13 +10,13 @@ import Dissection
 import Reassembly
 
 extension Pipeline {
-    /// Packets read into one batch before it is handed over, and packet bytes: a batch is a few
-    /// hundred PDUs, so handing it over (a lock, at times a wake-up) costs little per PDU, and the
-    /// batches in flight hold little memory. (Bench capture, table in two lanes (before the workers), 8 runs of each in
-    /// turn: 128 packets 0.195–0.198 s, 256 packets 0.185–0.191 s, peak 24 MB either way; 512
-    /// packets or 256 KB no better, up to 4 MB more; text and JSON no slower.)
-    public static let batchPackets = 256
-    static let batchBytes = 128 << 10
+    /// Packets read into one batch before it is handed over, and packet bytes: each hand-over
+    /// is a lock and, often, a thread woken on each side (tens of microseconds on a VM), so a
+    /// batch is a thousand packets. (Two workers, taken in turn: fleet table, 256 packets and 128
+    /// KB 1.72–1.83 s, 1,024 packets and 256 KB 1.45–1.52 s; bench capture, table 0.38 → 0.29
+    /// s, text 1.08 → 0.83 s, peak 29 MB with 8 batches in flight, 40 MB with 16 of 512 KB.)
+    public static let batchPackets = 1024
+    static let batchBytes = 256 << 10
     /// Batches in flight: one being read into, one being dissected, the others waiting.
     static let batchesInFlight = 4
 

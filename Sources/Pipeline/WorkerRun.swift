@@ -12,8 +12,9 @@ import Synchronization
 
 extension Pipeline {
     /// Batches in flight in a run in workers: one being read into, the others being dissected
-    /// or waiting, so the reading thread can read ahead while a worker is the busier for a while.
-    static let batchesInFlightInWorkers = 16
+    /// or waiting, so the reading thread can read ahead while a worker is the busier for a while
+    /// (8 of up to 256 KB: see `batchPackets`).
+    static let batchesInFlightInWorkers = 8
 
     /// Reads `source` on a thread of its own and shares the connections out among `workers`
     /// workers, each owning whole connections (by a hash of the connection's number,

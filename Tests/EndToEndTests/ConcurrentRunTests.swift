@@ -3,13 +3,15 @@ import Capture
 import Dissection
 import Foundation
 import MQTT
-import Pipeline
+@testable import Pipeline
 import Render
 import Testing
 
 /// `Pipeline.runConcurrently` (what the command line runs on files: reading on a second thread)
 /// must emit exactly what `run` emits, in the same order, on the caller's thread.
 @Suite struct ConcurrentRunTests {
+    static let batchPackets = 128
+
     struct Outcome: Equatable {
         var events: [String]
         var failed: Bool
@@ -22,6 +24,8 @@ import Testing
         var reader = try CaptureFileReader(path: path)
         defer { reader.close() }
         let pipeline = Pipeline(registry: FactsDetailTests.registry(.tree, for: path), options: PipelineOptions(maxPDUs: maxPDUs))
+        // Small batches, so a capture of a few thousand packets spans many.
+        pipeline.batchPacketLimit = Self.batchPackets
         let options = RenderOptions(showSecrets: false, color: false, showTree: true, maxTableRows: 1000)
         var text = TextRenderer(options: options), json = JSONRenderer(options: options)
         var events: [String] = []
@@ -102,7 +106,7 @@ import Testing
         let alone = try Self.outcome(path, concurrently: false)
         let both = try Self.outcome(path, concurrently: true)
         #expect(alone.failed && both.failed, "the cut-off record is reported by both")
-        #expect(alone.statistics.packets > 8 * Pipeline.batchPackets, "the capture spans many batches")
+        #expect(alone.statistics.packets > 8 * Self.batchPackets, "the capture spans many batches")
         #expect(alone.statistics.pdus > 1000)
         #expect(alone.statistics.connections == 40)
         #expect(alone.events.contains { $0.contains("IPv4 header cut short by the capture") }, "capture notes are among the events")
