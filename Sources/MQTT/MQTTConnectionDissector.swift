@@ -160,10 +160,17 @@ public struct MQTTConnectionDissector: StreamDissector {
     @inline(__always)
     private mutating func take<Output: PDUOutput>(_ frame: MQTTFrame, from direction: Direction, into output: inout Output) {
         let packet = decode(frame, from: direction)
-        if case .facts = options.detail, !hasPending(direction), let counted = packet.counted() {
-            let type = packet.type
-            output.append(counted: counted, orBox: { MQTTPacket.box($0, type: type) })
-            return
+        if case .facts = options.detail, !hasPending(direction) {
+            if let counted = packet.counted() {
+                let type = packet.type
+                output.append(counted: counted, orBox: { MQTTPacket.box($0, type: type) })
+                return
+            }
+            // A CONNECT's client id and version are counted too: a box of facts, still no tree.
+            if let connect = packet.countedConnect() {
+                output.append(connect)
+                return
+            }
         }
         // Copies of a dissector may be used on different threads: one never writes into another's buffer.
         if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }

@@ -18,6 +18,20 @@ extension MQTTPacket {
         return c
     }
 
+    /// A CONNECT in which the decoder found no problem, as what a table counts of it: a box of
+    /// its facts (kind, client id, version), no field tree; nil for any other packet. The same
+    /// facts `PDUFacts(deriving:)` reads off its tree.
+    func countedConnect() -> DissectedPDU? {
+        guard problems.isEmpty, header == .complete, case .connect(let connect) = content else { return nil }
+        var pdu = DissectedPDU(protocolName: "mqtt", summary: "CONNECT", wireLength: wireLength, kind: "CONNECT")
+        if let id = connect.clientID { pdu.facts!.clientID = id.value }
+        if let announced = connect.announcedVersion {
+            pdu.facts!.connectVersion = announced.name
+            pdu.facts!.version = announced.name
+        }
+        return pdu
+    }
+
     /// A counted packet as the box an array of PDUs holds: its facts, no tree, the kind as summary.
     static func box(_ c: borrowing CountedPDU, type: MQTTPacketType) -> DissectedPDU {
         guard type == .publish else {
