@@ -49,9 +49,14 @@ build() { # scratch path, sanitizers
 link() { # scratch path, sanitizers, target, output
     local bin=$1/release dir
     dir=$(echo "$3" | sed 's/^./\U&/; s/^Mqtt/MQTT/; s/^Amqp/AMQP/')
-    # shellcheck disable=SC2046
+    # Each module's objects are those of its current sources (the build's `sources` list): an
+    # object of a source file since deleted stays in the scratch path and must not be linked.
+    local objects=() m f
+    for m in FuzzTargets MQTT AMQP Pipeline Capture Reassembly Packets Render Dissection; do
+        while IFS= read -r f; do objects+=("$bin/$m.build/$(basename "$f").o"); done < "$bin/$m.build/sources"
+    done
     swiftc -O -assert-config Debug -sanitize="$2" -parse-as-library -DFUZZING -I "$bin/Modules" -I Sources/CPcap \
-        "Fuzz/$dir/main-$3.swift" $(ls "$bin"/{FuzzTargets,MQTT,AMQP,Pipeline,Capture,Reassembly,Packets,Render,Dissection}.build/*.o) \
+        "Fuzz/$dir/main-$3.swift" "${objects[@]}" \
         -lpcap -o "$4" 2>&1 | grep -v "Cannot export local symbol" >&2 || true
 }
 asan=.build-fuzz fast=.build-fuzz-fast
