@@ -8,8 +8,11 @@ public struct ByteSink {
     /// Usable from inline code: the appends are inlined into renderers and decoders (another
     /// module), where most of their cost would otherwise be the call.
     @usableFromInline final class Storage {
+        // One thread at a time (a sink is not Sendable; the shared `unallocated` is never written).
         @usableFromInline @exclusivity(unchecked) var base: UnsafeMutablePointer<UInt8>
+        // One thread at a time (a sink is not Sendable), and no access to it lasts across a call out.
         @usableFromInline @exclusivity(unchecked) var count = 0
+        // One thread at a time (a sink is not Sendable); written only in `grow`, which calls nothing out.
         @usableFromInline @exclusivity(unchecked) var capacity: Int
 
         @usableFromInline init(capacity: Int) {

@@ -21,25 +21,40 @@ public struct DissectedPDU: Sendable {
     /// String are made only when asked for, or when the part is changed.
     // Unchecked: written only while uniquely referenced (copy on write), so never while shared.
     @usableFromInline final class Storage: @unchecked Sendable {
+        // Written only while uniquely referenced (copy on write): no other value can read it meanwhile.
         @usableFromInline @exclusivity(unchecked) var protocolName: String
         /// Unused while the summary is in the tail (`summaryCount` > 0).
+        // Written only while uniquely referenced (copy on write): no other value can read it meanwhile.
         @usableFromInline @exclusivity(unchecked) var summary: String
+        // Written only while uniquely referenced (copy on write): no other value can read it meanwhile.
         @usableFromInline @exclusivity(unchecked) var fields: [Field]
+        // Written only while uniquely referenced (copy on write): no other value can read it meanwhile.
         @usableFromInline @exclusivity(unchecked) var problems: [Problem]
+        // Written only while uniquely referenced (copy on write): no other value can read it meanwhile.
         @usableFromInline @exclusivity(unchecked) var wireLength: Int
+        // Written only while uniquely referenced (copy on write): no other value can read it meanwhile.
         @usableFromInline @exclusivity(unchecked) var facts: PDUFacts?
+        // Written only while uniquely referenced (copy on write): no other value can read it meanwhile.
         @usableFromInline @exclusivity(unchecked) var packet: (any TypedPacket)?
         /// Unused while the tree is in the tail (`tailTree` is not `.none`).
+        // Written only while uniquely referenced (copy on write): no other value can read it meanwhile.
         @usableFromInline @exclusivity(unchecked) var textTree: [UInt8]
+        // Written only while uniquely referenced (copy on write): no other value can read it meanwhile.
         @usableFromInline @exclusivity(unchecked) var jsonTree: [UInt8]
         /// The summary's UTF-8 (bytes 0..<summaryCount), then a written tree (`treeCount` bytes
         /// from `treeStart`); nil when neither is kept here.
+        // Written only while uniquely referenced (copy on write): no other value can read it meanwhile.
         @usableFromInline @exclusivity(unchecked) var tail: UnsafeMutablePointer<UInt8>?
+        // Written only while uniquely referenced (copy on write): no other value can read it meanwhile.
         @usableFromInline @exclusivity(unchecked) var summaryCount = 0
+        // Written only while uniquely referenced (copy on write): no other value can read it meanwhile.
         @usableFromInline @exclusivity(unchecked) var tailTree = WrittenTree.none
+        // Written only while uniquely referenced (copy on write): no other value can read it meanwhile.
         @usableFromInline @exclusivity(unchecked) var treeStart = 0
+        // Written only while uniquely referenced (copy on write): no other value can read it meanwhile.
         @usableFromInline @exclusivity(unchecked) var treeCount = 0
         /// Bytes allocated at `tail` (a box reused from the pool keeps its buffer).
+        // Written only while uniquely referenced (copy on write): no other value can read it meanwhile.
         @usableFromInline @exclusivity(unchecked) var tailCapacity = 0
 
         @usableFromInline init(protocolName: String, summary: String, fields: [Field], problems: [Problem],

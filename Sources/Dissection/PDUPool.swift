@@ -18,6 +18,7 @@ enum PDUPool {
     static let maxKeptTail = 16 << 10
 
     final class Spares {
+        // Each thread has its own pool (a thread-specific key), and no access to it calls back into the pool.
         @exclusivity(unchecked) var boxes: [DissectedPDU.Storage] = []
     }
 

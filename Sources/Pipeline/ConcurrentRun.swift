@@ -133,12 +133,17 @@ final class Batch: @unchecked Sendable {
     // Written by the reading thread, then read by the threads it was handed to (under the
     // hand-over's lock), until it is given back: no access is ever concurrent with a write.
     @exclusivity(unchecked) var events: [ReassemblyEvent] = []
+    // Appended to by the reading thread before the hand-over, only read by the consumers after it.
     @exclusivity(unchecked) var items: [Item] = []
+    // Used by the reading thread alone, while it fills the batch (`readAll`, `clear`).
     @exclusivity(unchecked) var bytes = 0
+    // Set by the reading thread before the hand-over, only read by the consumers after it.
     @exclusivity(unchecked) var isLast = false
     /// In a run in workers: the worker of each event, and the place of the first event in the
     /// whole run (event `i` is the run's `firstOrdinal + i`th).
+    // Tagged by the reading thread before the hand-over (`tag`), only read by the workers after it.
     @exclusivity(unchecked) var workers: [UInt8] = []
+    // Set by the reading thread before the hand-over, only read by the workers after it.
     @exclusivity(unchecked) var firstOrdinal = 0
 
     func clear() {

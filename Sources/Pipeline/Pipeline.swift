@@ -59,21 +59,31 @@ public final class Pipeline {
     // calls out to reaches back into these while they are being written: no runtime exclusivity
     // checks (a check per access per packet: callgrind, 6.8 MB MQTT capture, table 196M → 193M).
     @exclusivity(unchecked) var reassembler: TCPReassembler
+    // Only `process` and `finish` use it, on the caller's thread; `read`, lent it, touches only its argument.
     @exclusivity(unchecked) private var events: [ReassemblyEvent] = []
+    // Touched only in `read`, on the thread that reads the packets.
     @exclusivity(unchecked) private var reportedLinkTypes: Set<Int32> = []
+    // Written in `read` and read after it, on the thread that reads the packets.
     @exclusivity(unchecked) var lastFrame = 0
+    // Written in `read` and read after it, on the thread that reads the packets.
     @exclusivity(unchecked) var lastTime = Timestamp(seconds: 0, nanoseconds: 0)
+    // Counted in `read` by the thread that reads the packets; `statistics` reads it after the run.
     @exclusivity(unchecked) var packets = 0
+    // Counted in `read` by the thread that reads the packets; `statistics` reads it after the run.
     @exclusivity(unchecked) var tcpSegments = 0
     /// Reassembly events made so far, from `options.firstEvent` on.
+    // Written by the thread that reads the packets; others read it only once the run has returned.
     @exclusivity(unchecked) public internal(set) var eventsRead = 0
     /// The dissecting half.
     let stage: StreamStage
     /// The other workers' dissecting halves, in a run in workers (`runInWorkers`).
+    // Set and read on the caller's thread only; the workers reach their stages through `Worker`.
     @exclusivity(unchecked) var workerStages: [StreamStage] = []
     /// Packets per batch of a concurrent run (`batchPackets`), and batches in flight in a run in
     /// workers (`batchesInFlightInWorkers`): tests make both small, so threads wait on each other often.
+    // Set only before a run (by tests); during it, only the reading thread reads it.
     @exclusivity(unchecked) var batchPacketLimit = Pipeline.batchPackets
+    // Set only before a run (by tests); read once, on the caller's thread, as `runInWorkers` begins.
     @exclusivity(unchecked) var batchesInFlightInWorkers = Pipeline.batchesInFlightInWorkers
 
     /// Counters of the run so far (of a concurrent run: once it has returned).

@@ -16,6 +16,7 @@ final class RenderedChunk {
     @exclusivity(unchecked) var bytes = ByteSink(capacity: RenderedChunks.chunkCapacity)
     /// Where each record's bytes end (they start where the one before ended); the last one
     /// ends with `bytes` when the chunk is handed over.
+    // Appended to by the producer before the hand-over, read and emptied by the consumer after it.
     @exclusivity(unchecked) var records: [(end: Int, kind: Kind)] = []
 }
 
@@ -35,6 +36,7 @@ final class RenderedChunks: @unchecked Sendable {
     private let roundTrip: RoundTrip<RenderedChunk>
     // The consumer's alone: the chunk being copied out, and its next record.
     @exclusivity(unchecked) private var reading: RenderedChunk?
+    // The consumer's alone, used only in `pop`, whose `body` never calls back into these chunks.
     @exclusivity(unchecked) private var nextRecord = 0
 
     init(count: Int = RenderedChunks.count) {

@@ -13,14 +13,21 @@ final class StreamStage {
     // Used from one thread, one call at a time; nothing it calls out to reaches back into these
     // while they are being written: no runtime exclusivity checks.
     @exclusivity(unchecked) private var streams = StreamTable<StreamState>()
+    // The stage's thread alone; lent to a dissector, which cannot reach the stage, and read between calls.
     @exclusivity(unchecked) private var pdus: [DissectedPDU] = []
     /// A segment's PDUs when they go out counted (`countedPDUs`).
+    // The stage's thread alone; lent to a dissector in `receiveCounted`, read in `emitBatch` after it.
     @exclusivity(unchecked) private var batch = PDUBatch()
     /// True once `maxPDUs` is reached or `emit` returned false: no more PDUs are emitted.
+    // The stage's thread alone, with plain loads and stores: no access to it lasts across `emit`.
     @exclusivity(unchecked) var stopped = false
+    // Counted by the stage's thread; `Pipeline.statistics` reads it only once that thread is done.
     @exclusivity(unchecked) private(set) var pduCount = 0
+    // Counted by the stage's thread; `Pipeline.statistics` reads it only once that thread is done.
     @exclusivity(unchecked) private(set) var problemCount = 0
+    // Counted by the stage's thread; `Pipeline.statistics` reads it only once that thread is done.
     @exclusivity(unchecked) private(set) var gapBytes = 0
+    // Counted by the stage's thread; `Pipeline.statistics` reads it only once that thread is done.
     @exclusivity(unchecked) private(set) var connections = 0
 
     /// A class, so the dissector is mutated where it is stored: a struct copied out of
@@ -34,24 +41,33 @@ final class StreamStage {
         /// Made at the connection's first bytes, gap or end (`StreamStage.makeDissector(of:)`);
         /// until then a stand-in that holds nothing (not an optional: unwrapping one per segment
         /// copied the existential in and out).
+        // Reached only through its stage, on the stage's thread; a dissector's call cannot reach its state.
         @exclusivity(unchecked) var dissector: any StreamDissector = NotYetMade()
+        // Set once in `makeDissector`, then only read, on the stage's thread.
         @exclusivity(unchecked) var hasDissector = false
         let info: ConnectionInfo
         let protocolName: String
         let client: Endpoint
         let server: Endpoint
         /// The endpoints of each direction's contexts (`endpoints(_:)`).
+        // Written once by `makeEndpoints`, then only read by `endpoints`, on the stage's thread.
         @exclusivity(unchecked) private var toServer: StreamEndpoints?
+        // Written once by `makeEndpoints`, then only read by `endpoints`, on the stage's thread.
         @exclusivity(unchecked) private var toClient: StreamEndpoints?
         let firstSeen: Timestamp
+        // Written per segment and read at the close, with plain loads and stores on the stage's thread.
         @exclusivity(unchecked) var lastSeen: Timestamp
+        // Counted per segment and read at the close, with plain loads and stores on the stage's thread.
         @exclusivity(unchecked) var bytesToServer = 0
+        // Counted per segment and read at the close, with plain loads and stores on the stage's thread.
         @exclusivity(unchecked) var bytesToClient = 0
         /// Whether its segments go through the batch (`countedPDUs`, and the dissector makes
         /// counted PDUs): set when the dissector is made.
+        // Set once in `makeDissector`, then only read, on the stage's thread.
         @exclusivity(unchecked) var counts = false
         /// Where the segment being delivered was recorded, when reassembly held it back
         /// (`ReassemblyEvent.recordedAt`): what it completes is attributed to it.
+        // Set by a `recordedAt` event and read by `attributed`, both on the stage's thread.
         @exclusivity(unchecked) var origin: CaptureOrigin?
 
         /// Where an event of this connection is attributed: the packet at hand (`frame`, `now`),

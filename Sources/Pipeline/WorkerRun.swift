@@ -151,8 +151,10 @@ extension Pipeline {
 final class Worker<R: EventRenderer>: @unchecked Sendable {
     let stage: StreamStage
     let chunks = RenderedChunks()
+    // The worker's thread renders with it; the caller's thread merges it only after joining that thread.
     @exclusivity(unchecked) var renderer: R
     /// The chunk being rendered into.
+    // Only the worker's thread touches it (`dissect`, `take`, `handOver`), with plain loads and stores.
     @exclusivity(unchecked) private var chunk: RenderedChunk?
     private let stopRequested = Atomic<Bool>(false)
 

@@ -10,11 +10,14 @@ final class Connection {
     let toClient = HalfStream()
     // Accessed from one thread, one access at a time: no runtime exclusivity checks.
     @exclusivity(unchecked) var lastSeen: Double
+    // The reassembler's, on the one thread that reads packets, with plain loads and stores.
     @exclusivity(unchecked) var reset = false
     /// Packets of this connection seen so far: the clock of the reorder window.
+    // The reassembler's, on the one thread that reads packets, with plain loads and stores.
     @exclusivity(unchecked) var packets = 0
     /// Segments held back, in capture order, because they acknowledge bytes of the other
     /// direction that the capture has not shown yet (recorded after the reply they caused).
+    // The reassembler's, on the one thread that reads packets; no access to it lasts across `handle`.
     @exclusivity(unchecked) var deferred: [HeldBack] = []
 
     struct HeldBack {

@@ -12,6 +12,7 @@ final class OutputWriter {
     /// UTF-8 text waiting to be written. Renderers write into it in place (`Renderer.render(_:into:)`
     /// with a sink), one event at a time on one thread: no runtime exclusivity checks (a check
     /// per event otherwise).
+    // The main thread's alone; while lent to a run in workers, it is reached only through the inout argument.
     @exclusivity(unchecked) var sink = ByteSink(capacity: 1 << 17)
     private let flushEachEvent: Bool
 
