@@ -515,7 +515,8 @@ public struct AMQPConnectionDissector: StreamDissector {
                                                     reference: "AMQP 0-9-1 §4.2.6.1", range: 7..<9))
             }
             // Changed where it is kept: a copy out and back retained each of its parts.
-            messages.values[i].take(header: header, payload: keepsHeaders ? frame.payload : nil)
+            messages.values[i].take(header: header,
+                                    properties: keepsHeaders ? AMQPMessageAssembly.keptProperties(of: decoded.pdu) : nil)
             if messages.values[i].isComplete {
                 // Moved out of the table: handing the table's own value to a mutating method
                 // copied every part of it, and the copy and the original were destroyed apart.

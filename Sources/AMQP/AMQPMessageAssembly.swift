@@ -16,11 +16,20 @@ struct AMQPMessageAssembly {
     var bodySize: UInt64 = 0
     var received: UInt64 = 0
     var propertySummary = ""
-    /// The content header's payload, kept (copied: a few dozen bytes, once per message) when the
-    /// message's `field()` will be shown as JSON: its `properties` object is decoded from it then,
-    /// the same object the header frame shows. Not kept for text and tables, which show only
-    /// `propertySummary`, nor by the fast paths, which make no header fields to keep.
-    private var headerPayload: [UInt8]?
+    /// The content header's `properties` as the header frame showed them, kept when the
+    /// message's `field()` will be shown as JSON (the same object again). Not kept for text and
+    /// tables, which show only `propertySummary`.
+    private var headerProperties: KeptProperties?
+
+    /// A header's `properties`, as kept for its message.
+    enum KeptProperties {
+        /// The JSON object the header frame's written JSON holds (a copy of its bytes).
+        case json([UInt8])
+        /// The header frame's field, its byte ranges dropped (they were the header's).
+        case field(Field)
+        /// The header has no properties.
+        case none
+    }
     var preview: [UInt8] = []
     var previewLimit: Int
     /// Body bytes the capture or the hold limit kept from the preview.
@@ -48,28 +57,55 @@ struct AMQPMessageAssembly {
     }
 
     /// Takes the content header: its body size and properties; body frames come next.
-    /// `payload`, the header frame's payload, is kept for `field(options:)` when given.
-    mutating func take(header: AMQPContentHeaderDecoder.Result, payload: ArraySlice<UInt8>? = nil) {
+    /// `properties`, what the header frame showed of its properties, is kept for
+    /// `field(options:)` when given.
+    mutating func take(header: AMQPContentHeaderDecoder.Result, properties: KeptProperties? = nil) {
         bodySize = header.bodySize ?? 0
         propertySummary = header.propertySummary
-        headerPayload = payload.map { Array($0) }
+        headerProperties = properties
         stage = .awaitingBody
     }
 
-    /// The content header's `properties` field decoded again from its kept payload, JSON only and
-    /// without byte ranges (they were the header frame's); nil when none was kept or it has none.
-    /// The header's problems were reported on the header frame.
-    private func propertiesField(options: AMQPOptions) -> Field? {
-        guard let headerPayload else { return nil }
-        var fields: [Field] = []
-        AMQPContentHeaderDecoder(options: options).decode(headerPayload[...], isWhole: true).header?
-            .appendFields(to: &fields, options: options)
-        guard var properties = fields.first(where: { $0.key == "properties" }) else { return nil }
-        func dropRanges(_ field: inout Field) {
-            field.range = nil
-            for i in field.children.indices { dropRanges(&field.children[i]) }
+    /// What a message keeps of its header frame's `properties` (`pdu`, that frame's PDU, as the
+    /// JSON and tree details make it): the object its written JSON holds, or its field.
+    static func keptProperties(of pdu: DissectedPDU) -> KeptProperties {
+        if pdu.hasJSONTree {
+            return pdu.withJSONTreeBytes { bytes -> KeptProperties in
+                // A written header's object ends with its `properties` member, when it has one:
+                // the first such key, as the members before it are numbers.
+                let key = Array(",\"properties\":".utf8)
+                guard bytes.count > key.count + 1 else { return .none }
+                for start in 0...(bytes.count - key.count - 1) where bytes[start] == key[0] {
+                    guard bytes[start..<(start + key.count)].elementsEqual(key) else { continue }
+                    // Up to the frame object's closing brace.
+                    return .json(Array(bytes[(start + key.count)..<(bytes.count - 1)]))
+                }
+                return .none
+            }
         }
+        guard var properties = pdu.fields.first(where: { $0.key == "properties" }) else { return .none }
         dropRanges(&properties)
+        return .field(properties)
+    }
+
+    private static func dropRanges(_ field: inout Field) {
+        field.range = nil
+        for i in field.children.indices { dropRanges(&field.children[i]) }
+    }
+
+    /// The content header's `properties` field, JSON only and without byte ranges (they were the
+    /// header frame's), from what was kept of it; nil when nothing was kept or it has none. The
+    /// header's problems were reported on the header frame.
+    private func propertiesField() -> Field? {
+        var properties: Field
+        switch headerProperties {
+        case nil, .none?:
+            return nil
+        case .json(let bytes)?:
+            properties = Field("properties", "Properties", .json(bytes))
+        case .field(let field)?:
+            properties = field
+        }
         properties.jsonOnly = true
         return properties
     }
@@ -169,8 +205,8 @@ struct AMQPMessageAssembly {
     }
 
     /// The `message` field: the method's routing, the properties, and the body preview. The
-    /// properties are a line of `propertySummary` in text and, when the header's payload was
-    /// kept, the header's `properties` object in JSON (`options` decode it).
+    /// properties are a line of `propertySummary` in text and, when the header's were kept, the
+    /// header's `properties` object in JSON.
     func field(options: AMQPOptions) -> Field {
         var children: [Field] = []
         children.reserveCapacity(method.messageArguments.count + 6)
@@ -188,7 +224,7 @@ struct AMQPMessageAssembly {
         if !propertySummary.isEmpty {
             children.append(Field("properties", "Properties", .string(propertySummary), textOnly: true))
         }
-        if let properties = propertiesField(options: options) { children.append(properties) }
+        if let properties = propertiesField() { children.append(properties) }
         children.append(Field("body_size", "Body size", bodySize <= UInt64(Int.max) ? .int(Int(bodySize)) : .string(String(bodySize))))
         let length = Int(clamping: bodySize)
         children.append(Field("body", "Body", Preview.value(of: preview[...], length: length, limit: previewLimit)))

@@ -83,6 +83,10 @@ public enum FieldValue: Sendable, Equatable {
     case text(preview: String, length: Int)
     /// A credential: hidden by renderers unless the user asked for secrets.
     case secret(String)
+    /// A JSON value written already (UTF-8, valid JSON): JSON shows it as it is, text its bytes.
+    /// An AMQP message repeats its content header's `properties` object this way, as the header
+    /// frame's JSON wrote it, rather than decoding the header again.
+    case json([UInt8])
 
     public var intValue: Int? {
         if case .int(let v) = self { return v }

@@ -74,6 +74,7 @@ public enum JSONTree {
         case .text(let s, _): JSONString.escape(s, into: &out)
         case .bytes(let preview, _): JSONString.escape(Preview.hex(preview), into: &out)
         case .secret(let s): JSONString.escape(showSecrets ? s : hiddenSecret, into: &out)
+        case .json(let bytes): bytes.withUnsafeBufferPointer { out.append(bytes: $0) }
         }
     }
 }

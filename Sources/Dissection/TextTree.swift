@@ -59,6 +59,9 @@ public enum TextTree {
         case .bytes(let preview, let length):
             out.literal(": ")
             preview.withUnsafeBufferPointer { writeHex($0, length: length, style: style, into: &out) }
+        case .json(let bytes):
+            out.literal(": ")
+            bytes.withUnsafeBufferPointer { out.append(bytes: $0) }
         case .secret(let s):
             out.literal(": ")
             if style.showSecrets {
