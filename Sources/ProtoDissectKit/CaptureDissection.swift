@@ -21,6 +21,8 @@ public struct CapturedPDU: Sendable {
 
     /// The typed MQTT packet, when the PDU is one.
     public var mqtt: MQTTPacket? { pdu.packet as? MQTTPacket }
+    /// The typed AMQP frame, when the PDU is one (a protocol header or unframed bytes have none).
+    public var amqp: AMQPFrame? { pdu.packet as? AMQPFrame }
     /// The PDU's bytes as captured (a prefix when the capture cut it short), where the decoder
     /// gives a typed value.
     public var bytes: ArraySlice<UInt8>? { pdu.packet?.bytes }
@@ -33,6 +35,7 @@ public struct CapturedPDU: Sendable {
 /// ```swift
 /// try CaptureDissection.forEachPDU(inFile: "session.pcap") { captured in
 ///     if let publish = captured.mqtt, let bytes = captured.bytes { /* feed my codec `bytes` */ }
+///     if let method = captured.amqp?.method { /* compare with my codec's method */ }
 ///     return true  // false stops the run
 /// }
 /// ```
