@@ -16,16 +16,10 @@ public struct FlowKey: Hashable, Sendable {
         hasher.combine(Self.fold(low) &* 0x9E37_79B9_7F4A_7C15 ^ Self.fold(high))
     }
 
-    /// How many slots `slot` picks among: `1 << slotBits`. Enough for the connections a fleet of
-    /// devices keeps open at once (a few thousand, their packets interleaved): with 64 slots
-    /// nearly every packet of such a capture missed them and hashed its key for the dictionary.
-    static let slotBits = 12
-    static let slots = 1 << slotBits
-
-    /// A slot for the key among `slots`, from its folded endpoints: no hasher is run.
-    var slot: Int {
-        let h = (Self.fold(low) &* 0x9E37_79B9_7F4A_7C15 ^ Self.fold(high)) &* 0xD6E8_FEB8_6659_FD93
-        return Int(truncatingIfNeeded: h >> UInt64(64 - Self.slotBits))
+    /// The key's endpoints folded and mixed into 64 bits, no hasher run: `FlowTable` takes its
+    /// top bits as a key's home slot.
+    var mixed: UInt64 {
+        (Self.fold(low) &* 0x9E37_79B9_7F4A_7C15 ^ Self.fold(high)) &* 0xD6E8_FEB8_6659_FD93
     }
 
     private static func fold(_ e: Endpoint) -> UInt64 {

@@ -26,16 +26,9 @@ public struct TCPReassembler {
     /// Decides which end is the server when the handshake is not in the capture.
     private let isServerPort: (UInt16) -> Bool
 
-    private var connections: [FlowKey: Connection] = [:]
-    /// Connections recently found, in slots picked by a cheap hash of the key (`FlowKey.slot`):
-    /// most packets find theirs here and skip hashing the key for the dictionary (about 300
-    /// instructions a packet). Kept in step with `connections`: an entry leaves with its connection.
-    /// Keys and connections in arrays of their own: a slot of both together was copied out to
-    /// compare its key, retaining and releasing the connection per packet.
-    private var recentKeys = [FlowKey?](repeating: nil, count: FlowKey.slots)
-    private var recentConnections = [Connection?](repeating: nil, count: FlowKey.slots)
+    private var connections = FlowTable<Connection>()
     /// Recently closed pairs: stray ACKs and retransmitted FINs after a close must not open a connection.
-    private var closedAt: [FlowKey: Double] = [:]
+    private var closedAt = FlowTable<Double>()
     /// `closedAt`'s pairs by close time, for the sweep to let go of the old ones.
     private var closedOrder = ClosedPairExpiry()
     private var nextStream = 0
@@ -76,17 +69,8 @@ public struct TCPReassembler {
         }
         let key = FlowKey(segment.source, segment.destination)
         let flags = segment.flags
-        // One lookup for a packet of a known connection (nearly all of them), often in `recent`.
-        let slot = key.slot
-        var found: Connection?
-        if recentKeys[slot] == key {
-            found = recentConnections[slot]
-        } else {
-            found = connections[key]
-            if let conn = found {
-                setRecent(key, conn)
-            }
-        }
+        // One lookup for a packet of a known connection (nearly all of them).
+        var found = connections[key]
         if found == nil {
             let hasData = !segment.payload.isEmpty || segment.missingPayload > 0
             if let closed = closedAt[key], !flags.contains(.syn) {
@@ -144,7 +128,9 @@ public struct TCPReassembler {
 
     /// Ends every connection (end of capture): holes become gaps, held data is delivered.
     public mutating func flushAll(into events: inout [ReassemblyEvent]) {
-        let order = connections.values.sorted { $0.stream < $1.stream }.map { FlowKey($0.client, $0.server) }
+        var open: [(key: FlowKey, stream: Int)] = []
+        connections.forEach { key, conn in open.append((key, conn.stream)) }
+        let order = open.sorted { $0.stream < $1.stream }.map(\.key)
         for key in order { close(key, reason: .endOfCapture, into: &events) }
     }
 
@@ -172,15 +158,8 @@ public struct TCPReassembler {
         let conn = Connection(stream: nextStream, client: client, server: server, lastSeen: time)
         nextStream += 1
         connections[key] = conn
-        setRecent(key, conn)
         events.append(.opened(stream: conn.stream, client: client, server: server, midStream: midStream))
         return conn
-    }
-
-    /// `key`'s slot of the recent connections: `conn` (nil: the slot emptied), its key beside it.
-    private mutating func setRecent(_ key: FlowKey, _ conn: Connection?) {
-        recentKeys[key.slot] = conn == nil ? nil : key
-        recentConnections[key.slot] = conn
     }
 
     private mutating func close(_ key: FlowKey, reason: CloseReason, into events: inout [ReassemblyEvent]) {
@@ -196,7 +175,6 @@ public struct TCPReassembler {
             if conn.reset { reason = .reset } else if conn.isFinished { reason = .fin }
         }
         connections.removeValue(forKey: key)
-        if recentKeys[key.slot] == key { setRecent(key, nil) }
         for side in [FlowSide.clientToServer, .serverToClient] {
             flushPending(side: side, conn: conn, reason: .lostSegment, into: &events)
             if !conn[side].finished {
@@ -220,7 +198,7 @@ public struct TCPReassembler {
         var waiting: [(key: FlowKey, stream: Int)] = []
         // One pass finds both (it was one pass each): a connection idle is closed as idle,
         // whatever its holes; the others' holes are given up after the idle ones are closed.
-        for (key, conn) in connections {
+        connections.forEach { key, conn in
             if now - conn.lastSeen >= limits.idleTimeout {
                 idle.append((key, conn.stream))
             } else if conn.toServer.holeSince.map({ now - $0 >= limits.holeTimeout }) == true
@@ -245,7 +223,7 @@ public struct TCPReassembler {
             // The data released may end with the FIN that finishes the connection.
             if conn.isFinished { close(key, reason: .fin, into: &events) }
         }
-        // The pairs closed an idle timeout ago or more, from the oldest (the dictionary keeps the
+        // The pairs closed an idle timeout ago or more, from the oldest (the table keeps the
         // others, as a filter of all of it would).
         closedOrder.removeDue({ now - $0 >= limits.idleTimeout }) { key, time in
             if closedAt[key] == time { closedAt[key] = nil }
@@ -255,17 +233,15 @@ public struct TCPReassembler {
     /// Flushes the least recently active tenth of the connections, so the cost is paid rarely.
     private mutating func evictOldest(into events: inout [ReassemblyEvent]) {
         // The tenth is selected, then sorted (not all sorted), as plain values: time, number and
-        // place in the dictionary of each connection. Equal times go in stream order (in the
-        // dictionary's order before, which its per-process hash seed sets).
-        struct Candidate { var lastSeen: Double; var stream: Int; var index: [FlowKey: Connection].Index }
+        // key of each connection. Equal times go in stream order.
+        struct Candidate { var lastSeen: Double; var stream: Int; var key: FlowKey }
         func less(_ a: Candidate, _ b: Candidate) -> Bool {
             a.lastSeen < b.lastSeen || (a.lastSeen == b.lastSeen && a.stream < b.stream)
         }
         var byTime: [Candidate] = []
         byTime.reserveCapacity(connections.count)
-        for i in connections.indices {
-            let conn = connections.values[i]
-            byTime.append(Candidate(lastSeen: conn.lastSeen, stream: conn.stream, index: i))
+        connections.forEach { key, conn in
+            byTime.append(Candidate(lastSeen: conn.lastSeen, stream: conn.stream, key: key))
         }
         let count = min(max(1, limits.maxConnections / 10), byTime.count)
         byTime.withUnsafeMutableBufferPointer { a in
@@ -291,14 +267,13 @@ public struct TCPReassembler {
             }
             a[0..<count].sort(by: less)
         }
-        // Their keys before any is closed: closing changes the dictionary and its indices.
-        let victims = byTime[0..<count].map { connections.keys[$0.index] }
+        let victims = byTime[0..<count].map(\.key)
         for key in victims {
             flushedConnections += 1
             close(key, reason: .connectionLimit, into: &events)
         }
         if closedAt.count > limits.maxConnections {
-            closedAt.removeAll(keepingCapacity: true)
+            closedAt.removeAll()
             closedOrder.removeAll()
         }
     }
