@@ -55,7 +55,7 @@ let package = Package(
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture"]),
         .testTarget(name: "PacketsTests", dependencies: ["Packets"]),
-        .testTarget(name: "ReassemblyTests", dependencies: ["Reassembly", "Packets"]),
+        .testTarget(name: "ReassemblyTests", dependencies: ["Reassembly", "Packets", "TestSupport"]),
         // What several test targets share (a seeded random generator, feeding a dissector in parts).
         .target(name: "TestSupport", dependencies: ["Dissection"], path: "Tests/TestSupport"),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Dissection", "TestSupport"]),

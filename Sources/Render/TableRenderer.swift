@@ -36,7 +36,7 @@ public struct TableRenderer: Renderer {
         var lastChannel = -1
     }
 
-    private struct TopicRow {
+    private struct TopicRow: MergedRow {
         var name: String
         var position = 0
         var messages = 0
@@ -44,6 +44,11 @@ public struct TableRenderer: Renderer {
         /// By QoS 0, 1 and 2 (a tuple: an array's element was checked and made unique per count).
         var qos = (0, 0, 0)
         var retained = 0
+
+        mutating func add(_ other: TopicRow) {
+            add(messages: other.messages, bytes: other.bytes, qos: other.qos, retained: other.retained)
+            position = min(position, other.position)
+        }
 
         /// `messages` PUBLISHes of `bytes` payload bytes in all: by QoS 0, 1 and 2, and retained.
         mutating func add(messages: Int, bytes: Int, qos: (Int, Int, Int), retained: Int) {
@@ -54,6 +59,13 @@ public struct TableRenderer: Renderer {
             self.qos.2 += qos.2
             self.retained += retained
         }
+    }
+
+    /// A row of topics, exchanges or queues: where it was made, and how another worker's row of
+    /// the same name is added to it (`merge`).
+    private protocol MergedRow {
+        var position: Int { get set }
+        mutating func add(_ other: Self)
     }
 
     /// A topic as the key of its row (`DigestKey`: hashed by FNV-1a).
@@ -82,7 +94,7 @@ public struct TableRenderer: Renderer {
         }
     }
 
-    private struct ExchangeRow {
+    private struct ExchangeRow: MergedRow {
         var publishes = 0
         var bytes = 0
         var position = 0
@@ -91,9 +103,14 @@ public struct TableRenderer: Renderer {
             self.publishes += publishes
             self.bytes += bytes
         }
+
+        mutating func add(_ other: ExchangeRow) {
+            add(publishes: other.publishes, bytes: other.bytes)
+            position = min(position, other.position)
+        }
     }
 
-    private struct QueueRow {
+    private struct QueueRow: MergedRow {
         var deliveries = 0
         var acks = 0
         var nacks = 0
@@ -101,6 +118,15 @@ public struct TableRenderer: Renderer {
         /// PDUs counted in the row, of any kind (what `untrackedQueues` counts of a queue with no row).
         var pdus = 0
         var position = 0
+
+        mutating func add(_ other: QueueRow) {
+            deliveries += other.deliveries
+            acks += other.acks
+            nacks += other.nacks
+            rejects += other.rejects
+            pdus += other.pdus
+            position = min(position, other.position)
+        }
 
         /// `pdus` PDUs whose kind has `effect`, settling `settled` deliveries: deliveries and
         /// rejects count PDUs, acks and nacks the deliveries they settle (a `multiple` one, many).
@@ -503,65 +529,13 @@ public struct TableRenderer: Renderer {
         }
 
         // Topics, exchanges and queues: rows of the same name added together.
-        var topicRows = topics.values
-        for row in other.topics.values {
-            if let i = topics.index(forKey: TopicKey(row.name)) {
-                topicRows[i].add(messages: row.messages, bytes: row.bytes, qos: row.qos, retained: row.retained)
-                topicRows[i].position = min(topicRows[i].position, row.position)
-            } else {
-                topicRows.append(row)
-            }
-        }
+        topics = Self.merged(topics, other.topics, limit: limit) { untrackedTopics += $1.messages }
+        topicOrder = topics.values.map(\.name)
         untrackedTopics += other.untrackedTopics
-        topicRows.sort { $0.position < $1.position }
-        topics = DigestTable()
-        topicOrder = []
-        for (i, row) in topicRows.enumerated() {
-            if i < limit {
-                topics.append(TopicKey(row.name), row)
-                topicOrder.append(row.name)
-            } else {
-                untrackedTopics += row.messages
-            }
-        }
-
-        var exchangeRows = Array(exchanges.rows)
-        for (key, row) in other.exchanges.rows {
-            if let i = exchanges.index(forKey: key) {
-                exchangeRows[i].1.add(publishes: row.publishes, bytes: row.bytes)
-                exchangeRows[i].1.position = min(exchangeRows[i].1.position, row.position)
-            } else {
-                exchangeRows.append((key, row))
-            }
-        }
+        exchanges = Self.merged(exchanges, other.exchanges, limit: limit) { untrackedExchanges += $1.publishes }
         untrackedExchanges += other.untrackedExchanges
-        exchangeRows.sort { $0.1.position < $1.1.position }
-        exchanges = DigestTable()
-        for (i, (key, row)) in exchangeRows.enumerated() {
-            if i < limit { exchanges.append(key, row) } else { untrackedExchanges += row.publishes }
-        }
-
-        var queueRows = Array(queues.rows)
-        for (key, row) in other.queues.rows {
-            if let i = queues.index(forKey: key) {
-                var sum = queueRows[i].1
-                sum.deliveries += row.deliveries
-                sum.acks += row.acks
-                sum.nacks += row.nacks
-                sum.rejects += row.rejects
-                sum.pdus += row.pdus
-                sum.position = min(sum.position, row.position)
-                queueRows[i].1 = sum
-            } else {
-                queueRows.append((key, row))
-            }
-        }
+        queues = Self.merged(queues, other.queues, limit: limit) { untrackedQueues += $1.pdus }
         untrackedQueues += other.untrackedQueues
-        queueRows.sort { $0.1.position < $1.1.position }
-        queues = DigestTable()
-        for (i, (key, row)) in queueRows.enumerated() {
-            if i < limit { queues.append(key, row) } else { untrackedQueues += row.pdus }
-        }
 
         // Closes: each is one worker's; those of one event stay in their order.
         var allCloses = closes.enumerated().map { ($0.element, 0, $0.offset) }
@@ -579,6 +553,23 @@ public struct TableRenderer: Renderer {
                 problems[code] = e
             }
         }
+    }
+
+    /// `mine` and `theirs` as one table: rows of the same key added, each where the first of them
+    /// was made; past `limit`, the rows made last are left out, handed to `dropped`.
+    private static func merged<Key: DigestHashed, Row: MergedRow>(_ mine: DigestTable<Key, Row>, _ theirs: DigestTable<Key, Row>,
+                                                                 limit: Int, dropped: (Key, Row) -> Void) -> DigestTable<Key, Row> {
+        var rows = Array(mine.rows)
+        for (key, row) in theirs.rows {
+            if let i = mine.index(forKey: key) { rows[i].1.add(row) } else { rows.append((key, row)) }
+        }
+        // Made at the same place (one event's), rows keep their order.
+        let order = rows.indices.sorted { (rows[$0].1.position, $0) < (rows[$1].1.position, $1) }
+        var table = DigestTable<Key, Row>()
+        for (n, i) in order.enumerated() {
+            if n < limit { table.append(rows[i].0, rows[i].1) } else { dropped(rows[i].0, rows[i].1) }
+        }
+        return table
     }
 
     public mutating func finish(into out: inout String) {

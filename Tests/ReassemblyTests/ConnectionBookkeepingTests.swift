@@ -1,19 +1,7 @@
 import Packets
 import Testing
+import TestSupport
 @testable import Reassembly
-
-/// SplitMix64 (this target does not depend on TestSupport's).
-private struct SplitMix {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// The reassembler's bookkeeping of whole connections: which are flushed by the connection limit,
 /// and how long a closed pair keeps stray packets from opening a new connection.
@@ -29,7 +17,7 @@ struct ConnectionBookkeepingTests {
 
     @Test("the connection limit flushes the least recently active tenth, oldest first, equal times by stream", arguments: [UInt64(1), 2, 3])
     func evictionOrder(seed: UInt64) {
-        var generator = SplitMix(state: seed)
+        var generator = SplitMix64(seed: seed)
         let limit = 50
         var r = TCPReassembler(limits: ReassemblyLimits(maxConnections: limit, idleTimeout: 1e9))
         var events: [ReassemblyEvent] = []

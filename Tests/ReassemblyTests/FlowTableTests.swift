@@ -1,6 +1,7 @@
 import Packets
 @testable import Reassembly
 import Testing
+import TestSupport
 
 /// `FlowTable` (the reassembler's connections and closed pairs by key) must behave as a
 /// dictionary whatever the order of insertions and removals: removals shift the keys after them
@@ -20,7 +21,7 @@ struct FlowTableTests {
     func sameAsDictionary() {
         var table = FlowTable<Int>()
         var model: [FlowKey: Int] = [:]
-        var random = SplitMix(seed: 27)
+        var random = SplitMix64(seed: 27)
         for step in 0..<200_000 {
             let key = Self.key(Int(random.next() % 3_000))
             switch random.next() % 3 {
@@ -43,18 +44,5 @@ struct FlowTableTests {
         #expect(seen == model)
         table.removeAll()
         #expect(table.count == 0 && table[Self.key(1)] == nil)
-    }
-
-    /// A seeded generator: the same steps on every run.
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }
