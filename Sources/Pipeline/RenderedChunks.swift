@@ -18,6 +18,10 @@ final class RenderedChunk {
     /// ends with `bytes` when the chunk is handed over.
     // Appended to by the producer before the hand-over, read and emptied by the consumer after it.
     @exclusivity(unchecked) var records: [(end: Int, kind: Kind)] = []
+    /// Events a spanning analysis reads (`SpanningAnalysis`), each with the record whose bytes
+    /// hold its own (the next record made after it), in order.
+    // Appended to by the producer before the hand-over, read and emptied by the consumer after it.
+    @exclusivity(unchecked) var forwarded: [(record: Int, event: OutputEvent)] = []
 }
 
 /// The chunks between a worker and the caller's thread: a fixed number going round
@@ -38,6 +42,9 @@ final class RenderedChunks: @unchecked Sendable {
     @exclusivity(unchecked) private var reading: RenderedChunk?
     // The consumer's alone, used only in `pop`, whose `body` never calls back into these chunks.
     @exclusivity(unchecked) private var nextRecord = 0
+    /// The next forwarded event of the chunk being copied out.
+    // The consumer's alone, used only in `pop`, whose callbacks never call back into these chunks.
+    @exclusivity(unchecked) private var nextForwarded = 0
 
     init(count: Int = RenderedChunks.count) {
         roundTrip = RoundTrip((0..<count).map { _ in RenderedChunk() })
@@ -53,8 +60,9 @@ final class RenderedChunks: @unchecked Sendable {
     }
 
     /// Consumer: the next record's bytes handed to `body` (none for an empty record), waiting
-    /// for a chunk when need be; returns the record's kind.
-    func pop(_ body: (UnsafeBufferPointer<UInt8>) -> Void) -> RenderedChunk.Kind {
+    /// for a chunk when need be, and the events forwarded with it to `forwarded`, in order;
+    /// returns the record's kind.
+    func pop(_ body: (UnsafeBufferPointer<UInt8>) -> Void, forwarded: (OutputEvent) -> Void = { _ in }) -> RenderedChunk.Kind {
         let chunk: RenderedChunk
         if let reading {
             chunk = reading
@@ -62,9 +70,14 @@ final class RenderedChunks: @unchecked Sendable {
             chunk = roundTrip.nextFilled()
             reading = chunk
             nextRecord = 0
+            nextForwarded = 0
         }
         let from = nextRecord == 0 ? 0 : chunk.records[nextRecord - 1].end
         let record = chunk.records[nextRecord]
+        while nextForwarded < chunk.forwarded.count, chunk.forwarded[nextForwarded].record == nextRecord {
+            forwarded(chunk.forwarded[nextForwarded].event)
+            nextForwarded += 1
+        }
         if record.end > from { body(UnsafeBufferPointer(rebasing: chunk.bytes.bytes[from..<record.end])) }
         nextRecord += 1
         if nextRecord == chunk.records.count {
@@ -80,6 +93,7 @@ final class RenderedChunks: @unchecked Sendable {
         if chunk.bytes.capacity > Self.keptBytes { chunk.bytes = ByteSink(capacity: Self.chunkCapacity) }
         chunk.bytes.removeAll()
         chunk.records.removeAll(keepingCapacity: true)
+        chunk.forwarded.removeAll(keepingCapacity: true)
         roundTrip.giveBack(chunk)
     }
 }

@@ -29,22 +29,27 @@ extension Pipeline {
     /// worker's (`EventRenderer.merge`), and every renderer is told the place in the run of the
     /// events it is given (`setPosition`), so what it keeps first is what one renderer would.
     /// Memory stays flat: a fixed number of batches and, per worker, of chunks of rendered bytes.
+    /// `analysis`, when given, is handed the events it reads of every connection, in capture
+    /// order, on this thread (`SpanningAnalysis`); a worker forwards them with its bytes.
     ///
     /// With one worker, `maxPDUs` set (which needs the reading to stop exactly where the last PDU
     /// was made), or no thread to be had, this is `run`: the same stages on one thread.
     public func runInWorkers<S: PacketSource, R: EventRenderer>(_ source: inout S, workers: Int, renderer: inout R,
-                                                               makeRenderer: () -> R, into sink: inout ByteSink,
+                                                               makeRenderer: () -> R, analysis: SpanningAnalysis? = nil,
+                                                               into sink: inout ByteSink,
                                                                eventDone: (inout ByteSink) -> Bool) throws {
         let count = min(max(workers, 1), Int(UInt8.max))
         guard count > 1, options.maxPDUs == nil else {
             return try run(&source) { event in
+                if let analysis, analysis.reads(event) { analysis.observe(event) }
                 renderer.render(event, into: &sink)
                 return eventDone(&sink)
             }
         }
         let ring = BatchRing(batches: batchesInFlightInWorkers)
         let others = (1..<count).map { _ in
-            Worker(stage: StreamStage(registry: registry, maxPDUs: nil, countedPDUs: options.countedPDUs), renderer: makeRenderer())
+            Worker(stage: StreamStage(registry: registry, maxPDUs: nil, countedPDUs: options.countedPDUs), renderer: makeRenderer(),
+                   analysis: analysis)
         }
         var failure: Error?
         try withUnsafeMutablePointer(to: &source) { pointer in
@@ -61,6 +66,7 @@ extension Pipeline {
                 ring.abandon()
                 for thread in threads { thread.join() }
                 return try run(&pointer.pointee) { event in
+                    if let analysis, analysis.reads(event) { analysis.observe(event) }
                     renderer.render(event, into: &sink)
                     return eventDone(&sink)
                 }
@@ -71,16 +77,18 @@ extension Pipeline {
                 let batch = ring.filled(number)
                 number += 1
                 if !stage.stopped {
-                    dissect(batch, others: others, renderer: &renderer, into: &sink, eventDone: eventDone)
+                    dissect(batch, others: others, renderer: &renderer, analysis: analysis, into: &sink, eventDone: eventDone)
                 }
                 // What the other workers still have of this batch: the rest of it, when stopped.
                 for worker in others {
                     while true {
-                        let kind = worker.chunks.pop { bytes in
+                        let kind = worker.chunks.pop({ bytes in
                             guard !stage.stopped else { return }
                             sink.append(bytes: bytes)
                             if !eventDone(&sink) { stage.stopped = true }
-                        }
+                        }, forwarded: { event in
+                            if !stage.stopped { analysis?.observe(event) }
+                        })
                         if kind == .batchEnd { break }
                     }
                 }
@@ -101,8 +109,8 @@ extension Pipeline {
 
     /// Worker 0's part of a batch, on the caller's thread: its events dissected and rendered
     /// here, the other workers' copied from their chunks, all in order; notes rendered here.
-    private func dissect<R: EventRenderer>(_ batch: Batch, others: [Worker<R>], renderer: inout R, into sink: inout ByteSink,
-                                           eventDone: (inout ByteSink) -> Bool) {
+    private func dissect<R: EventRenderer>(_ batch: Batch, others: [Worker<R>], renderer: inout R, analysis: SpanningAnalysis?,
+                                           into sink: inout ByteSink, eventDone: (inout ByteSink) -> Bool) {
         let events = batch.events
         let workers = batch.workers
         let first = batch.firstOrdinal
@@ -111,17 +119,19 @@ extension Pipeline {
             if worker == 0 {
                 renderer.setPosition(2 * (first + i) + 1)
                 stage.handle(events[i...i], frame: frame, time: time) { event in
+                    if let analysis, analysis.reads(event) { analysis.observe(event) }
                     renderer.render(event, into: &sink)
                     return eventDone(&sink)
                 }
             } else {
-                copyEvent(from: others[worker - 1].chunks, into: &sink, eventDone: eventDone)
+                copyEvent(from: others[worker - 1].chunks, analysis: analysis, into: &sink, eventDone: eventDone)
             }
             return !stage.stopped
         }, note: { note, next in
             // A note comes before the event after it: its place is just before that event's.
             renderer.setPosition(2 * (first + next))
             stage.send(note) { event in
+                if let analysis, analysis.reads(event) { analysis.observe(event) }
                 renderer.render(event, into: &sink)
                 return eventDone(&sink)
             }
@@ -129,15 +139,19 @@ extension Pipeline {
         })
     }
 
-    /// Appends the bytes another worker made of its next event.
-    private func copyEvent(from chunks: RenderedChunks, into sink: inout ByteSink, eventDone: (inout ByteSink) -> Bool) {
+    /// Appends the bytes another worker made of its next event; hands `analysis` the events it
+    /// forwarded with them.
+    private func copyEvent(from chunks: RenderedChunks, analysis: SpanningAnalysis?, into sink: inout ByteSink,
+                           eventDone: (inout ByteSink) -> Bool) {
         while true {
-            let kind = chunks.pop { bytes in
+            let kind = chunks.pop({ bytes in
                 guard !stage.stopped else { return }
                 sink.append(bytes: bytes)
                 // After each piece: the sink is written out as it fills, however long the event.
                 if !eventDone(&sink) { stage.stopped = true }
-            }
+            }, forwarded: { event in
+                if !stage.stopped { analysis?.observe(event) }
+            })
             if kind == .eventEnd { return }
             precondition(kind == .piece, "a worker ended its batch before an event of it")
         }
@@ -147,7 +161,8 @@ extension Pipeline {
 /// A worker other than the caller's thread: its connections' dissectors (a `StreamStage`), its
 /// renderer, and the bytes it renders, in chunks handed to the caller's thread (`chunks`).
 // Unchecked: its stage, renderer and chunk are its thread's alone until that thread is joined;
-// the caller's thread reaches it meanwhile only through `chunks` (a `RoundTrip`) and the atomic.
+// the caller's thread reaches it meanwhile only through `chunks` (a `RoundTrip`) and the atomic
+// (the analysis is Sendable).
 final class Worker<R: EventRenderer>: @unchecked Sendable {
     let stage: StreamStage
     let chunks = RenderedChunks()
@@ -157,10 +172,13 @@ final class Worker<R: EventRenderer>: @unchecked Sendable {
     // Only the worker's thread touches it (`dissect`, `take`, `handOver`), with plain loads and stores.
     @exclusivity(unchecked) private var chunk: RenderedChunk?
     private let stopRequested = Atomic<Bool>(false)
+    /// The run's spanning analysis, whose `reads` the worker asks of its events.
+    private let analysis: SpanningAnalysis?
 
-    init(stage: StreamStage, renderer: R) {
+    init(stage: StreamStage, renderer: R, analysis: SpanningAnalysis?) {
         self.stage = stage
         self.renderer = renderer
+        self.analysis = analysis
     }
 
     /// Caller's thread: the run was stopped; the worker only ends its batches from now on.
@@ -192,6 +210,8 @@ final class Worker<R: EventRenderer>: @unchecked Sendable {
             renderer.setPosition(2 * (first + i) + 1)
             stage.handle(events[i...i], frame: frame, time: time) { event in
                 let chunk = self.chunk ?? take()
+                // Forwarded with the record that ends after it: the next one made in this chunk.
+                if let analysis, analysis.reads(event) { chunk.forwarded.append((chunk.records.count, event)) }
                 renderer.render(event, into: &chunk.bytes)
                 if chunk.bytes.bytes.count >= RenderedChunks.chunkBytes { handOver(.piece) }
                 return true

@@ -106,7 +106,8 @@ import Testing
 
     /// What `run` writes with one renderer, over each capture in turn (the renderer kept from one
     /// to the next, as the command line keeps it).
-    static func alone(_ paths: [String], _ format: Format, maxPDUs: Int? = nil, firstStream: Int = 0) throws -> Outcome {
+    static func alone(_ paths: [String], _ format: Format, maxPDUs: Int? = nil, firstStream: Int = 0,
+                      analysis: SpanningAnalysis? = nil) throws -> Outcome {
         var renderer = AnyFormat(format, events: Events())
         var sink = ByteSink()
         var failed = false
@@ -119,6 +120,7 @@ import Testing
                                     options: pipelineOptions(format, maxPDUs: maxPDUs, firstStream: streams, firstEvent: 0))
             do {
                 try pipeline.run(&reader) { event in
+                    if let analysis, analysis.reads(event) { analysis.observe(event) }
                     renderer.render(event, into: &sink)
                     return true
                 }
@@ -135,7 +137,8 @@ import Testing
     /// over each capture in turn; `stopAfter` bytes written, `eventDone` stops the run. Also the
     /// renderers' events.
     static func inWorkers(_ paths: [String], _ format: Format, workers: Int, batchPackets: Int = Pipeline.batchPackets,
-                          maxPDUs: Int? = nil, firstStream: Int = 0, stopAfter: Int? = nil) throws -> (Outcome, Events) {
+                          maxPDUs: Int? = nil, firstStream: Int = 0, stopAfter: Int? = nil,
+                          analysis: SpanningAnalysis? = nil) throws -> (Outcome, Events) {
         let events = Events()
         var renderer = AnyFormat(format, events: events)
         var sink = ByteSink()
@@ -153,7 +156,7 @@ import Testing
             if batchPackets < Pipeline.batchPackets { pipeline.batchesInFlightInWorkers = 2 }
             do {
                 try pipeline.runInWorkers(&reader, workers: workers, renderer: &renderer,
-                                          makeRenderer: { AnyFormat(format, events: events) }, into: &sink) { sink in
+                                          makeRenderer: { AnyFormat(format, events: events) }, analysis: analysis, into: &sink) { sink in
                     // Written out in pieces, as the command line does: the sink is emptied.
                     written += sink.bytes
                     sink.removeAll()
@@ -256,6 +259,55 @@ import Testing
         let (one, oneEvents) = try Self.inWorkers([path], .json, workers: 1)
         #expect(oneEvents.count > 0 && oneEvents.elsewhere == 0)
         Self.expectSame(one, alone)
+    }
+
+    /// What a spanning analysis is handed: each PDU, run of counted PDUs and close, in order.
+    // Unchecked: `observe` runs on the caller's thread alone (counted when it does not), and
+    // `reads` reads nothing of it.
+    final class Recording: SpanningAnalysis, @unchecked Sendable {
+        let caller = pthread_self()
+        var seen: [String] = []
+        var offThread = 0
+
+        func reads(_ event: OutputEvent) -> Bool {
+            switch event {
+            case .pdu, .counted, .connectionClosed: return true
+            case .streamNote, .captureNote: return false
+            }
+        }
+
+        func observe(_ event: OutputEvent) {
+            if pthread_equal(pthread_self(), caller) == 0 { offThread += 1 }
+            switch event {
+            case .pdu(let e): seen.append("\(e.context.frame) \(e.context.stream) \(e.direction) \(e.pdu.summary)")
+            case .counted(let run): seen.append("\(run.context.frame) \(run.context.stream) \(run.pdus.map(\.kind))")
+            case .connectionClosed(let c): seen.append("closed \(c.stream)")
+            case .streamNote, .captureNote: seen.append("a note it does not read")
+            }
+        }
+    }
+
+    @Test("a spanning analysis is handed every connection's events in capture order, on the caller's thread, for 2 to 4 workers",
+          arguments: [Format.text, .table(rows: 1000)])
+    func spanningAnalysis(format: Format) throws {
+        let paths = [try ConcurrentRunTests.interleavedCapture(), Repo.samples.appendingPathComponent("mqtt311-basic.pcap").path,
+                     Repo.samples.appendingPathComponent("amqp-errors.pcap").path]
+        for path in paths {
+            let alone = Recording()
+            _ = try Self.alone([path], format, analysis: alone)
+            #expect(alone.seen.count > 20)
+            #expect(Set(alone.seen.compactMap { $0.split(separator: " ").dropFirst().first }).count > 1, "several connections")
+            for workers in 2...4 {
+                let shared = Recording()
+                let (_, events) = try Self.inWorkers([path], format, workers: workers, batchPackets: 8, analysis: shared)
+                #expect(events.elsewhere > 0, "other workers made events")
+                #expect(shared.offThread == 0)
+                #expect(shared.seen.count == alone.seen.count, "\(workers) workers, \(path)")
+                if let i = (0..<min(shared.seen.count, alone.seen.count)).first(where: { shared.seen[$0] != alone.seen[$0] }) {
+                    Issue.record("\(workers) workers, \(path): event \(i) is \(shared.seen[i]), not \(alone.seen[i])")
+                }
+            }
+        }
     }
 
     @Test("connections are shared out evenly: 10,000 consecutive numbers among 2 to 8 workers, none with more than 10% over its share")
