@@ -351,7 +351,7 @@ public struct AMQPConnectionDissector: StreamDissector {
                                                     reference: "AMQP 0-9-1 §4.2.2"))
             }
             checkLimits(frame, &decoded.pdu)
-            if options.detail == .tree { decoded.pdu.packet = Self.typed(frame, decoded) }
+            if options.detail == .tree { decoded.pdu.packet = AMQPFrame(raw: frame, options: options) }
             track(frame, &decoded, from: direction, framerLostSync: lostSync)
         } else if case .protocolHeader(let bytes, _) = unit {
             let header = AMQPProtocolHeader(bytes)
@@ -369,19 +369,6 @@ public struct AMQPConnectionDissector: StreamDissector {
             }
         }
         return decoded.pdu
-    }
-
-    /// The frame's typed value (`AMQPFrame`), from what the decoder read of it.
-    private static func typed(_ frame: AMQPRawFrame, _ decoded: AMQPFrameDecoder.Decoded) -> AMQPFrame {
-        let content: AMQPFrame.Content
-        switch frame.type {
-        case .method: content = .method(decoded.method?.method)
-        case .header: content = .header(decoded.header?.header)
-        case .body: content = .body
-        case .heartbeat: content = .heartbeat
-        default: content = .other
-        }
-        return AMQPFrame(raw: frame, content: content)
     }
 
     /// The text or JSON fast path, when the detail asks for one, writing into this connection's

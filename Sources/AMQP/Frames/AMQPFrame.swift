@@ -1,19 +1,18 @@
 import Dissection
 
-/// One AMQP frame, decoded: the frame as framed (type, channel, its bytes) and its content,
-/// typed. A library user reads it from the PDU (`DissectedPDU.packet`, ProtoDissectKit's
-/// `CapturedPDU.amqp`) instead of the field tree. Made by the connection dissector with the
-/// `.tree` detail, from the values its decoder read: nothing is decoded twice.
+/// One AMQP frame as the connection framed it, with its content typed on demand. A library
+/// user reads it from the PDU (`DissectedPDU.packet`, ProtoDissectKit's `CapturedPDU.amqp`)
+/// instead of the field tree. Made by the connection dissector with the `.tree` detail.
+///
+/// The typed method and content header are decoded from the frame's bytes when asked for (the
+/// decoder the dissector ran, with its options), not kept: a typed method (an indirect enum)
+/// kept on the PDU leaked (LeakSanitizer, fuzz-pipeline, release build, Swift 6.3), in a class
+/// box or not, as MQTT's indirect content had.
 public struct AMQPFrame: TypedPacket {
     /// The frame as framed: type, channel, declared size, the held bytes and payload.
     public var raw: AMQPRawFrame
-    /// The typed content, by frame type.
-    public var content: Content {
-        box.content
-    }
-    /// `content` in a box of its own: a typed method is an indirect enum, and a packet is kept
-    /// on its PDU as an existential (see `MQTTPacket`'s box for why a class).
-    private let box: ContentBox
+    /// The options the dissector decoded the frame with.
+    public var options: AMQPOptions
 
     public enum Content: Sendable {
         /// A method frame: its method with every argument's byte range; nil when the payload
@@ -28,9 +27,9 @@ public struct AMQPFrame: TypedPacket {
         case other
     }
 
-    public init(raw: AMQPRawFrame, content: Content) {
+    public init(raw: AMQPRawFrame, options: AMQPOptions) {
         self.raw = raw
-        self.box = ContentBox(content)
+        self.options = options
     }
 
     /// The frame's held bytes, header through frame-end (a prefix when the capture cut it short).
@@ -39,20 +38,26 @@ public struct AMQPFrame: TypedPacket {
     public var type: AMQPFrameType { raw.type }
     public var channel: UInt16 { raw.channel }
 
-    /// The method, when this is a method frame that was read.
+    /// The typed content, by frame type.
+    public var content: Content {
+        switch raw.type {
+        case .method: return .method(method)
+        case .header: return .header(contentHeader)
+        case .body: return .body
+        case .heartbeat: return .heartbeat
+        default: return .other
+        }
+    }
+
+    /// The method, when this is a method frame that reads as far as its ids.
     public var method: AMQPMethod? {
-        if case .method(let method) = content { return method }
-        return nil
+        guard raw.type == .method else { return nil }
+        return AMQPMethodDecoder(options: options).decode(raw.payload, isWhole: raw.isWhole).method
     }
 
-    /// The content header, when this is a content header frame that was read.
+    /// The content header, when this is a content header frame.
     public var contentHeader: AMQPContentHeader? {
-        if case .header(let header) = content { return header }
-        return nil
-    }
-
-    private final class ContentBox: Sendable {
-        let content: Content
-        init(_ content: Content) { self.content = content }
+        guard raw.type == .header else { return nil }
+        return AMQPContentHeaderDecoder(options: options).decode(raw.payload, isWhole: raw.isWhole).header
     }
 }
