@@ -47,9 +47,12 @@ extension Pipeline {
             }
         }
         let ring = BatchRing(batches: batchesInFlightInWorkers)
+        // The chunks of rendered bytes are shared out among the other workers (at least 4 each),
+        // so their memory stays about one worker's however many there are.
+        let chunksEach = max(4, RenderedChunks.count / (count - 1))
         let others = (1..<count).map { _ in
             Worker(stage: StreamStage(registry: registry, maxPDUs: nil, countedPDUs: options.countedPDUs), renderer: makeRenderer(),
-                   analysis: analysis)
+                   analysis: analysis, chunks: chunksEach)
         }
         var failure: Error?
         try withUnsafeMutablePointer(to: &source) { pointer in
@@ -165,7 +168,7 @@ extension Pipeline {
 // (the analysis is Sendable).
 final class Worker<R: EventRenderer>: @unchecked Sendable {
     let stage: StreamStage
-    let chunks = RenderedChunks()
+    let chunks: RenderedChunks
     // The worker's thread renders with it; the caller's thread merges it only after joining that thread.
     @exclusivity(unchecked) var renderer: R
     /// The chunk being rendered into.
@@ -175,7 +178,9 @@ final class Worker<R: EventRenderer>: @unchecked Sendable {
     /// The run's spanning analysis, whose `reads` the worker asks of its events.
     private let analysis: SpanningAnalysis?
 
-    init(stage: StreamStage, renderer: R, analysis: SpanningAnalysis?) {
+    /// `chunks`: how many chunks of rendered bytes go round between it and the caller's thread.
+    init(stage: StreamStage, renderer: R, analysis: SpanningAnalysis?, chunks: Int) {
+        self.chunks = RenderedChunks(count: chunks)
         self.stage = stage
         self.renderer = renderer
         self.analysis = analysis

@@ -136,8 +136,8 @@ struct ProtoDissect: ParsableCommand {
     @Option(name: .customLong("max-table-rows"), help: ArgumentHelp("Table format: rows per table; the rest are summed in one line.", valueName: "N"))
     var maxTableRows: Int = 1000
 
-    @Option(name: .customLong("threads"), help: ArgumentHelp("Threads that dissect a capture file, each owning whole connections (default: the cores available); the output is the same for any number. 1 runs everything on one thread.", valueName: "N"))
-    var threads: Int = availableCores()
+    @Option(name: .customLong("threads"), help: ArgumentHelp("Threads that dissect a capture file, each owning whole connections (default: the cores online, at most 8); the output is the same for any number. 1 runs everything on one thread.", valueName: "N"))
+    var threads: Int = min(availableCores(), 8)
 
     @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds of capture time after which a silent connection is flushed.", valueName: "SECONDS"))
     var idleTimeout: Double = 300
