@@ -84,16 +84,7 @@ extension Pipeline {
                 }
                 // What the other workers still have of this batch: the rest of it, when stopped.
                 for worker in others {
-                    while true {
-                        let kind = worker.chunks.pop({ bytes in
-                            guard !stage.stopped else { return }
-                            sink.append(bytes: bytes)
-                            if !eventDone(&sink) { stage.stopped = true }
-                        }, forwarded: { event in
-                            if !stage.stopped { analysis?.observe(event) }
-                        })
-                        if kind == .batchEnd { break }
-                    }
+                    copy(from: worker.chunks, through: .batchEnd, analysis: analysis, into: &sink, eventDone: eventDone)
                 }
                 if stage.stopped, !ring.isStopped {
                     ring.stop()
@@ -127,7 +118,7 @@ extension Pipeline {
                     return eventDone(&sink)
                 }
             } else {
-                copyEvent(from: others[worker - 1].chunks, analysis: analysis, into: &sink, eventDone: eventDone)
+                copy(from: others[worker - 1].chunks, through: .eventEnd, analysis: analysis, into: &sink, eventDone: eventDone)
             }
             return !stage.stopped
         }, note: { note, next in
@@ -142,10 +133,11 @@ extension Pipeline {
         })
     }
 
-    /// Appends the bytes another worker made of its next event; hands `analysis` the events it
-    /// forwarded with them.
-    private func copyEvent(from chunks: RenderedChunks, analysis: SpanningAnalysis?, into sink: inout ByteSink,
-                           eventDone: (inout ByteSink) -> Bool) {
+    /// Appends another worker's bytes up to the end of its next event (`end` is `.eventEnd`) or
+    /// of its batch (`.batchEnd`), and hands `analysis` the events it forwarded with them;
+    /// nothing more once the run is stopped.
+    private func copy(from chunks: RenderedChunks, through end: RenderedChunk.Kind, analysis: SpanningAnalysis?,
+                      into sink: inout ByteSink, eventDone: (inout ByteSink) -> Bool) {
         while true {
             let kind = chunks.pop({ bytes in
                 guard !stage.stopped else { return }
@@ -155,8 +147,8 @@ extension Pipeline {
             }, forwarded: { event in
                 if !stage.stopped { analysis?.observe(event) }
             })
-            if kind == .eventEnd { return }
-            precondition(kind == .piece, "a worker ended its batch before an event of it")
+            if kind == end { return }
+            precondition(kind != .batchEnd, "a worker ended its batch before an event of it")
         }
     }
 }
