@@ -467,7 +467,7 @@ public struct AMQPConnectionDissector: StreamDissector {
                                                     previewLimit: options.detail == .facts ? 0 : options.bodyPreviewBytes)
             }
             if id == .basicPublish {
-                lastPublish[key] = .values(method.values.withoutBulk)
+                remember(.values(method.values.withoutBulk), publishedOn: key)
             } else if AMQPConnectionDissector.isRemembered(id) {
                 if let i = requests.slot(key) {
                     requests.values[i][id] = method.values.withoutBulk
@@ -582,12 +582,10 @@ public struct AMQPConnectionDissector: StreamDissector {
         case (20, 10), (20, 41):
             confirmSequence[ChannelKey(direction: .toServer, channel: channel)] = nil
         case (60, 40) where direction == .toServer:
-            guard let i = confirmSequence.slot(ChannelKey(direction: .toServer, channel: channel)) else { return }
-            confirmSequence.values[i] += 1
-            let last = confirmSequence.values[i] - 1
+            guard let number = numberPublish(on: ChannelKey(direction: .toServer, channel: channel)) else { return }
             // Fields of the tree only: summaries do not count them.
             guard pdu.facts == nil else { return }
-            add([Field("publish_seq", "Publish sequence number (confirm mode)", .int(last + 1))], to: &pdu)
+            add([Field("publish_seq", "Publish sequence number (confirm mode)", .int(number))], to: &pdu)
         case (60, 80) where direction == .toClient, (60, 120) where direction == .toClient:
             guard confirmSequence.slot(ChannelKey(direction: .toServer, channel: channel)) != nil, let tag = values.int("delivery-tag") else { return }
             let multiple = values.bool("multiple") ?? false
@@ -601,6 +599,23 @@ public struct AMQPConnectionDissector: StreamDissector {
         default:
             return
         }
+    }
+
+    /// A basic.publish on `key`'s channel and direction: the channel's last publish, which a
+    /// basic.return and a close explanation look back to. The full path and the counted path
+    /// (`countedFrame`) both keep it here.
+    private mutating func remember(_ publish: LastPublish, publishedOn key: ChannelKey) {
+        lastPublish[key] = publish
+    }
+
+    /// The number of a client's basic.publish on `key`'s channel in confirm mode (RabbitMQ's
+    /// publisher confirms: from 1 after confirm.select), counted; nil when the channel is not in
+    /// confirm mode or the publish is the broker's. The full path and the counted path both count
+    /// it here.
+    private mutating func numberPublish(on key: ChannelKey) -> Int? {
+        guard key.direction == .toServer, let i = confirmSequence.slot(key) else { return nil }
+        confirmSequence.values[i] += 1
+        return confirmSequence.values[i]
     }
 
     /// connection.tune proposes limits, connection.tune-ok settles them for both directions.
@@ -684,8 +699,8 @@ extension AMQPConnectionDissector {
                 messages.add(key, AMQPMessageAssembly(method: spec, arguments: arguments, previewLimit: 0))
                 switch arguments {
                 case .publish:
-                    lastPublish[key] = .read(arguments)
-                    if direction == .toServer, let i = confirmSequence.slot(key) { confirmSequence.values[i] += 1 }
+                    remember(.read(arguments), publishedOn: key)
+                    _ = numberPublish(on: key)
                 case .deliver(let consumerTag, let deliveryTag, _, _, _):
                     if let queue = queues.deliver(consumerTag: consumerTag, deliveryTag: deliveryTag, channel: frame.channel, from: direction) {
                         pdu.queue = queue
