@@ -198,6 +198,21 @@ struct CommandLineTests {
         #expect(r.stdout == piped.stdout)
     }
 
+    @Test("--threads 1, 2 and 5 write the same bytes in every format, over several captures in one run; --threads 0 is a usage error",
+          arguments: ["text", "json", "table"])
+    func threads(format: String) throws {
+        let captures = ["mqtt311-basic.pcap", "amqp-errors.pcap", "mqtt5-properties.pcap"].map { Repo.samples.appendingPathComponent($0).path }
+        let one = try dissect(["--format", format, "--threads", "1"] + captures)
+        #expect(one.status == 0)
+        #expect(one.stdout.count > 1_000)
+        for n in ["2", "5"] {
+            let many = try dissect(["--format", format, "--threads", n] + captures)
+            #expect(many.status == 0)
+            #expect(many.stdout == one.stdout, "--threads \(n)")
+        }
+        #expect(try dissect(["--threads", "0", captures[0]]).status == 2)
+    }
+
     @Test("unreadable input and usage errors have their own exit statuses")
     func exitStatuses() throws {
         let missing = try dissect(["/nonexistent/capture.pcap"])
