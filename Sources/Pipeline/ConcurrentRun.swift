@@ -53,12 +53,6 @@ extension Pipeline {
         if let failure { throw failure }
     }
 
-    /// `runConcurrently` when `readingAhead` (for an input that is all there, where reading ahead
-    /// waits on nothing), else `run` (for a pipe, whose packets are handled as they come).
-    public func run<S: PacketSource>(_ source: inout S, readingAhead: Bool, emit: (OutputEvent) -> Bool) throws {
-        if readingAhead { try runConcurrently(&source, emit: emit) } else { try run(&source, emit: emit) }
-    }
-
     /// The reading thread's work: the whole source, in batches; the last batch flushes every
     /// connection (unless the run was stopped). Returns the source's error, if it threw one.
     ///
