@@ -5,7 +5,7 @@
 # write the small pcap files under samples/ that the golden tests use.
 #
 # Usage: scripts/make-mqtt-samples.sh [SAMPLE...]
-#   SAMPLE is one of: basic v31 v5 will large burst refused (default: all).
+#   SAMPLE is one of: basic v31 v5 will large burst refused flows (default: all).
 #
 # Environment:
 #   SAMPLES_DIR   where to write the pcaps (default: <repo>/samples)
@@ -37,7 +37,7 @@ PY=${PYTHON:-python3}
 T=${CLIENT_TIMEOUT:-20} # seconds: upper bound for any one client
 SUB_WAIT=$((T - 5))       # mosquitto_sub -W: gives up (cleanly) before that
 
-ALL_SAMPLES=(basic v31 v5 will large burst refused)
+ALL_SAMPLES=(basic v31 v5 will large burst refused flows)
 declare -A FILE_OF=(
     [basic]=mqtt311-basic.pcap
     [v31]=mqtt31.pcap
@@ -46,6 +46,7 @@ declare -A FILE_OF=(
     [large]=mqtt-large-publish.pcap
     [burst]=mqtt-burst.pcap
     [refused]=mqtt-connack-refused.pcap
+    [flows]=mqtt-flows.pcap
 )
 
 log() { printf '==> %s\n' "$*" >&2; }
@@ -265,6 +266,21 @@ sample_refused() {
 # -------------------------------------------------------------- verifying --
 
 # summary FILE [tshark args]: packet count and MQTT message types.
+# QoS 1 and 2 flows that go wrong (scripts/mqtt_flows.py, raw sockets): a subscriber that never
+# acknowledges, a client reset mid QoS 2 flow, a DUP repeat, a packet identifier reused, an
+# unexpected PUBREL, 5.0 Receive Maximum exceeded (the broker announces 3) and a PUBLISH the ACL
+# refuses (PUBACK 0x87).
+sample_flows() {
+    local dir=$WORK/broker-flows
+    mkdir -p "$dir"
+    printf 'topic readwrite flows/#\n' >"$dir/acl"
+    log "${FILE_OF[flows]}"
+    start_mosquitto "$PORT" "$dir" "max_inflight_messages 3" "acl_file $dir/acl" || die "cannot start mosquitto on $PORT"
+    start_capture lo "tcp port $PORT" "$WORK/${FILE_OF[flows]}" || die "cannot start tcpdump"
+    timeout "$T" "$PY" "$HERE/mqtt_flows.py" --port "$PORT" || die "mqtt_flows.py failed"
+    end
+}
+
 summary() {
     local f=$1
     shift

@@ -36,6 +36,8 @@ public struct DissectedPDU: Sendable {
         @usableFromInline @exclusivity(unchecked) var facts: PDUFacts?
         // Written only while uniquely referenced (copy on write): no other value can read it meanwhile.
         @usableFromInline @exclusivity(unchecked) var packet: (any TypedPacket)?
+        // Written only while uniquely referenced (copy on write): no other value can read it meanwhile.
+        @usableFromInline @exclusivity(unchecked) var annotations: [String] = []
         /// Unused while the tree is in the tail (`tailTree` is not `.none`).
         // Written only while uniquely referenced (copy on write): no other value can read it meanwhile.
         @usableFromInline @exclusivity(unchecked) var textTree: [UInt8]
@@ -84,6 +86,7 @@ public struct DissectedPDU: Sendable {
             self.wireLength = wireLength
             if !keepingFacts, facts != nil { facts = nil }
             if packet != nil { packet = nil }
+            if !annotations.isEmpty { annotations = [] }
             if !textTree.isEmpty { textTree = [] }
             if !jsonTree.isEmpty { jsonTree = [] }
             summaryCount = 0
@@ -125,6 +128,7 @@ public struct DissectedPDU: Sendable {
             let copy = Storage(protocolName: protocolName, summary: summary, fields: fields, problems: problems,
                                wireLength: wireLength, facts: facts, textTree: textTree, jsonTree: jsonTree)
             copy.packet = packet
+            copy.annotations = annotations
             let count = tailCount
             if let tail, count > 0 {
                 copy.tail = .allocate(capacity: count)
@@ -186,6 +190,13 @@ public struct DissectedPDU: Sendable {
     @inlinable public var problems: [Problem] {
         get { storage.problems }
         _modify { makeUnique(); yield &storage.problems }
+    }
+    /// What an analysis of the connection says of this PDU, in words (`acknowledges #8 in
+    /// 61 µs`): text shows each in brackets after the summary; the analysis puts its values in
+    /// the field tree as well (MQTT's `flow`).
+    @inlinable public var annotations: [String] {
+        get { storage.annotations }
+        _modify { makeUnique(); yield &storage.annotations }
     }
     /// How many problems (read in the box: no array is handed out).
     @inlinable public var problemCount: Int { storage.problems.count }

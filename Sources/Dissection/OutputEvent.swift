@@ -59,6 +59,9 @@ public struct ConnectionSummary: Sendable {
     public var bytesToServer: Int
     public var bytesToClient: Int
     public var closeReason: String
+    /// What the connection's message flows came to (MQTT QoS 1 and 2), when its protocol has
+    /// an analysis of them and it is on.
+    public var flows: FlowStatistics?
 
     public init(stream: Int, client: String, server: String, protocolName: String, firstSeen: Timestamp,
                 lastSeen: Timestamp, bytesToServer: Int, bytesToClient: Int, closeReason: String) {
@@ -106,6 +109,9 @@ public enum OutputEvent: Sendable {
     indirect case captureNote(Problem)
     /// A connection ended (or the capture did).
     indirect case connectionClosed(ConnectionSummary)
+    /// A finding of an analysis of a sequence of PDUs (a flow left incomplete), after the PDU
+    /// that showed it or when its connection ended.
+    indirect case analysis(AnalysisRecord)
 
     /// A decoded PDU's event.
     public static func pdu(_ context: StreamContext, _ direction: Direction, _ pdu: DissectedPDU) -> OutputEvent {

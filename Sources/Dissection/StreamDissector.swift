@@ -27,6 +27,18 @@ public protocol StreamDissector {
     /// Whether a batch gets any counted PDUs from this dissector: a caller that would take
     /// them skips the batch otherwise (the boxes come as fast through an array).
     var makesCountedPDUs: Bool { get }
+
+    /// Whether the dissector analyses sequences of PDUs (`locate`, `takeRecords`, `end`): a
+    /// caller skips those calls otherwise.
+    var analyses: Bool { get }
+    /// Where the bytes given next were captured (the frame that completes a PDU, and its time):
+    /// an analysis measures and links PDUs by them.
+    mutating func locate(frame: Int, time: Timestamp)
+    /// The analysis records found since the last call (after the PDUs that showed them).
+    mutating func takeRecords(into records: inout [AnalysisRecord])
+    /// The connection ended (`reason`, in words): the records of what it left open, and what its
+    /// flows came to.
+    mutating func end(_ reason: String, into records: inout [AnalysisRecord]) -> FlowStatistics?
 }
 
 extension StreamDissector {
@@ -40,6 +52,12 @@ extension StreamDissector {
 
     /// Without a counted path of its own: none.
     public var makesCountedPDUs: Bool { false }
+
+    /// Without an analysis of its own: none.
+    public var analyses: Bool { false }
+    public mutating func locate(frame: Int, time: Timestamp) {}
+    public mutating func takeRecords(into records: inout [AnalysisRecord]) {}
+    public mutating func end(_ reason: String, into records: inout [AnalysisRecord]) -> FlowStatistics? { nil }
 
     /// Without a counted path of its own: every PDU a box, from the array's form.
     public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout PDUBatch, limit: Int) -> Bool {

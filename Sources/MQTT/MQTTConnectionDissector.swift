@@ -30,6 +30,11 @@ public struct MQTTConnectionDissector: StreamDissector {
     /// reference: a copy of the dissector makes its own before writing (in `decode`), and so
     /// does a new one (both start shared: a connection that decodes nothing allocates neither).
     private var lineSink = ByteSink.unallocated
+    /// The QoS 1 and 2 message flows (with `options.analysis`).
+    public private(set) var flows: MQTTFlows
+    /// Where the bytes being decoded were captured (`locate`).
+    private var frame = 0
+    private var time = Timestamp(seconds: 0, nanoseconds: 0)
 
     /// Problems waiting for the next PDU of a direction.
     private struct Pending {
@@ -43,6 +48,23 @@ public struct MQTTConnectionDissector: StreamDissector {
         self.session = MQTTSession(version: options.assumedVersion, source: .assumed)
         self.toServerFramer = MQTTFramer(options: options, startsMidStream: info.startedMidStream)
         self.toClientFramer = MQTTFramer(options: options, startsMidStream: info.startedMidStream)
+        self.flows = MQTTFlows(startedMidStream: info.startedMidStream)
+    }
+
+    public var analyses: Bool { options.analysis }
+
+    public mutating func locate(frame: Int, time: Timestamp) {
+        self.frame = frame
+        self.time = time
+    }
+
+    public mutating func takeRecords(into records: inout [AnalysisRecord]) {
+        flows.takeRecords(into: &records)
+    }
+
+    public mutating func end(_ reason: String, into records: inout [AnalysisRecord]) -> FlowStatistics? {
+        guard options.analysis else { return nil }
+        return flows.end(reason, into: &records)
     }
 
     public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout [DissectedPDU]) {
@@ -160,6 +182,7 @@ public struct MQTTConnectionDissector: StreamDissector {
     @inline(__always)
     private mutating func take<Output: PDUOutput>(_ frame: MQTTFrame, from direction: Direction, into output: inout Output) {
         let packet = decode(frame, from: direction)
+        let note = options.analysis ? flows.observe(packet, from: direction, frame: self.frame, time: time) : nil
         if case .facts = options.detail, !hasPending(direction) {
             if let counted = packet.counted() {
                 let type = packet.type
@@ -176,6 +199,11 @@ public struct MQTTConnectionDissector: StreamDissector {
         if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }
         var pdu = packet.dissected(options: options, lineSink: lineSink)
         pdu.packet = packet
+        if let note {
+            let text = note.text
+            if !text.isEmpty { pdu.annotations.append(text) }
+            pdu.fields.append(note.field)
+        }
         attachPending(direction, to: &pdu)
         output.append(pdu)
     }

@@ -20,6 +20,9 @@ public struct MQTTOptions: Sendable {
     /// Whether field trees carry their text lines (the bit-by-bit lines the text format prints):
     /// a program that prints JSON or tables alone skips making them. Default: on.
     public var textLines = true
+    /// Whether each connection's QoS 1 and 2 message flows are followed (`MQTTFlows`): the PDUs'
+    /// `flow` notes, the analysis records, the connection's flow statistics. On by default.
+    public var analysis = true
 
     public init(assumedVersion: MQTTVersion? = nil, payloadPreviewBytes: Int = 256,
                 maxHeldPDUBytes: Int = 1 << 20, resyncWindowBytes: Int = 1 << 16) {

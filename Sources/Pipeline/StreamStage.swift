@@ -18,9 +18,16 @@ final class StreamStage {
     /// A segment's PDUs when they go out counted (`countedPDUs`).
     // The stage's thread alone; lent to a dissector in `receiveCounted`, read in `emitBatch` after it.
     @exclusivity(unchecked) private var batch = PDUBatch()
+    /// Analysis records a dissector hands over, before they are emitted.
+    // The stage's thread alone; lent to a dissector in `emitRecords`, emptied there.
+    @exclusivity(unchecked) private var records: [AnalysisRecord] = []
     /// True once `maxPDUs` is reached or `emit` returned false: no more PDUs are emitted.
     // The stage's thread alone, with plain loads and stores: no access to it lasts across `emit`.
     @exclusivity(unchecked) var stopped = false
+    /// True once `maxPDUs` is reached: the capture was not read to its end, so what connections
+    /// leave open is not reported (their closes come from the flush, not from the traffic).
+    // The stage's thread alone, with plain loads and stores.
+    @exclusivity(unchecked) private var limitReached = false
     // Counted by the stage's thread; `Pipeline.statistics` reads it only once that thread is done.
     @exclusivity(unchecked) private(set) var pduCount = 0
     // Counted by the stage's thread; `Pipeline.statistics` reads it only once that thread is done.
@@ -65,6 +72,10 @@ final class StreamStage {
         /// counted PDUs): set when the dissector is made.
         // Set once in `makeDissector`, then only read, on the stage's thread.
         @exclusivity(unchecked) var counts = false
+        /// Whether the dissector analyses sequences of PDUs (`StreamDissector.analyses`): set
+        /// when the dissector is made.
+        // Set once in `makeDissector`, then only read, on the stage's thread.
+        @exclusivity(unchecked) var analyses = false
         /// Where the segment being delivered was recorded, when reassembly held it back
         /// (`ReassemblyEvent.recordedAt`): what it completes is attributed to it.
         // Set by a `recordedAt` event and read by `attributed`, both on the stage's thread.
@@ -153,8 +164,10 @@ final class StreamStage {
                 let direction: Direction = side == .clientToServer ? .toServer : .toClient
                 if direction == .toServer { state.bytesToServer += bytes.count } else { state.bytesToClient += bytes.count }
                 state.lastSeen = time
+                if state.analyses { state.dissector.locate(frame: frame, time: time) }
                 if state.counts {
                     receiveCounted(bytes, state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
+                    if state.analyses { emitRecords(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit) }
                     continue
                 }
                 DissectedPDU.recycle(&pdus)
@@ -168,6 +181,7 @@ final class StreamStage {
                     more = state.dissector.receiveMore(from: direction, into: &pdus, limit: Self.pdusAtOnce)
                     emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
                 }
+                if state.analyses { emitRecords(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit) }
             case .gap(let stream, let side, let count, let reason):
                 guard let state = streams[stream] else { continue }
                 let (frame, time) = state.attributed(frame, time)
@@ -177,8 +191,10 @@ final class StreamStage {
                 send(.streamNote(context, Problem(.warning, .gap, "\(count) bytes missing from the capture (\(reason.rawValue))")), emit)
                 DissectedPDU.recycle(&pdus)
                 makeDissector(of: state)
+                if state.analyses { state.dissector.locate(frame: frame, time: time) }
                 state.dissector.gap(count, in: direction, into: &pdus)
                 emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
+                if state.analyses { emitRecords(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit) }
             case .overlapConflict(let stream, let side, let count):
                 guard let state = streams[stream] else { continue }
                 let (frame, time) = state.attributed(frame, time)
@@ -192,8 +208,10 @@ final class StreamStage {
                 let direction: Direction = side == .clientToServer ? .toServer : .toClient
                 DissectedPDU.recycle(&pdus)
                 makeDissector(of: state)
+                if state.analyses { state.dissector.locate(frame: frame, time: time) }
                 state.dissector.finish(direction, into: &pdus)
                 emitPDUs(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit)
+                if state.analyses { emitRecords(state, stream: stream, direction: direction, frame: frame, time: time, emit: emit) }
             case .recordedAt(let stream, let origin):
                 streams[stream]?.origin = origin
             case .closed(let stream, let reason):
@@ -204,10 +222,23 @@ final class StreamStage {
                     send(.streamNote(context, Problem(.note, .flushed, "connection flushed: \(reason.rawValue)")), emit)
                 }
                 let endpoints = state.endpoints(.toServer)
-                send(.connectionClosed(ConnectionSummary(
+                var flows: FlowStatistics?
+                if state.analyses && !limitReached {
+                    records.removeAll(keepingCapacity: true)
+                    flows = state.dissector.end(reason.rawValue, into: &records)
+                    let context = self.context(state, .toServer, frame: frame, time: time, stream: stream)
+                    for var record in records where !stopped {
+                        record.context = context
+                        send(.analysis(record), emit)
+                    }
+                    records.removeAll(keepingCapacity: true)
+                }
+                var summary = ConnectionSummary(
                     stream: stream, client: endpoints.source, server: endpoints.destination, protocolName: state.protocolName,
                     firstSeen: state.firstSeen, lastSeen: state.lastSeen, bytesToServer: state.bytesToServer,
-                    bytesToClient: state.bytesToClient, closeReason: reason.rawValue)), emit)
+                    bytesToClient: state.bytesToClient, closeReason: reason.rawValue)
+                summary.flows = flows
+                send(.connectionClosed(summary), emit)
             }
         }
     }
@@ -232,6 +263,7 @@ final class StreamStage {
         guard !state.hasDissector else { return }
         let dissector = registry.makeDissector(named: state.protocolName, info: state.info)!
         state.counts = countedPDUs && dissector.makesCountedPDUs
+        state.analyses = dissector.analyses
         state.dissector = dissector
         state.hasDissector = true
     }
@@ -265,6 +297,7 @@ final class StreamStage {
                 if let max = maxPDUs, pduCount + (end - start) >= max {
                     runEnd = start + Swift.max(max - pduCount, 0)
                     stopped = true
+                    limitReached = true
                 }
                 if start < runEnd {
                     pduCount += runEnd - start
@@ -281,6 +314,20 @@ final class StreamStage {
         }
     }
 
+    /// Emits the analysis records the connection's dissector found in what it was just given,
+    /// placed where that was captured.
+    private func emitRecords(_ state: StreamState, stream: Int, direction: Direction, frame: Int, time: Timestamp,
+                             emit: (OutputEvent) -> Bool) {
+        state.dissector.takeRecords(into: &records)
+        guard !records.isEmpty else { return }
+        let context = self.context(state, direction, frame: frame, time: time, stream: stream)
+        for var record in records where !stopped {
+            record.context = context
+            send(.analysis(record), emit)
+        }
+        records.removeAll(keepingCapacity: true)
+    }
+
     private func emitPDUs(_ state: StreamState, stream: Int, direction: Direction, frame: Int, time: Timestamp, emit: (OutputEvent) -> Bool) {
         guard !pdus.isEmpty else { return }
         let context = self.context(state, direction, frame: frame, time: time, stream: stream)
@@ -295,11 +342,15 @@ final class StreamStage {
     private func emitBox(_ pdu: DissectedPDU, context: StreamContext, direction: Direction, emit: (OutputEvent) -> Bool) {
         if let max = maxPDUs, pduCount >= max {
             stopped = true
+            limitReached = true
             return
         }
         pduCount += 1
         problemCount += pdu.problemCount
         send(.pdu(context, direction, pdu), emit)
-        if let max = maxPDUs, pduCount >= max { stopped = true }
+        if let max = maxPDUs, pduCount >= max {
+            stopped = true
+            limitReached = true
+        }
     }
 }

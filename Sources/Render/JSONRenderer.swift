@@ -89,6 +89,37 @@ public struct JSONRenderer: Renderer {
             JSONString.escape(c.lastSeen.iso8601, into: &out)
             out.append(",\"bytes_to_server\":\(c.bytesToServer),\"bytes_to_client\":\(c.bytesToClient),\"end\":")
             JSONString.escape(c.closeReason, into: &out)
+            if let f = c.flows {
+                out.append(",\"flows\":{\"completed\":\(f.completed),\"incomplete\":\(f.incomplete)")
+                if let p50 = f.latency.percentile(50), let p99 = f.latency.percentile(99) {
+                    out.append(",\"latency_us\":{\"p50\":\(p50),\"p99\":\(p99),\"max\":\(f.latency.maximum)}")
+                }
+                out.literal("}")
+            }
+            out.literal("}\n")
+        case .analysis(let r):
+            out.literal("{")
+            if let ctx = r.context {
+                context(ctx, into: &out)
+                out.literal(",")
+            }
+            out.literal("\"protocol\":")
+            JSONString.escape(r.protocolName, into: &out)
+            out.literal(",\"analysis\":")
+            JSONString.escape(r.kind.rawValue, into: &out)
+            out.literal(",\"frames\":[")
+            for (i, f) in r.frames.enumerated() {
+                if i > 0 { out.literal(",") }
+                out.append(f)
+            }
+            out.literal("],\"message\":")
+            JSONString.escape(r.message, into: &out)
+            if let ref = r.reference {
+                out.literal(",\"reference\":")
+                JSONString.escape(ref, into: &out)
+            }
+            var first = false
+            JSONTree.writeMembers(r.fields, first: &first, showSecrets: options.showSecrets, into: &out)
             out.literal("}\n")
         }
     }

@@ -43,3 +43,56 @@ struct ContextCache {
         bytes.append(contentsOf: written)
     }
 }
+
+/// What the analyses found over a run, by protocol: message flows and records by kind. Fixed
+/// memory (kinds are few); summed over workers with `add`.
+struct AnalysisSummary {
+    struct PerProtocol {
+        var flows = FlowStatistics()
+        var connections = 0
+        var kinds: [AnalysisKind: Int] = [:]
+    }
+    var protocols: [String: PerProtocol] = [:]
+
+    mutating func add(_ c: ConnectionSummary) {
+        guard let flows = c.flows else { return }
+        protocols[c.protocolName, default: PerProtocol()].flows.add(flows)
+        protocols[c.protocolName, default: PerProtocol()].connections += 1
+    }
+
+    mutating func add(_ r: AnalysisRecord) {
+        protocols[r.protocolName, default: PerProtocol()].kinds[r.kind, default: 0] += 1
+    }
+
+    mutating func add(_ other: AnalysisSummary) {
+        for (name, theirs) in other.protocols {
+            var mine = protocols[name, default: PerProtocol()]
+            mine.flows.add(theirs.flows)
+            mine.connections += theirs.connections
+            for (kind, n) in theirs.kinds { mine.kinds[kind, default: 0] += n }
+            protocols[name] = mine
+        }
+    }
+
+    /// The text section: nothing when no analysis ran.
+    func text() -> String {
+        var out = ""
+        for name in protocols.keys.sorted() {
+            let p = protocols[name]!
+            // Nothing to say of a capture without QoS 1 or 2 traffic.
+            guard p.flows.completed + p.flows.incomplete > 0 || !p.kinds.isEmpty else { continue }
+            out += "\n\(name.uppercased()) analysis (\(p.connections) connection\(p.connections == 1 ? "" : "s"))\n"
+            let f = p.flows
+            out += "  message flows (QoS 1 and 2): \(f.completed) completed, \(f.incomplete) not"
+            if let p50 = f.latency.percentile(50), let p99 = f.latency.percentile(99) {
+                out += "; time to complete p50 \(latencyText(microseconds: p50)), p99 \(latencyText(microseconds: p99)), max \(latencyText(microseconds: f.latency.maximum))"
+            }
+            out += "\n"
+            for kind in AnalysisKind.known + p.kinds.keys.filter({ !AnalysisKind.known.contains($0) }).sorted(by: { $0.rawValue < $1.rawValue }) {
+                guard let n = p.kinds[kind] else { continue }
+                out += "  \(kind.words): \(n)\n"
+            }
+        }
+        return out
+    }
+}

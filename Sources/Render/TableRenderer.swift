@@ -34,6 +34,9 @@ public struct TableRenderer: Renderer {
         var channels: Set<Int> = []
         /// The channel last counted (most PDUs are on the same channel as the one before).
         var lastChannel = -1
+        /// What its message flows came to (MQTT QoS 1 and 2), and how it ended.
+        var flows: FlowStatistics?
+        var end = ""
     }
 
     private struct TopicRow: MergedRow {
@@ -175,6 +178,8 @@ public struct TableRenderer: Renderer {
     private var queues = DigestTable<DigestKey, QueueRow>()
     private var closes: [CloseRow] = []
     private var problems: [String: (count: Int, example: String, position: Int)] = [:]
+    /// Analysis records by protocol and kind, each with the first one's message.
+    private var findings: [String: (count: Int, example: String, position: Int)] = [:]
     /// Where in the run the events counted next are (`setPosition`).
     private var position = 0
     /// What did not fit the row limit, summed.
@@ -229,6 +234,13 @@ public struct TableRenderer: Renderer {
             noteProblem(code: p.code.rawValue, example: p.description)
         case .connectionClosed(let c):
             noteClosed(c)
+        case .analysis(let r):
+            let key = "\(r.protocolName) \(r.kind.rawValue)"
+            if let e = findings[key] {
+                findings[key] = (e.count + 1, e.example, e.position)
+            } else {
+                findings[key] = (1, r.message, position)
+            }
         }
     }
 
@@ -325,6 +337,8 @@ public struct TableRenderer: Renderer {
         if row.protocolName.isEmpty { row.protocolName = c.protocolName }
         row.bytesToServer = c.bytesToServer
         row.bytesToClient = c.bytesToClient
+        row.flows = c.flows
+        row.end = c.closeReason
         if row.first == nil || c.firstSeen < row.first! { row.first = c.firstSeen }
         if row.last == nil || row.last! < c.lastSeen { row.last = c.lastSeen }
         lastConnection = nil
@@ -544,13 +558,18 @@ public struct TableRenderer: Renderer {
         untrackedCloses += other.untrackedCloses + max(0, allCloses.count - limit)
         closes = allCloses.prefix(limit).map(\.0)
 
-        // Problems: counts added; the example is the one seen first.
-        for (code, e) in other.problems {
-            if let mine = problems[code] {
-                problems[code] = (mine.count + e.count, e.position < mine.position ? e.example : mine.example,
-                                  min(mine.position, e.position))
+        // Problems and analysis findings: counts added; the example is the one seen first.
+        Self.add(other.problems, to: &problems)
+        Self.add(other.findings, to: &findings)
+    }
+
+    private static func add(_ theirs: [String: (count: Int, example: String, position: Int)],
+                            to mine: inout [String: (count: Int, example: String, position: Int)]) {
+        for (code, e) in theirs {
+            if let m = mine[code] {
+                mine[code] = (m.count + e.count, e.position < m.position ? e.example : m.example, min(m.position, e.position))
             } else {
-                problems[code] = e
+                mine[code] = e
             }
         }
     }
@@ -603,6 +622,21 @@ public struct TableRenderer: Renderer {
             }
         }
         if untrackedTopics > 0 { out.append("… \(untrackedTopics) PUBLISHes to topics not listed (--max-table-rows)\n") }
+        let flowRows = connections.values.filter { ($0.flows?.completed ?? 0) + ($0.flows?.incomplete ?? 0) > 0 }
+        if !flowRows.isEmpty {
+            out.append("\nMessage flows (QoS 1 and 2)\n")
+            out.append(pad("stream", 6, right: true) + " " + pad("done", 6, right: true) + " " + pad("open", 5, right: true) + " "
+                       + pad("p50", 9, right: true) + " " + pad("p99", 9, right: true) + " " + pad("max", 9, right: true) + " "
+                       + "ended\n")
+            for row in flowRows.sorted(by: { $0.stream < $1.stream }) {
+                let f = row.flows!
+                let time = { (us: Int?) in us.map { latencyText(microseconds: $0) } ?? "-" }
+                out.append(pad(String(row.stream), 6, right: true) + " " + pad(String(f.completed), 6, right: true) + " "
+                           + pad(String(f.incomplete), 5, right: true) + " " + pad(time(f.latency.percentile(50)), 9, right: true) + " "
+                           + pad(time(f.latency.percentile(99)), 9, right: true) + " "
+                           + pad(time(f.latency.count > 0 ? f.latency.maximum : nil), 9, right: true) + " " + cut(row.end, 27) + "\n")
+            }
+        }
         if !exchanges.isEmpty {
             out.append("\nExchanges\n")
             out.append(pad("exchange", 26) + " " + pad("routing key", 32) + " " + pad("publishes", 9, right: true) + " "
@@ -642,6 +676,13 @@ public struct TableRenderer: Renderer {
             }
         }
         if untrackedCloses > 0 { out.append("… \(untrackedCloses) more closes not listed (--max-table-rows)\n") }
+        if !findings.isEmpty {
+            out.append("\nAnalysis\n")
+            for (key, e) in findings.sorted(by: { $0.value.count > $1.value.count || ($0.value.count == $1.value.count && $0.key < $1.key) }) {
+                out.append(pad(String(e.count), 6, right: true) + " " + pad(key, 30) + " ")
+                out.append(String(e.example.prefix(42)) + "\n")
+            }
+        }
         if !problems.isEmpty {
             out.append("\nProblems\n")
             for (code, e) in problems.sorted(by: { $0.value.count > $1.value.count || ($0.value.count == $1.value.count && $0.key < $1.key) }) {

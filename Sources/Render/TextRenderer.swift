@@ -13,6 +13,8 @@ public struct TextRenderer: Renderer {
 
     /// How values read in the tree, from `options`.
     private let style: TextTree.Style
+    /// What the analyses found, for the section at the end.
+    private var analysis = AnalysisSummary()
 
     public init(options: RenderOptions) {
         self.options = options
@@ -70,6 +72,7 @@ public struct TextRenderer: Renderer {
             }
             shownProtocol.written.withUnsafeBufferPointer { out.append(bytes: $0) }
             if options.color { out.append(paint(pdu.summary, "1")) } else { pdu.withSummaryBytes { out.append(bytes: $0) } }
+            for note in pdu.annotations { out.append(paint(" [\(note)]", "35")) }
             let problemCount = pdu.problemCount
             if problemCount > 0 { out.append(paint(" [\(problemCount) problem\(problemCount == 1 ? "" : "s")]", "31")) }
             out.literal("\n")
@@ -94,13 +97,28 @@ public struct TextRenderer: Renderer {
         case .captureNote(let p):
             out.append(paint("! \(p.description)", "33"))
             out.literal("\n")
-        case .connectionClosed:
-            break
+        case .connectionClosed(let c):
+            analysis.add(c)
+        case .analysis(let record):
+            analysis.add(record)
+            var line = ""
+            if let ctx = record.context {
+                line = "#\(ctx.frame) \(ctx.time.timeOfDay) \(ctx.source) → \(ctx.destination) [stream \(ctx.stream)] "
+            }
+            line += "\(record.protocolName.uppercased()) analysis: \(record.kind.words): \(record.message)"
+            if let r = record.reference { line += " (\(r))" }
+            out.append(paint(line, "35"))
+            out.literal("\n")
         }
     }
 
-    public mutating func finish(into out: inout String) {}
+    /// The analysis section, when an analysis ran: message flows and what was found.
+    public mutating func finish(into out: inout String) {
+        out += analysis.text()
+    }
 
-    /// Nothing to take in: what it writes of an event depends on that event alone.
-    public mutating func merge(_ other: TextRenderer) {}
+    /// The analysis section's sums: the rest of what it writes depends on each event alone.
+    public mutating func merge(_ other: TextRenderer) {
+        analysis.add(other.analysis)
+    }
 }

@@ -106,6 +106,9 @@ struct ProtoDissect: ParsableCommand {
     @Flag(name: .customLong("brief"), help: "Text format: summary lines only, no field trees.")
     var brief = false
 
+    @Flag(name: .customLong("no-analysis"), help: "Do not follow MQTT QoS 1 and 2 message flows (no flow notes, analysis records or flow tables).")
+    var noAnalysis = false
+
     @Option(help: "Colour in text output: auto (on a terminal), always, never.")
     var color: ColorChoice = .auto
 
@@ -197,6 +200,7 @@ struct ProtoDissect: ParsableCommand {
         mqtt.assumedVersion = mqttVersion.flatMap(parseMQTTVersion)
         mqtt.payloadPreviewBytes = payloadPreview
         mqtt.maxHeldPDUBytes = maxPDUBytes
+        mqtt.analysis = !noAnalysis
         var amqp = AMQPOptions()
         amqp.bodyPreviewBytes = payloadPreview
         amqp.maxHeldFrameBytes = maxPDUBytes

@@ -35,6 +35,12 @@ import Testing
                 object["frame"] = nil
                 object["time"] = nil
                 object["ts"] = nil
+                // A flow's links name frames and times, which reordering changes; its state stays.
+                if var mqtt = object["mqtt"] as? [String: Any], var flow = mqtt["flow"] as? [String: Any] {
+                    for key in ["publish_frame", "previous_frame", "latency_us", "reused_from"] { flow[key] = nil }
+                    mqtt["flow"] = flow
+                    object["mqtt"] = mqtt
+                }
                 let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
                 out.pdus["stream \(e.context.stream) from \(e.context.source)", default: []].append(String(decoding: data, as: UTF8.self))
             case .streamNote(let context, let problem):

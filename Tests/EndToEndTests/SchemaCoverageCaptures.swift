@@ -8,7 +8,7 @@ enum SchemaCoverageCaptures {
     /// Each capture as a name and its pcap bytes.
     static var all: [(name: String, bytes: [UInt8])] {
         [("schema-mqtt5", mqtt5().bytes), ("schema-amqp", amqp().bytes),
-         ("schema-events", events().bytes), ("schema-link-type", unsupportedLinkType())]
+         ("schema-events", events().bytes), ("schema-link-type", unsupportedLinkType()), ("schema-mid-flow", midFlow().bytes)]
     }
 
     // MARK: - MQTT 5.0
@@ -210,6 +210,16 @@ enum SchemaCoverageCaptures {
         // 20 bytes the capture never had (sent, then their record dropped), then a whole packet.
         c.send(toServer: true, [UInt8](repeating: 0, count: 20))
         c.replaceRecords(c.records.filter { $0.data.count != 20 + 20 + 20 })
+        c.send(toServer: true, MQTTBytes.disconnect)
+        c.close()
+        return c
+    }
+
+    /// A capture that starts inside a connection, with the broker's PUBACK of a PUBLISH it never
+    /// showed: an unexpected acknowledgement that may predate the capture.
+    static func midFlow() -> SyntheticCapture {
+        var c = SyntheticCapture(clientPort: 50_500, serverPort: 1883)
+        c.send(toServer: false, [0x40, 0x02, 0x00, 0x05])
         c.send(toServer: true, MQTTBytes.disconnect)
         c.close()
         return c

@@ -271,7 +271,7 @@ import Testing
 
         func reads(_ event: OutputEvent) -> Bool {
             switch event {
-            case .pdu, .counted, .connectionClosed: return true
+            case .pdu, .counted, .connectionClosed, .analysis: return true
             case .streamNote, .captureNote: return false
             }
         }
@@ -282,6 +282,7 @@ import Testing
             case .pdu(let e): seen.append("\(e.context.frame) \(e.context.stream) \(e.direction) \(e.pdu.summary)")
             case .counted(let run): seen.append("\(run.context.frame) \(run.context.stream) \(run.pdus.map(\.kind))")
             case .connectionClosed(let c): seen.append("closed \(c.stream)")
+            case .analysis(let r): seen.append("analysis \(r.kind) \(r.frames)")
             case .streamNote, .captureNote: seen.append("a note it does not read")
             }
         }

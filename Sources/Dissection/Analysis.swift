@@ -1,0 +1,174 @@
+/// What an analysis found, as a short machine code (`incomplete_flow`): the `kind` of an
+/// `AnalysisRecord`. Open and listed, as `ProblemCode` is: every kind this tool gives is a static
+/// member below, and docs/json-schema.md explains each.
+public struct AnalysisKind: RawRepresentable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public let rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { self.rawValue = value }
+
+    public var description: String { rawValue }
+    /// The kind in words, for text: `incomplete flow`.
+    public var words: String { String(rawValue.map { $0 == "_" ? " " : $0 }) }
+}
+
+// Every kind this tool gives, in the order of docs/json-schema.md's table.
+extension AnalysisKind {
+    /// MQTT: a QoS 1 or 2 PUBLISH that got no PUBACK or PUBREC before the connection ended
+    public static let unacknowledged = AnalysisKind(rawValue: "unacknowledged")
+    /// MQTT: a QoS 2 flow that got its PUBREC but not its PUBREL or PUBCOMP before the connection ended
+    public static let incompleteFlow = AnalysisKind(rawValue: "incomplete_flow")
+    /// MQTT: a PUBACK, PUBREC, PUBREL or PUBCOMP with no flow of its packet identifier in flight
+    public static let unexpectedAcknowledgement = AnalysisKind(rawValue: "unexpected_ack")
+    /// MQTT: a PUBLISH reuses the packet identifier of a flow still open
+    public static let packetIDReused = AnalysisKind(rawValue: "packet_id_reused")
+    /// MQTT 5.0: more QoS 1 and 2 PUBLISHes in flight than the receiver's Receive Maximum
+    public static let receiveMaximumExceeded = AnalysisKind(rawValue: "receive_maximum_exceeded")
+    /// MQTT 5.0: an acknowledgement whose reason code is a failure (0x80 or more)
+    public static let refused = AnalysisKind(rawValue: "refused")
+
+    /// Every kind above, in order.
+    public static let known: [AnalysisKind] = [
+        .unacknowledged, .incompleteFlow, .unexpectedAcknowledgement, .packetIDReused, .receiveMaximumExceeded, .refused,
+    ]
+}
+
+/// One finding of an analysis about a sequence of PDUs (a flow left incomplete, an
+/// acknowledgement with nothing to acknowledge): emitted as `OutputEvent.analysis` where it is
+/// found, after the PDU that shows it, or when the connection ends.
+public struct AnalysisRecord: Sendable {
+    public var protocolName: String
+    public var kind: AnalysisKind
+    /// Where it was found (the frame of the PDU that showed it, or where the connection ended);
+    /// filled in by the pipeline.
+    public var context: StreamContext?
+    /// The frames of the PDUs it concerns, in capture order.
+    public var frames: [Int]
+    /// What happened, in words.
+    public var message: String
+    /// Where the specification says so, e.g. `MQTT 3.1.1 §4.3.3`.
+    public var reference: String?
+    /// More about it, by key (`packet_id`, `qos`, `step`): JSON members, text detail.
+    public var fields: [Field]
+
+    public init(protocolName: String, kind: AnalysisKind, frames: [Int], message: String, reference: String? = nil,
+                fields: [Field] = [], context: StreamContext? = nil) {
+        self.protocolName = protocolName
+        self.kind = kind
+        self.frames = frames
+        self.message = message
+        self.reference = reference
+        self.fields = fields
+        self.context = context
+    }
+}
+
+/// What a connection's message flows came to (MQTT QoS 1 and 2): how many completed and how
+/// long they took, how many were left open. Summed over connections with `add`.
+public struct FlowStatistics: Sendable, Equatable {
+    /// Flows that reached their last step (PUBACK; PUBCOMP).
+    public var completed = 0
+    /// Flows left open when the connection ended.
+    public var incomplete = 0
+    /// Completion times (first PUBLISH to last acknowledgement), microseconds.
+    public var latency = LatencyHistogram()
+
+    public init() {}
+
+    public mutating func add(_ other: FlowStatistics) {
+        completed += other.completed
+        incomplete += other.incomplete
+        latency.add(other.latency)
+    }
+}
+
+/// Latencies in fixed memory: exact count, sum, minimum and maximum, and a histogram of eight
+/// equal steps per doubling from 1 µs, from which a percentile is read to within 7% (the middle
+/// of its step).
+public struct LatencyHistogram: Sendable, Equatable {
+    /// Buckets per doubling.
+    static let perDoubling = 8
+    /// Up to 2^40 µs (12 days).
+    static let bucketCount = 40 * perDoubling + 1
+    private var buckets: [UInt32] = []
+    public private(set) var count = 0
+    public private(set) var maximum = 0
+    public private(set) var minimum = Int.max
+    public private(set) var total = 0
+
+    public init() {}
+
+    public mutating func record(_ microseconds: Int) {
+        let value = max(0, microseconds)
+        if buckets.isEmpty { buckets = Array(repeating: 0, count: Self.bucketCount) }
+        buckets[Self.bucket(of: value)] &+= 1
+        count += 1
+        total &+= value
+        maximum = max(maximum, value)
+        minimum = min(minimum, value)
+    }
+
+    public mutating func add(_ other: LatencyHistogram) {
+        guard other.count > 0 else { return }
+        if buckets.isEmpty { buckets = Array(repeating: 0, count: Self.bucketCount) }
+        for i in other.buckets.indices { buckets[i] &+= other.buckets[i] }
+        count += other.count
+        total &+= other.total
+        maximum = max(maximum, other.maximum)
+        minimum = min(minimum, other.minimum)
+    }
+
+    /// The bucket of a value: 0 for under 1 µs, then `perDoubling` equal steps per doubling
+    /// (2^k, 2^k·(1 + 1/8), ...): integer arithmetic only.
+    static func bucket(of value: Int) -> Int {
+        guard value >= 1 else { return 0 }
+        let k = Int.bitWidth - 1 - value.leadingZeroBitCount
+        let step = k >= 3 ? (value >> (k - 3)) & 7 : ((value << (3 - k)) & 7)
+        return min(bucketCount - 1, 1 + k * perDoubling + step)
+    }
+
+    /// The value a bucket stands for: the middle of its step.
+    static func value(ofBucket bucket: Int) -> Double {
+        guard bucket > 0 else { return 0 }
+        let k = (bucket - 1) / perDoubling, step = (bucket - 1) % perDoubling
+        var power = 1.0
+        for _ in 0..<k { power *= 2 }
+        return power * (1 + (Double(step) + 0.5) / Double(perDoubling))
+    }
+
+    /// The `p`-th percentile (0...100), microseconds: exact at the ends (the minimum and the
+    /// maximum), else the middle of its bucket, kept within the minimum and maximum. Nil when empty.
+    public func percentile(_ p: Double) -> Int? {
+        guard count > 0 else { return nil }
+        if p <= 0 { return minimum }
+        if p >= 100 { return maximum }
+        let rank = max(1, Int((p / 100 * Double(count)).rounded(.up)))
+        var seen = 0
+        for (i, n) in buckets.enumerated() {
+            seen += Int(n)
+            if seen >= rank { return min(maximum, max(minimum, Int(Self.value(ofBucket: i).rounded()))) }
+        }
+        return maximum
+    }
+}
+
+/// Latency in words: `420 µs`, `1.25 ms`, `3.2 s`.
+public func latencyText(microseconds us: Int) -> String {
+    if us < 1000 { return "\(us) µs" }
+    if us < 1_000_000 {
+        let ms = Double(us) / 1000
+        return ms < 10 ? "\(rounded(ms, 2)) ms" : ms < 100 ? "\(rounded(ms, 1)) ms" : "\(Int(ms.rounded())) ms"
+    }
+    let s = Double(us) / 1e6
+    return s < 10 ? "\(rounded(s, 2)) s" : "\(rounded(s, 1)) s"
+}
+
+private func rounded(_ x: Double, _ digits: Int) -> String {
+    var scale = 1.0
+    for _ in 0..<digits { scale *= 10 }
+    let n = Int((x * scale).rounded())
+    let whole = n / Int(scale), frac = n % Int(scale)
+    var f = String(frac)
+    while f.count < digits { f = "0" + f }
+    return "\(whole).\(f)"
+}

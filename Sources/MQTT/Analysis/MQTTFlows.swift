@@ -1,0 +1,287 @@
+import Dissection
+
+/// What the flow analysis says of one PDU: the step of a QoS 1 or 2 message flow it is, and how
+/// it links to the PUBLISH that began the flow. A typed value; its words and its `flow` object
+/// are a view of it (`MQTTFlowNote+View.swift`).
+public struct MQTTFlowNote: Sendable, Equatable {
+    public enum State: String, Sendable {
+        /// A QoS 1 or 2 PUBLISH that begins a flow.
+        case sent
+        /// A PUBLISH with DUP set that repeats the PUBLISH of a flow in flight.
+        case retransmitted
+        /// PUBACK: the QoS 1 flow is done.
+        case acknowledged
+        /// PUBREC: the receiver has the QoS 2 message.
+        case received
+        /// PUBREL: the sender lets the receiver deliver it.
+        case released
+        /// PUBCOMP: the QoS 2 flow is done.
+        case completed
+        /// A PUBACK, PUBREC or PUBCOMP with a failure reason code (MQTT 5.0): the flow ends there.
+        case refused
+        /// An acknowledgement with no flow of its packet identifier in flight.
+        case unexpected
+    }
+
+    public var state: State
+    public var packetType: MQTTPacketType
+    public var packetID: Int
+    public var qos: Int?
+    /// The PUBLISH the flow began with.
+    public var publishFrame: Int?
+    /// The flow's step before this one (the PUBREC a PUBREL answers, the PUBREL a PUBCOMP answers).
+    public var previousFrame: Int?
+    /// Time since the PUBLISH, microseconds.
+    public var latency: Int?
+    /// A PUBLISH that reused the packet identifier of a flow still open: that flow's PUBLISH.
+    public var reusedFrom: Int?
+    /// A PUBLISH sent while as many flows as the receiver's Receive Maximum were in flight:
+    /// the flows in flight with it, and the maximum.
+    public var overReceiveMaximum: (inFlight: Int, maximum: Int)?
+    /// A failure reason code (`refused`).
+    public var reasonCode: MQTTReasonCode?
+    /// No flow in flight (`unexpected`), and the capture started inside the connection: its
+    /// PUBLISH may predate the capture.
+    public var mayPredateCapture = false
+
+    public static func == (a: MQTTFlowNote, b: MQTTFlowNote) -> Bool {
+        a.state == b.state && a.packetType == b.packetType && a.packetID == b.packetID && a.qos == b.qos
+            && a.publishFrame == b.publishFrame && a.previousFrame == b.previousFrame && a.latency == b.latency
+            && a.reusedFrom == b.reusedFrom && a.overReceiveMaximum?.inFlight == b.overReceiveMaximum?.inFlight
+            && a.overReceiveMaximum?.maximum == b.overReceiveMaximum?.maximum && a.reasonCode == b.reasonCode
+            && a.mayPredateCapture == b.mayPredateCapture
+    }
+}
+
+/// Follows each QoS 1 and 2 PUBLISH of one connection, in each direction, through its
+/// acknowledgements by packet identifier (MQTT 3.1.1 §4.3, 5.0 §4.3): PUBLISH → PUBACK, and
+/// PUBLISH → PUBREC → PUBREL → PUBCOMP. It times each step from the PUBLISH, links a PUBLISH
+/// with DUP set to the one it repeats, and finds acknowledgements with nothing in flight, packet
+/// identifiers reused while their flow is open, more flows in flight than the receiver's Receive
+/// Maximum (5.0 §3.3.4), failure reason codes, and the flows a connection leaves open when it ends.
+///
+/// Memory: the flows in flight, at most one per packet identifier and direction.
+public struct MQTTFlows: Sendable {
+    struct Flow: Sendable {
+        var packetID: Int
+        var qos: Int
+        var publishFrame: Int
+        var publishTime: Timestamp
+        var topic: String?
+        /// The last acknowledgement seen: PUBREC, then PUBREL.
+        var step = Step.published
+        var stepFrame = 0
+    }
+
+    enum Step: String, Sendable {
+        case published, received, released
+    }
+
+    /// Flows of PUBLISHes the client sent, and of those the server sent, in the order they began.
+    private var fromClient: [Flow] = []
+    private var fromServer: [Flow] = []
+    /// The Receive Maximum each receiver announced (5.0): the server's (CONNACK) bounds the
+    /// client's flows, the client's (CONNECT) the server's. 65,535 when absent.
+    private var serverReceiveMaximum = 65_535
+    private var clientReceiveMaximum = 65_535
+    private var version: MQTTVersion = .v3_1_1
+    private var disconnectFrame: Int?
+    private let startedMidStream: Bool
+    public private(set) var statistics = FlowStatistics()
+    /// Records found and not yet taken.
+    public internal(set) var records: [AnalysisRecord] = []
+
+    public init(startedMidStream: Bool) {
+        self.startedMidStream = startedMidStream
+    }
+
+    /// The PDU's step, if it is one; records of what it shows are added to `records`.
+    public mutating func observe(_ packet: MQTTPacket, from direction: Direction, frame: Int, time: Timestamp) -> MQTTFlowNote? {
+        version = packet.version
+        switch packet.content {
+        case .connect(let connect):
+            if let maximum = connect.properties?[.receiveMaximum]?.intValue, maximum > 0 { clientReceiveMaximum = maximum }
+            return nil
+        case .connack(let connack):
+            if let maximum = connack.properties?[.receiveMaximum]?.intValue, maximum > 0 { serverReceiveMaximum = maximum }
+            return nil
+        case .disconnect:
+            if direction == .toServer || disconnectFrame == nil { disconnectFrame = frame }
+            return nil
+        case .publish(let publish):
+            guard publish.qos == 1 || publish.qos == 2, let id = publish.packetID?.value else { return nil }
+            return published(publish, id: id, from: direction, frame: frame, time: time)
+        case .publishResponse(let response):
+            guard let id = response.packetID?.value else { return nil }
+            return responded(packet.type, response, id: id, from: direction, frame: frame, time: time)
+        default:
+            return nil
+        }
+    }
+
+    private mutating func published(_ publish: MQTTPublish, id: Int, from direction: Direction, frame: Int, time: Timestamp) -> MQTTFlowNote {
+        var note = MQTTFlowNote(state: .sent, packetType: .publish, packetID: id, qos: publish.qos)
+        let spec = version == .v5 ? ("MQTT 5.0", "2.2.1") : ("MQTT 3.1.1", "2.3.1")
+        if let i = index(of: id, sentBy: direction) {
+            let open = flows(sentBy: direction)[i]
+            if publish.dup && open.step == .published && open.qos == publish.qos {
+                note.state = .retransmitted
+                note.publishFrame = open.publishFrame
+                note.latency = microseconds(from: open.publishTime, to: time)
+                return note
+            }
+            // A new message under the identifier of a flow still open: the old flow is given up.
+            note.reusedFrom = open.publishFrame
+            records.append(AnalysisRecord(
+                protocolName: "mqtt", kind: .packetIDReused, frames: [open.publishFrame, frame],
+                message: "PUBLISH #\(frame) reuses packet identifier \(id) while the flow of PUBLISH #\(open.publishFrame) is still open (\(open.step == .published ? "not acknowledged" : "at \(open.step.rawValue)"))",
+                reference: "\(spec.0) §\(spec.1)",
+                fields: [Field("packet_id", "Packet Identifier", .int(id)), Field("open_frame", "Open Flow", .int(open.publishFrame))]))
+            statistics.incomplete += 1
+            removeFlow(at: i, sentBy: direction)
+        }
+        let inFlight = flows(sentBy: direction).count
+        let maximum = direction == .toServer ? serverReceiveMaximum : clientReceiveMaximum
+        if version == .v5, inFlight >= maximum {
+            note.overReceiveMaximum = (inFlight + 1, maximum)
+            records.append(AnalysisRecord(
+                protocolName: "mqtt", kind: .receiveMaximumExceeded, frames: [frame],
+                message: "PUBLISH #\(frame) makes \(inFlight + 1) QoS 1 and 2 messages in flight, more than the receiver's Receive Maximum of \(maximum)",
+                reference: "MQTT 5.0 §3.3.4",
+                fields: [Field("in_flight", "In Flight", .int(inFlight + 1)), Field("receive_maximum", "Receive Maximum", .int(maximum))]))
+        }
+        let flow = Flow(packetID: id, qos: publish.qos, publishFrame: frame, publishTime: time, topic: publish.topicName)
+        if direction == .toServer { fromClient.append(flow) } else { fromServer.append(flow) }
+        return note
+    }
+
+    private mutating func responded(_ type: MQTTPacketType, _ response: MQTTPublishResponse, id: Int, from direction: Direction,
+                                    frame: Int, time: Timestamp) -> MQTTFlowNote {
+        var note = MQTTFlowNote(state: .unexpected, packetType: type, packetID: id)
+        // PUBREL comes from the PUBLISH's sender; PUBACK, PUBREC and PUBCOMP from its receiver.
+        let sender = type == .pubrel ? direction : direction.reversed
+        let expected: (qos: Int, step: Step)
+        switch type {
+        case .puback: expected = (1, .published)
+        case .pubrec: expected = (2, .published)
+        case .pubrel: expected = (2, .received)
+        default: expected = (2, .released)
+        }
+        guard let i = index(of: id, sentBy: sender), flows(sentBy: sender)[i].qos == expected.qos,
+              flows(sentBy: sender)[i].step == expected.step || (type == .pubrel && flows(sentBy: sender)[i].step == .released)
+        else {
+            note.mayPredateCapture = startedMidStream
+            let what = type == .pubrel ? "QoS 2 PUBLISH with a PUBREC" : expected.qos == 1 ? "QoS 1 PUBLISH" : "QoS 2 PUBLISH"
+            records.append(AnalysisRecord(
+                protocolName: "mqtt", kind: .unexpectedAcknowledgement, frames: [frame],
+                message: "\(type.name) #\(frame) for packet identifier \(id), but no \(what) with it is in flight"
+                    + (startedMidStream ? " (the capture starts inside the connection: it may predate the capture)" : ""),
+                reference: version == .v5 ? "MQTT 5.0 §4.3" : "MQTT 3.1.1 §4.3",
+                fields: [Field("packet_id", "Packet Identifier", .int(id)), Field("packet_type", "Packet Type", .string(type.name))]))
+            return note
+        }
+        let flow = flows(sentBy: sender)[i]
+        note.qos = flow.qos
+        note.publishFrame = flow.publishFrame
+        note.latency = microseconds(from: flow.publishTime, to: time)
+        if type == .pubrel || type == .pubcomp { note.previousFrame = flow.stepFrame }
+        if let code = response.reasonCode?.code, code.isFailure, type != .pubrel {
+            note.state = .refused
+            note.reasonCode = code
+            records.append(AnalysisRecord(
+                protocolName: "mqtt", kind: .refused, frames: [flow.publishFrame, frame],
+                message: "\(type.name) #\(frame) refuses PUBLISH #\(flow.publishFrame) (packet identifier \(id)): 0x\(hex(code.rawValue)) \(code.name(in: type))",
+                reference: "MQTT 5.0 §4.3",
+                fields: [Field("packet_id", "Packet Identifier", .int(id)), Field("reason_code", "Reason Code", .int(Int(code.rawValue)))]))
+            statistics.incomplete += 1
+            removeFlow(at: i, sentBy: sender)
+            return note
+        }
+        switch type {
+        case .puback, .pubcomp:
+            note.state = type == .puback ? .acknowledged : .completed
+            statistics.completed += 1
+            if let latency = note.latency { statistics.latency.record(latency) }
+            removeFlow(at: i, sentBy: sender)
+        case .pubrec:
+            note.state = .received
+            setStep(.received, frame: frame, at: i, sentBy: sender)
+        default:
+            note.state = .released
+            setStep(.released, frame: frame, at: i, sentBy: sender)
+        }
+        return note
+    }
+
+    /// Takes the records found since the last call.
+    public mutating func takeRecords(into out: inout [AnalysisRecord]) {
+        guard !records.isEmpty else { return }
+        out.append(contentsOf: records)
+        records.removeAll(keepingCapacity: true)
+    }
+
+    /// The connection ended (`reason`, in words): a record for each flow left open, in the order
+    /// they began (the client's first), and the statistics.
+    public mutating func end(_ reason: String, into out: inout [AnalysisRecord]) -> FlowStatistics {
+        takeRecords(into: &out)
+        let ended = disconnectFrame.map { "before the DISCONNECT #\($0)" } ?? "before the connection ended (\(reason))"
+        for (sender, flows) in [("client", fromClient), ("server", fromServer)] {
+            for flow in flows {
+                statistics.incomplete += 1
+                var frames = [flow.publishFrame]
+                if flow.step != .published { frames.append(flow.stepFrame) }
+                let missing: String
+                switch (flow.qos, flow.step) {
+                case (1, _): missing = "PUBACK never sent"
+                case (_, .published): missing = "PUBREC never sent"
+                case (_, .received): missing = "PUBREL never sent"
+                default: missing = "PUBCOMP never sent"
+                }
+                let reached = flow.step == .published ? "" : flow.step == .received ? ", got PUBREC #\(flow.stepFrame)" : ", released by PUBREL #\(flow.stepFrame)"
+                let topic = flow.topic.map { " to \($0)" } ?? ""
+                out.append(AnalysisRecord(
+                    protocolName: "mqtt", kind: flow.step == .published ? .unacknowledged : .incompleteFlow, frames: frames,
+                    message: "QoS \(flow.qos) PUBLISH #\(flow.publishFrame) (packet identifier \(flow.packetID), from the \(sender)\(topic))\(reached): \(missing) \(ended)",
+                    reference: version == .v5 ? "MQTT 5.0 §4.3" : "MQTT 3.1.1 §4.3",
+                    fields: [Field("packet_id", "Packet Identifier", .int(flow.packetID)), Field("qos", "QoS", .int(flow.qos)),
+                             Field("step", "Step Reached", .string(flow.step.rawValue)), Field("sender", "Sender", .string(sender))]))
+            }
+        }
+        fromClient.removeAll()
+        fromServer.removeAll()
+        return statistics
+    }
+
+    // MARK: - The flows in flight
+
+    private func flows(sentBy direction: Direction) -> [Flow] { direction == .toServer ? fromClient : fromServer }
+
+    private func index(of id: Int, sentBy direction: Direction) -> Int? {
+        direction == .toServer ? fromClient.firstIndex { $0.packetID == id } : fromServer.firstIndex { $0.packetID == id }
+    }
+
+    private mutating func removeFlow(at i: Int, sentBy direction: Direction) {
+        if direction == .toServer { fromClient.remove(at: i) } else { fromServer.remove(at: i) }
+    }
+
+    private mutating func setStep(_ step: Step, frame: Int, at i: Int, sentBy direction: Direction) {
+        if direction == .toServer {
+            fromClient[i].step = step
+            fromClient[i].stepFrame = frame
+        } else {
+            fromServer[i].step = step
+            fromServer[i].stepFrame = frame
+        }
+    }
+}
+
+/// Microseconds from `a` to `b`, rounded down; 0 when `b` is earlier (a capture out of order).
+func microseconds(from a: Timestamp, to b: Timestamp) -> Int {
+    let ns = (b.seconds - a.seconds) * 1_000_000_000 + Int64(b.nanoseconds) - Int64(a.nanoseconds)
+    return max(0, Int(ns / 1000))
+}
+
+private func hex(_ v: UInt8) -> String {
+    let digits = Array("0123456789ABCDEF")
+    return String([digits[Int(v >> 4)], digits[Int(v & 15)]])
+}

@@ -1,0 +1,44 @@
+import Dissection
+
+/// The words and the `flow` object of a PDU's step in its message flow (`MQTTFlows`).
+extension MQTTFlowNote {
+    /// What text shows in brackets after the summary: `acknowledges #8 in 61 µs`.
+    public var text: String {
+        let after = latency.map { " in \(latencyText(microseconds: $0))" } ?? ""
+        let publish = publishFrame.map { "#\($0)" } ?? "?"
+        switch state {
+        case .sent:
+            var words: [String] = []
+            if let reusedFrom { words.append("packet identifier \(packetID) reused while the flow of #\(reusedFrom) is open") }
+            if let over = overReceiveMaximum { words.append("\(over.inFlight) in flight, over the Receive Maximum of \(over.maximum)") }
+            return words.joined(separator: "; ")
+        case .retransmitted: return "retransmission of \(publish)\(after)"
+        case .acknowledged: return "acknowledges \(publish)\(after)"
+        case .received: return "receives \(publish)\(after)"
+        case .released: return "releases \(publish)" + (previousFrame.map { " (PUBREC #\($0))" } ?? "")
+        case .completed: return "completes the QoS 2 flow of \(publish)\(after)"
+        case .refused:
+            let code = reasonCode.map { "0x\(String($0.rawValue, radix: 16, uppercase: true)) \($0.name(in: packetType))" } ?? ""
+            return "refuses \(publish): \(code)"
+        case .unexpected:
+            return "no PUBLISH with packet identifier \(packetID) in flight" + (mayPredateCapture ? " (it may predate the capture)" : "")
+        }
+    }
+
+    /// The `flow` member of the PDU's object (JSON) and its node in the tree (text).
+    public var field: Field {
+        var children = [Field("state", "State", .string(state.rawValue)), Field("packet_id", "Packet Identifier", .int(packetID))]
+        if let qos { children.append(Field("qos", "QoS", .int(qos))) }
+        if let publishFrame { children.append(Field("publish_frame", "PUBLISH In Frame", .int(publishFrame))) }
+        if let previousFrame { children.append(Field("previous_frame", "Previous Step In Frame", .int(previousFrame))) }
+        if let latency { children.append(Field("latency_us", "Since The PUBLISH (µs)", .int(latency))) }
+        if let reusedFrom { children.append(Field("reused_from", "Identifier Still In Use By Frame", .int(reusedFrom))) }
+        if let over = overReceiveMaximum {
+            children.append(Field("in_flight", "In Flight", .int(over.inFlight)))
+            children.append(Field("receive_maximum", "Receive Maximum", .int(over.maximum)))
+        }
+        if let reasonCode { children.append(Field("reason_code", "Reason Code", .int(Int(reasonCode.rawValue)))) }
+        if mayPredateCapture { children.append(Field("may_predate_capture", "May Predate The Capture", .bool(true))) }
+        return Field("flow", "Flow", children: children)
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+
+/// The MQTT flow analysis on a real capture (samples/mqtt-flows.pcap: raw-socket clients against
+/// mosquitto, scripts/mqtt_flows.py): every kind of record, where it belongs, in every format.
+@Suite("MQTT flow analysis on real traffic")
+struct FlowAnalysisTests {
+    static let sample = Repo.samples.appendingPathComponent("mqtt-flows.pcap").path
+
+    static func lines(_ arguments: [String]) throws -> [[String: Any]] {
+        let r = try dissect(["--format", "json"] + arguments + [sample])
+        #expect(r.status == 0)
+        return r.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    @Test("each scenario gives its record: the kinds, the frames they concern, and the connection they are on")
+    func records() throws {
+        let lines = try Self.lines([])
+        let records = lines.filter { $0["analysis"] != nil }
+        func of(_ kind: String) -> [[String: Any]] { records.filter { $0["analysis"] as? String == kind } }
+        #expect(of("unacknowledged").count == 2)
+        #expect(of("unacknowledged").allSatisfy { $0["stream"] as? Int == 0 && $0["sender"] as? String == "server" })
+        #expect(of("incomplete_flow").count == 1)
+        #expect(of("incomplete_flow").first?["stream"] as? Int == 1)
+        #expect(of("incomplete_flow").first?["step"] as? String == "received")
+        #expect((of("incomplete_flow").first?["message"] as? String)?.contains("reset (RST)") == true)
+        #expect(of("unexpected_ack").count == 3)
+        #expect(of("packet_id_reused").count == 1)
+        #expect(of("packet_id_reused").first?["packet_id"] as? Int == 7)
+        #expect(of("receive_maximum_exceeded").first?["receive_maximum"] as? Int == 3)
+        #expect(of("refused").first?["reason_code"] as? Int == 0x87)
+        // A record's frames are PDUs of its own connection.
+        let pdus = lines.filter { $0["mqtt"] != nil }
+        for record in records {
+            for frame in record["frames"] as? [Int] ?? [] {
+                #expect(pdus.contains { $0["frame"] as? Int == frame && $0["stream"] as? Int == record["stream"] as? Int },
+                        "\(record["analysis"]!) names frame \(frame)")
+            }
+        }
+        // The PUBACK of the repeat's original names it; the DUP PUBLISH names the original.
+        let dup = pdus.first { ($0["mqtt"] as? [String: Any])?["dup"] as? Bool == true }
+        let flow = (dup?["mqtt"] as? [String: Any])?["flow"] as? [String: Any]
+        #expect(flow?["state"] as? String == "retransmitted")
+        // The connection lines carry the flows: 6 completed, 5 not, over the 5 connections.
+        let connections = lines.filter { $0["event"] as? String == "connection" }
+        let flows = connections.compactMap { $0["flows"] as? [String: Any] }
+        #expect(flows.count == 5)
+        #expect(flows.map { $0["completed"] as? Int ?? -1 }.reduce(0, +) == 6)
+        #expect(flows.map { $0["incomplete"] as? Int ?? -1 }.reduce(0, +) == 5)
+    }
+
+    @Test("--no-analysis: no flow objects, no records, no flow sums; the PDUs are the same")
+    func off() throws {
+        let on = try Self.lines([]), off = try Self.lines(["--no-analysis"])
+        #expect(off.allSatisfy { $0["analysis"] == nil && $0["flows"] == nil && ($0["mqtt"] as? [String: Any])?["flow"] == nil })
+        #expect(on.filter { $0["mqtt"] != nil }.map { $0["summary"] as! String } == off.filter { $0["mqtt"] != nil }.map { $0["summary"] as! String })
+        let text = try dissect(["--no-analysis", Self.sample])
+        #expect(!text.stdout.contains("analysis") && !text.stdout.contains(" [acknowledges"))
+        let table = try dissect(["--format", "table", "--no-analysis", Self.sample])
+        #expect(!table.stdout.contains("Message flows") && !table.stdout.contains("\nAnalysis\n"))
+    }
+
+    @Test("text: annotations on the PDUs and the analysis section; table: flows per connection and the findings")
+    func textAndTable() throws {
+        let text = try dissect(["--color", "never", Self.sample]).stdout
+        #expect(text.contains("[retransmission of #"))
+        #expect(text.contains("[refuses #") && text.contains("0x87 Not authorized]"))
+        #expect(text.contains("MQTT analysis: incomplete flow: QoS 2 PUBLISH #"))
+        #expect(text.contains("message flows (QoS 1 and 2): 6 completed, 5 not"))
+        let table = try dissect(["--format", "table", Self.sample]).stdout
+        #expect(table.contains("Message flows (QoS 1 and 2)"))
+        #expect(table.contains("     1      0     1         -         -         - reset (RST)"))
+        #expect(table.contains("     3 mqtt unexpected_ack"))
+    }
+}

@@ -1,0 +1,243 @@
+import Testing
+@testable import MQTT
+import Dissection
+
+/// The QoS 1 and 2 flow analysis (`MQTTFlows`) through the connection dissector: what each PDU
+/// is told, the records, and the statistics at the end.
+@Suite("MQTT message flows")
+struct FlowTests {
+    /// A connection fed packet by packet, each at its own frame and time (1 ms apart from 1).
+    struct Run {
+        var dissector: MQTTConnectionDissector
+        var frame = 0
+        var pdus: [(frame: Int, pdu: DissectedPDU)] = []
+        var records: [AnalysisRecord] = []
+
+        init(v5: Bool = false, midStream: Bool = false, options: MQTTOptions = MQTTOptions(), connect: Bool = true,
+             clientMaximum: Int? = nil, serverMaximum: Int? = nil) {
+            dissector = MQTTConnectionDissector(info: ConnectionInfo(startedMidStream: midStream, serverPort: 1883), options: options)
+            guard connect else { return }
+            let level: UInt8 = v5 ? 5 : 4
+            let connectProps = clientMaximum.map { props([0x21, UInt8($0 >> 8), UInt8($0 & 0xFF)]) } ?? props([])
+            send(.toServer, packet(0x10, str("MQTT") + [level, 0x02, 0x00, 0x3C] + (v5 ? connectProps : []) + str("c")))
+            let connackProps = serverMaximum.map { props([0x21, UInt8($0 >> 8), UInt8($0 & 0xFF)]) } ?? props([])
+            send(.toClient, packet(0x20, [0x00, 0x00] + (v5 ? connackProps : [])))
+        }
+
+        /// Sends `bytes` at the next frame; returns that frame.
+        @discardableResult
+        mutating func send(_ direction: Direction, _ bytes: [UInt8]) -> Int {
+            frame += 1
+            dissector.locate(frame: frame, time: Timestamp(seconds: 100, nanoseconds: UInt32(frame) * 1_000_000))
+            var out: [DissectedPDU] = []
+            dissector.receive(bytes[...], from: direction, into: &out)
+            for pdu in out { pdus.append((frame, pdu)) }
+            dissector.takeRecords(into: &records)
+            return frame
+        }
+
+        mutating func end(_ reason: String = "closed (FIN both ways)") -> FlowStatistics? {
+            dissector.end(reason, into: &records)
+        }
+
+        /// The `flow` field of the last PDU of `frame`.
+        func flow(_ frame: Int) -> Field? {
+            pdus.last { $0.frame == frame }.flatMap { $0.pdu.fields.last { $0.key == "flow" } }
+        }
+
+        func value(_ frame: Int, _ key: String) -> FieldValue? { flow(frame)?.children.first { $0.key == key }?.value }
+
+        func annotations(_ frame: Int) -> [String] { pdus.filter { $0.frame == frame }.flatMap(\.pdu.annotations) }
+    }
+
+    static func publish(_ id: Int, qos: Int, dup: Bool = false, topic: String = "t", v5: Bool = false) -> [UInt8] {
+        packet(0x30 | UInt8(qos << 1) | (dup ? 0x08 : 0), str(topic) + [UInt8(id >> 8), UInt8(id & 0xFF)] + (v5 ? [0] : []) + Array("x".utf8))
+    }
+
+    static func ack(_ type: UInt8, _ id: Int, reason: UInt8? = nil) -> [UInt8] {
+        let first = type == 6 ? 0x62 : type << 4
+        return packet(first, [UInt8(id >> 8), UInt8(id & 0xFF)] + (reason.map { [$0, 0] } ?? []))
+    }
+
+    @Test("a QoS 1 flow: the PUBACK names its PUBLISH and the time since it; the flow counts as completed")
+    func qos1() {
+        var run = Run()
+        let p = run.send(.toServer, Self.publish(7, qos: 1))
+        let a = run.send(.toClient, Self.ack(4, 7))
+        #expect(run.value(p, "state") == .string("sent"))
+        #expect(run.value(a, "state") == .string("acknowledged"))
+        #expect(run.value(a, "publish_frame") == .int(p))
+        #expect(run.value(a, "latency_us") == .int(1000))
+        #expect(run.annotations(a) == ["acknowledges #\(p) in 1.00 ms"])
+        let stats = run.end()
+        #expect(stats?.completed == 1 && stats?.incomplete == 0)
+        #expect(stats?.latency.maximum == 1000)
+        #expect(run.records.isEmpty)
+    }
+
+    @Test("a QoS 2 flow from the server: PUBREC, PUBREL, PUBCOMP each linked, the PUBCOMP completes it")
+    func qos2FromServer() {
+        var run = Run()
+        let p = run.send(.toClient, Self.publish(65535, qos: 2))
+        let rec = run.send(.toServer, Self.ack(5, 65535))
+        let rel = run.send(.toClient, Self.ack(6, 65535))
+        let comp = run.send(.toServer, Self.ack(7, 65535))
+        #expect(run.value(rec, "state") == .string("received"))
+        #expect(run.value(rel, "state") == .string("released"))
+        #expect(run.value(rel, "previous_frame") == .int(rec))
+        #expect(run.value(comp, "state") == .string("completed"))
+        #expect(run.value(comp, "previous_frame") == .int(rel))
+        #expect(run.value(comp, "publish_frame") == .int(p))
+        #expect(run.value(comp, "latency_us") == .int(3000))
+        #expect(run.end()?.completed == 1)
+        #expect(run.records.isEmpty)
+    }
+
+    @Test("a flow left at each step is reported when the connection ends, with the step reached",
+          arguments: [(0, "unacknowledged", "published", "PUBREC never sent"), (1, "incomplete_flow", "received", "PUBREL never sent"),
+                      (2, "incomplete_flow", "released", "PUBCOMP never sent")])
+    func incompleteAtEachStep(steps: Int, kind: String, step: String, missing: String) {
+        var run = Run()
+        let p = run.send(.toServer, Self.publish(3, qos: 2))
+        var frames = [p]
+        if steps >= 1 { frames.append(run.send(.toClient, Self.ack(5, 3))) }
+        if steps >= 2 { frames = [p, run.send(.toServer, Self.ack(6, 3))] }
+        let stats = run.end("reset (RST)")
+        #expect(stats?.incomplete == 1 && stats?.completed == 0)
+        #expect(run.records.count == 1)
+        let r = run.records[0]
+        #expect(r.kind.rawValue == kind)
+        #expect(r.frames == frames)
+        #expect(r.fields.first { $0.key == "step" }?.value == .string(step))
+        #expect(r.message.contains(missing) && r.message.contains("reset (RST)"))
+    }
+
+    @Test("a flow open at DISCONNECT names the DISCONNECT")
+    func openAtDisconnect() {
+        var run = Run()
+        run.send(.toServer, Self.publish(1, qos: 1))
+        let d = run.send(.toServer, [0xE0, 0x00])
+        _ = run.end()
+        #expect(run.records.map(\.kind) == [.unacknowledged])
+        #expect(run.records[0].message.contains("before the DISCONNECT #\(d)"))
+    }
+
+    @Test("an acknowledgement with nothing in flight is unexpected; in a capture that starts mid-connection it may predate it",
+          arguments: [false, true])
+    func unexpected(midStream: Bool) {
+        var run = Run(midStream: midStream, connect: !midStream)
+        let a = run.send(.toClient, Self.ack(4, 9))
+        #expect(run.value(a, "state") == .string("unexpected"))
+        #expect(run.records.map(\.kind) == [.unexpectedAcknowledgement])
+        #expect(run.records[0].frames == [a])
+        #expect((run.value(a, "may_predate_capture") == .bool(true)) == midStream)
+        // A PUBACK does not answer a QoS 2 PUBLISH either.
+        run.send(.toServer, Self.publish(4, qos: 2))
+        let wrong = run.send(.toClient, Self.ack(4, 4))
+        #expect(run.value(wrong, "state") == .string("unexpected"))
+    }
+
+    @Test("a DUP repeat of a PUBLISH in flight is linked to it and does not start a flow")
+    func duplicate() {
+        var run = Run()
+        let p = run.send(.toServer, Self.publish(2, qos: 1))
+        let d = run.send(.toServer, Self.publish(2, qos: 1, dup: true))
+        #expect(run.value(d, "state") == .string("retransmitted"))
+        #expect(run.value(d, "publish_frame") == .int(p))
+        #expect(run.annotations(d) == ["retransmission of #\(p) in 1.00 ms"])
+        run.send(.toClient, Self.ack(4, 2))
+        let second = run.send(.toClient, Self.ack(4, 2))
+        #expect(run.value(second, "state") == .string("unexpected"))
+        #expect(run.end()?.completed == 1)
+    }
+
+    @Test("a packet identifier reused while its flow is open is reported; the old flow is given up")
+    func reused() {
+        var run = Run()
+        let first = run.send(.toServer, Self.publish(7, qos: 2))
+        run.send(.toClient, Self.ack(5, 7))
+        let second = run.send(.toServer, Self.publish(7, qos: 2))
+        #expect(run.value(second, "reused_from") == .int(first))
+        #expect(run.records.map(\.kind) == [.packetIDReused])
+        #expect(run.records[0].frames == [first, second])
+        #expect(run.records[0].reference == "MQTT 3.1.1 §2.3.1")
+        let rec = run.send(.toClient, Self.ack(5, 7))
+        #expect(run.value(rec, "publish_frame") == .int(second))
+        let stats = run.end()
+        #expect(stats?.incomplete == 2)  // the one given up, and the second left at PUBREC
+    }
+
+    @Test("identifiers are matched per direction: the same identifier both ways is two flows")
+    func perDirection() {
+        var run = Run()
+        let c = run.send(.toServer, Self.publish(1, qos: 1))
+        let s = run.send(.toClient, Self.publish(1, qos: 1))
+        let ackOfServer = run.send(.toServer, Self.ack(4, 1))
+        let ackOfClient = run.send(.toClient, Self.ack(4, 1))
+        #expect(run.value(ackOfServer, "publish_frame") == .int(s))
+        #expect(run.value(ackOfClient, "publish_frame") == .int(c))
+        #expect(run.records.isEmpty)
+    }
+
+    @Test("5.0: a PUBLISH over the receiver's Receive Maximum is reported, for each side's own maximum")
+    func receiveMaximum() {
+        var run = Run(v5: true, clientMaximum: 1, serverMaximum: 2)
+        run.send(.toServer, Self.publish(1, qos: 1, v5: true))
+        let second = run.send(.toServer, Self.publish(2, qos: 1, v5: true))
+        #expect(run.records.isEmpty)
+        let third = run.send(.toServer, Self.publish(3, qos: 2, v5: true))
+        #expect(run.value(third, "in_flight") == .int(3))
+        #expect(run.value(third, "receive_maximum") == .int(2))
+        #expect(run.records.map(\.kind) == [.receiveMaximumExceeded])
+        #expect(run.value(second, "in_flight") == nil)
+        // The server's PUBLISHes are bounded by the client's maximum, 1.
+        run.send(.toClient, Self.publish(9, qos: 1, v5: true))
+        let over = run.send(.toClient, Self.publish(10, qos: 1, v5: true))
+        #expect(run.value(over, "receive_maximum") == .int(1))
+    }
+
+    @Test("5.0: an acknowledgement with a failure reason code refuses the PUBLISH and ends its flow")
+    func refused() {
+        var run = Run(v5: true)
+        let p = run.send(.toServer, Self.publish(5, qos: 1, v5: true))
+        let a = run.send(.toClient, Self.ack(4, 5, reason: 0x87))
+        #expect(run.value(a, "state") == .string("refused"))
+        #expect(run.value(a, "reason_code") == .int(0x87))
+        #expect(run.annotations(a) == ["refuses #\(p): 0x87 Not authorized"])
+        #expect(run.records.map(\.kind) == [.refused])
+        // 0x10 No matching subscribers is a success: the flow completes.
+        run.send(.toServer, Self.publish(6, qos: 1, v5: true))
+        let ok = run.send(.toClient, Self.ack(4, 6, reason: 0x10))
+        #expect(run.value(ok, "state") == .string("acknowledged"))
+        let stats = run.end()
+        #expect(stats?.completed == 1 && stats?.incomplete == 1)
+    }
+
+    @Test("with the analysis off, PDUs carry no flow and the connection no statistics")
+    func off() {
+        var options = MQTTOptions()
+        options.analysis = false
+        var run = Run(options: options)
+        let p = run.send(.toServer, Self.publish(1, qos: 1))
+        let a = run.send(.toClient, Self.ack(4, 1))
+        #expect(run.flow(p) == nil && run.flow(a) == nil && run.annotations(a).isEmpty)
+        #expect(run.end() == nil)
+    }
+
+    @Test("percentiles from the latency histogram stay within 7% of the exact value")
+    func histogram() {
+        var h = LatencyHistogram()
+        let values = (1...1000).map { $0 * 37 }
+        for v in values { h.record(v) }
+        for p in [50.0, 90, 99] {
+            let exact = values[Int((p / 100 * Double(values.count)).rounded(.up)) - 1]
+            let got = h.percentile(p)!
+            #expect(abs(Double(got - exact)) <= 0.07 * Double(exact), "p\(p): \(got) vs \(exact)")
+        }
+        #expect(h.percentile(100) == 37_000 && h.percentile(0) == 37)
+        var other = LatencyHistogram()
+        other.record(5)
+        h.add(other)
+        #expect(h.count == 1001 && h.minimum == 5)
+    }
+}
