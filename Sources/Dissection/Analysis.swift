@@ -26,10 +26,13 @@ extension AnalysisKind {
     public static let receiveMaximumExceeded = AnalysisKind(rawValue: "receive_maximum_exceeded")
     /// MQTT 5.0: an acknowledgement whose reason code is a failure (0x80 or more)
     public static let refused = AnalysisKind(rawValue: "refused")
+    /// MQTT: more flows in flight in one direction than are followed (`--max-flows-in-flight`)
+    public static let flowsNotFollowed = AnalysisKind(rawValue: "flows_not_followed")
 
     /// Every kind above, in order.
     public static let known: [AnalysisKind] = [
         .unacknowledged, .incompleteFlow, .unexpectedAcknowledgement, .packetIDReused, .receiveMaximumExceeded, .refused,
+        .flowsNotFollowed,
     ]
 }
 

@@ -30,6 +30,8 @@ public struct MQTTConnectionDissector: StreamDissector {
     /// reference: a copy of the dissector makes its own before writing (in `decode`), and so
     /// does a new one (both start shared: a connection that decodes nothing allocates neither).
     private var lineSink = ByteSink.unallocated
+    /// Where a PDU's `flow` object is written for JSON, likewise.
+    private var flowSink = ByteSink.unallocated
     /// The QoS 1 and 2 message flows (with `options.analysis`).
     public private(set) var flows: MQTTFlows
     /// Where the bytes being decoded were captured (`locate`).
@@ -48,7 +50,7 @@ public struct MQTTConnectionDissector: StreamDissector {
         self.session = MQTTSession(version: options.assumedVersion, source: .assumed)
         self.toServerFramer = MQTTFramer(options: options, startsMidStream: info.startedMidStream)
         self.toClientFramer = MQTTFramer(options: options, startsMidStream: info.startedMidStream)
-        self.flows = MQTTFlows(startedMidStream: info.startedMidStream)
+        self.flows = MQTTFlows(startedMidStream: info.startedMidStream, maxInFlight: options.maxFlowsInFlight)
     }
 
     public var analyses: Bool { options.analysis }
@@ -62,9 +64,9 @@ public struct MQTTConnectionDissector: StreamDissector {
         flows.takeRecords(into: &records)
     }
 
-    public mutating func end(_ reason: String, into records: inout [AnalysisRecord]) -> FlowStatistics? {
+    public mutating func end(_ reason: String, record: (AnalysisRecord) -> Void) -> FlowStatistics? {
         guard options.analysis else { return nil }
-        return flows.end(reason, into: &records)
+        return flows.end(reason, record: record)
     }
 
     public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout [DissectedPDU]) {
@@ -197,12 +199,17 @@ public struct MQTTConnectionDissector: StreamDissector {
         }
         // Copies of a dissector may be used on different threads: one never writes into another's buffer.
         if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }
-        var pdu = packet.dissected(options: options, lineSink: lineSink)
-        pdu.packet = packet
+        var extra: [Field] = []
         if let note {
+            if !flowSink.isUniquelyReferenced { flowSink = ByteSink(capacity: 192) }
+            extra = note.fields(for: options.detail, scratch: &flowSink)
+        }
+        var pdu = packet.dissected(options: options, lineSink: lineSink, appending: extra)
+        pdu.packet = packet
+        // Words for the text line; JSON does not print them.
+        if let note, options.detail != .json {
             let text = note.text
             if !text.isEmpty { pdu.annotations.append(text) }
-            pdu.fields.append(note.field)
         }
         attachPending(direction, to: &pdu)
         output.append(pdu)

@@ -160,11 +160,25 @@ public enum MQTTDecoder {
         p.checkFixedHeaderFlags()
 
         let content: MQTTPacket.Content
+        var flowPacketID: Int?, failureReason: MQTTReasonCode?, receiveMaximum: Int?
         switch type {
-        case .connect: content = .connect(p.parseConnect())
-        case .connack: content = .connack(p.parseConnack())
-        case .publish: content = .publish(p.parsePublish(state: &state))
-        case .puback, .pubrec, .pubrel, .pubcomp: content = .publishResponse(p.parsePublishResponse())
+        case .connect:
+            let connect = p.parseConnect()
+            receiveMaximum = connect.properties?[.receiveMaximum]?.intValue
+            content = .connect(connect)
+        case .connack:
+            let connack = p.parseConnack()
+            receiveMaximum = connack.properties?[.receiveMaximum]?.intValue
+            content = .connack(connack)
+        case .publish:
+            let publish = p.parsePublish(state: &state)
+            if publish.qos == 1 || publish.qos == 2 { flowPacketID = publish.packetID?.value }
+            content = .publish(publish)
+        case .puback, .pubrec, .pubrel, .pubcomp:
+            let response = p.parsePublishResponse()
+            flowPacketID = response.packetID?.value
+            if let code = response.reasonCode?.code, code.isFailure { failureReason = code }
+            content = .publishResponse(response)
         case .subscribe: content = .subscribe(p.parseSubscribe())
         case .suback: content = .suback(p.parseSuback())
         case .unsubscribe: content = .unsubscribe(p.parseUnsubscribe())
@@ -180,6 +194,9 @@ public enum MQTTDecoder {
                                 unparsed: unparsed, problems: p.reportedProblems)
         packet.connectVersion = connectVersion
         packet.topicAliasMaximum = p.topicAliasMaximum
+        packet.flowPacketID = flowPacketID
+        packet.failureReason = failureReason
+        packet.receiveMaximum = receiveMaximum
         return packet
     }
 

@@ -23,6 +23,11 @@ public struct MQTTOptions: Sendable {
     /// Whether each connection's QoS 1 and 2 message flows are followed (`MQTTFlows`): the PDUs'
     /// `flow` notes, the analysis records, the connection's flow statistics. On by default.
     public var analysis = true
+    /// QoS 1 and 2 flows followed in flight per direction of a connection, at most (each costs
+    /// about 100 bytes): past it a direction's new flows are not followed (an analysis record
+    /// says so once).
+    public var maxFlowsInFlight = MQTTOptions.defaultMaxFlowsInFlight
+    public static let defaultMaxFlowsInFlight = 4096
 
     public init(assumedVersion: MQTTVersion? = nil, payloadPreviewBytes: Int = 256,
                 maxHeldPDUBytes: Int = 1 << 20, resyncWindowBytes: Int = 1 << 16) {

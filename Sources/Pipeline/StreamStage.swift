@@ -12,7 +12,7 @@ final class StreamStage {
     private let countedPDUs: Bool
     // Used from one thread, one call at a time; nothing it calls out to reaches back into these
     // while they are being written: no runtime exclusivity checks.
-    @exclusivity(unchecked) private var streams = StreamTable<StreamState>()
+    @exclusivity(unchecked) private var streams = IntTable<StreamState>()
     // The stage's thread alone; lent to a dissector, which cannot reach the stage, and read between calls.
     @exclusivity(unchecked) private var pdus: [DissectedPDU] = []
     /// A segment's PDUs when they go out counted (`countedPDUs`).
@@ -224,14 +224,13 @@ final class StreamStage {
                 let endpoints = state.endpoints(.toServer)
                 var flows: FlowStatistics?
                 if state.analyses && !limitReached {
-                    records.removeAll(keepingCapacity: true)
-                    flows = state.dissector.end(reason.rawValue, into: &records)
                     let context = self.context(state, .toServer, frame: frame, time: time, stream: stream)
-                    for var record in records where !stopped {
+                    flows = state.dissector.end(reason.rawValue) { record in
+                        guard !stopped else { return }
+                        var record = record
                         record.context = context
                         send(.analysis(record), emit)
                     }
-                    records.removeAll(keepingCapacity: true)
                 }
                 var summary = ConnectionSummary(
                     stream: stream, client: endpoints.source, server: endpoints.destination, protocolName: state.protocolName,

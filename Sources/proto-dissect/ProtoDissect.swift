@@ -115,6 +115,9 @@ struct ProtoDissect: ParsableCommand {
     @Option(name: .customLong("payload-preview"), help: ArgumentHelp("Payload bytes kept for display per PDU.", valueName: "BYTES"))
     var payloadPreview: Int = 256
 
+    @Option(name: .customLong("max-flows-in-flight"), help: ArgumentHelp("MQTT QoS 1 and 2 flows followed in flight per direction of a connection; later ones past it are not followed.", valueName: "N"))
+    var maxFlowsInFlight: Int = 4096
+
     @Option(name: .customLong("max-pdu-bytes"), help: ArgumentHelp("Bytes of one PDU held for decoding; the rest of a larger one is counted and skipped.", valueName: "BYTES"))
     var maxPDUBytes: Int = 1 << 20
 
@@ -187,7 +190,7 @@ struct ProtoDissect: ParsableCommand {
         }
         for (name, v) in [("--payload-preview", payloadPreview), ("--max-pdu-bytes", maxPDUBytes), ("--max-stream-buffer", maxStreamBuffer),
                           ("--max-total-buffer", maxTotalBuffer), ("--max-connections", maxConnections), ("--max-table-rows", maxTableRows),
-                          ("--reorder-packets", reorderPackets), ("--threads", threads)] where v <= 0 {
+                          ("--reorder-packets", reorderPackets), ("--threads", threads), ("--max-flows-in-flight", maxFlowsInFlight)] where v <= 0 {
             throw ValidationError("\(name) takes a positive number")
         }
         for (name, v) in [("--idle-timeout", idleTimeout), ("--hole-timeout", holeTimeout), ("--reorder-timeout", reorderTimeout)] where !(v > 0) {
@@ -201,6 +204,7 @@ struct ProtoDissect: ParsableCommand {
         mqtt.payloadPreviewBytes = payloadPreview
         mqtt.maxHeldPDUBytes = maxPDUBytes
         mqtt.analysis = !noAnalysis
+        mqtt.maxFlowsInFlight = maxFlowsInFlight
         var amqp = AMQPOptions()
         amqp.bodyPreviewBytes = payloadPreview
         amqp.maxHeldFrameBytes = maxPDUBytes

@@ -37,7 +37,10 @@ struct FlowTests {
         }
 
         mutating func end(_ reason: String = "closed (FIN both ways)") -> FlowStatistics? {
-            dissector.end(reason, into: &records)
+            var ended: [AnalysisRecord] = []
+            let stats = dissector.end(reason) { ended.append($0) }
+            records += ended
+            return stats
         }
 
         /// The `flow` field of the last PDU of `frame`.
@@ -239,5 +242,31 @@ struct FlowTests {
         other.record(5)
         h.add(other)
         #expect(h.count == 1001 && h.minimum == 5)
+    }
+}
+
+extension FlowTests {
+    @Test("past the flows followed in flight, later flows are not followed, said once; their acknowledgements are not flagged")
+    func notFollowed() {
+        var options = MQTTOptions()
+        options.maxFlowsInFlight = 2
+        var run = Run(options: options)
+        run.send(.toClient, Self.publish(1, qos: 1))
+        run.send(.toClient, Self.publish(2, qos: 1))
+        let third = run.send(.toClient, Self.publish(3, qos: 1))
+        run.send(.toClient, Self.publish(4, qos: 1))
+        #expect(run.flow(third) == nil)
+        #expect(run.records.map(\.kind) == [.flowsNotFollowed])
+        #expect(run.records[0].frames == [third])
+        let ackOfThird = run.send(.toServer, Self.ack(4, 3))
+        #expect(run.flow(ackOfThird) == nil && run.records.count == 1)
+        let ackOfFirst = run.send(.toServer, Self.ack(4, 1))
+        #expect(run.value(ackOfFirst, "state") == .string("acknowledged"))
+        // The client's direction has its own limit, not reached.
+        run.send(.toServer, Self.publish(9, qos: 1))
+        let a = run.send(.toClient, Self.ack(4, 77))
+        #expect(run.value(a, "state") == .string("unexpected"))
+        let stats = run.end()
+        #expect(stats?.completed == 1)
     }
 }

@@ -62,24 +62,24 @@ public struct MQTTFlowNote: Sendable, Equatable {
 ///
 /// Memory: the flows in flight, at most one per packet identifier and direction.
 public struct MQTTFlows: Sendable {
+    /// A flow in flight: 32 bytes (a subscriber that falls behind has tens of thousands).
     struct Flow: Sendable {
-        var packetID: Int
-        var qos: Int
         var publishFrame: Int
-        var publishTime: Timestamp
-        var topic: String?
+        /// The PUBLISH's capture time, nanoseconds since 1970.
+        var publishTime: Int64
         /// The last acknowledgement seen: PUBREC, then PUBREL.
-        var step = Step.published
         var stepFrame = 0
+        var qos: UInt8
+        var step = Step.published
     }
 
     enum Step: String, Sendable {
         case published, received, released
     }
 
-    /// Flows of PUBLISHes the client sent, and of those the server sent, in the order they began.
-    private var fromClient: [Flow] = []
-    private var fromServer: [Flow] = []
+    /// Flows of PUBLISHes the client sent, and of those the server sent, by packet identifier.
+    private var fromClient = IntTable<Flow>()
+    private var fromServer = IntTable<Flow>()
     /// The Receive Maximum each receiver announced (5.0): the server's (CONNACK) bounds the
     /// client's flows, the client's (CONNECT) the server's. 65,535 when absent.
     private var serverReceiveMaximum = 65_535
@@ -87,44 +87,50 @@ public struct MQTTFlows: Sendable {
     private var version: MQTTVersion = .v3_1_1
     private var disconnectFrame: Int?
     private let startedMidStream: Bool
+    /// Flows followed in flight per direction at most (`MQTTOptions.maxFlowsInFlight`); past it, a
+    /// direction's new flows are not followed, and acknowledgements it cannot match are not flagged.
+    private let maxInFlight: Int
+    private var clientOverflowed = false
+    private var serverOverflowed = false
     public private(set) var statistics = FlowStatistics()
     /// Records found and not yet taken.
     public internal(set) var records: [AnalysisRecord] = []
 
-    public init(startedMidStream: Bool) {
+    public init(startedMidStream: Bool, maxInFlight: Int = MQTTOptions.defaultMaxFlowsInFlight) {
         self.startedMidStream = startedMidStream
+        self.maxInFlight = max(1, maxInFlight)
     }
 
     /// The PDU's step, if it is one; records of what it shows are added to `records`.
     public mutating func observe(_ packet: MQTTPacket, from direction: Direction, frame: Int, time: Timestamp) -> MQTTFlowNote? {
         version = packet.version
-        switch packet.content {
-        case .connect(let connect):
-            if let maximum = connect.properties?[.receiveMaximum]?.intValue, maximum > 0 { clientReceiveMaximum = maximum }
+        // By type and the values kept beside the content: the content is not read (a copy).
+        switch packet.type {
+        case .connect:
+            if let maximum = packet.receiveMaximum, maximum > 0 { clientReceiveMaximum = maximum }
             return nil
-        case .connack(let connack):
-            if let maximum = connack.properties?[.receiveMaximum]?.intValue, maximum > 0 { serverReceiveMaximum = maximum }
+        case .connack:
+            if let maximum = packet.receiveMaximum, maximum > 0 { serverReceiveMaximum = maximum }
             return nil
         case .disconnect:
             if direction == .toServer || disconnectFrame == nil { disconnectFrame = frame }
             return nil
-        case .publish(let publish):
-            guard publish.qos == 1 || publish.qos == 2, let id = publish.packetID?.value else { return nil }
-            return published(publish, id: id, from: direction, frame: frame, time: time)
-        case .publishResponse(let response):
-            guard let id = response.packetID?.value else { return nil }
-            return responded(packet.type, response, id: id, from: direction, frame: frame, time: time)
+        case .publish:
+            guard let id = packet.flowPacketID else { return nil }
+            return published(qos: Int(packet.flags >> 1 & 3), dup: packet.flags & 0x08 != 0, id: id, from: direction, frame: frame, time: time)
+        case .puback, .pubrec, .pubrel, .pubcomp:
+            guard let id = packet.flowPacketID else { return nil }
+            return responded(packet.type, failure: packet.failureReason, id: id, from: direction, frame: frame, time: time)
         default:
             return nil
         }
     }
 
-    private mutating func published(_ publish: MQTTPublish, id: Int, from direction: Direction, frame: Int, time: Timestamp) -> MQTTFlowNote {
-        var note = MQTTFlowNote(state: .sent, packetType: .publish, packetID: id, qos: publish.qos)
+    private mutating func published(qos: Int, dup: Bool, id: Int, from direction: Direction, frame: Int, time: Timestamp) -> MQTTFlowNote? {
+        var note = MQTTFlowNote(state: .sent, packetType: .publish, packetID: id, qos: qos)
         let spec = version == .v5 ? ("MQTT 5.0", "2.2.1") : ("MQTT 3.1.1", "2.3.1")
-        if let i = index(of: id, sentBy: direction) {
-            let open = flows(sentBy: direction)[i]
-            if publish.dup && open.step == .published && open.qos == publish.qos {
+        if let open = flow(id, sentBy: direction) {
+            if dup && open.step == .published && Int(open.qos) == qos {
                 note.state = .retransmitted
                 note.publishFrame = open.publishFrame
                 note.latency = microseconds(from: open.publishTime, to: time)
@@ -138,9 +144,9 @@ public struct MQTTFlows: Sendable {
                 reference: "\(spec.0) §\(spec.1)",
                 fields: [Field("packet_id", "Packet Identifier", .int(id)), Field("open_frame", "Open Flow", .int(open.publishFrame))]))
             statistics.incomplete += 1
-            removeFlow(at: i, sentBy: direction)
+            removeFlow(id, sentBy: direction)
         }
-        let inFlight = flows(sentBy: direction).count
+        let inFlight = direction == .toServer ? fromClient.count : fromServer.count
         let maximum = direction == .toServer ? serverReceiveMaximum : clientReceiveMaximum
         if version == .v5, inFlight >= maximum {
             note.overReceiveMaximum = (inFlight + 1, maximum)
@@ -150,13 +156,23 @@ public struct MQTTFlows: Sendable {
                 reference: "MQTT 5.0 §3.3.4",
                 fields: [Field("in_flight", "In Flight", .int(inFlight + 1)), Field("receive_maximum", "Receive Maximum", .int(maximum))]))
         }
-        let flow = Flow(packetID: id, qos: publish.qos, publishFrame: frame, publishTime: time, topic: publish.topicName)
-        if direction == .toServer { fromClient.append(flow) } else { fromServer.append(flow) }
+        if inFlight >= maxInFlight {
+            let sender = direction == .toServer ? "client" : "server"
+            if !(direction == .toServer ? clientOverflowed : serverOverflowed) {
+                records.append(AnalysisRecord(
+                    protocolName: "mqtt", kind: .flowsNotFollowed, frames: [frame],
+                    message: "PUBLISH #\(frame) would make more than \(maxInFlight) QoS 1 and 2 flows of the \(sender) in flight: it and the \(sender)'s later flows beyond that are not followed (--max-flows-in-flight), and acknowledgements that match none are not flagged"))
+            }
+            if direction == .toServer { clientOverflowed = true } else { serverOverflowed = true }
+            return nil
+        }
+        let flow = Flow(publishFrame: frame, publishTime: nanoseconds(time), qos: UInt8(qos))
+        if direction == .toServer { fromClient[id] = flow } else { fromServer[id] = flow }
         return note
     }
 
-    private mutating func responded(_ type: MQTTPacketType, _ response: MQTTPublishResponse, id: Int, from direction: Direction,
-                                    frame: Int, time: Timestamp) -> MQTTFlowNote {
+    private mutating func responded(_ type: MQTTPacketType, failure: MQTTReasonCode?, id: Int, from direction: Direction,
+                                    frame: Int, time: Timestamp) -> MQTTFlowNote? {
         var note = MQTTFlowNote(state: .unexpected, packetType: type, packetID: id)
         // PUBREL comes from the PUBLISH's sender; PUBACK, PUBREC and PUBCOMP from its receiver.
         let sender = type == .pubrel ? direction : direction.reversed
@@ -167,9 +183,11 @@ public struct MQTTFlows: Sendable {
         case .pubrel: expected = (2, .received)
         default: expected = (2, .released)
         }
-        guard let i = index(of: id, sentBy: sender), flows(sentBy: sender)[i].qos == expected.qos,
-              flows(sentBy: sender)[i].step == expected.step || (type == .pubrel && flows(sentBy: sender)[i].step == .released)
+        guard let flow = flow(id, sentBy: sender), Int(flow.qos) == expected.qos,
+              flow.step == expected.step || (type == .pubrel && flow.step == .released)
         else {
+            // Its flow may be one not followed.
+            if sender == .toServer ? clientOverflowed : serverOverflowed { return nil }
             note.mayPredateCapture = startedMidStream
             let what = type == .pubrel ? "QoS 2 PUBLISH with a PUBREC" : expected.qos == 1 ? "QoS 1 PUBLISH" : "QoS 2 PUBLISH"
             records.append(AnalysisRecord(
@@ -180,12 +198,11 @@ public struct MQTTFlows: Sendable {
                 fields: [Field("packet_id", "Packet Identifier", .int(id)), Field("packet_type", "Packet Type", .string(type.name))]))
             return note
         }
-        let flow = flows(sentBy: sender)[i]
-        note.qos = flow.qos
+        note.qos = Int(flow.qos)
         note.publishFrame = flow.publishFrame
         note.latency = microseconds(from: flow.publishTime, to: time)
         if type == .pubrel || type == .pubcomp { note.previousFrame = flow.stepFrame }
-        if let code = response.reasonCode?.code, code.isFailure, type != .pubrel {
+        if let code = failure, type != .pubrel {
             note.state = .refused
             note.reasonCode = code
             records.append(AnalysisRecord(
@@ -194,7 +211,7 @@ public struct MQTTFlows: Sendable {
                 reference: "MQTT 5.0 §4.3",
                 fields: [Field("packet_id", "Packet Identifier", .int(id)), Field("reason_code", "Reason Code", .int(Int(code.rawValue)))]))
             statistics.incomplete += 1
-            removeFlow(at: i, sentBy: sender)
+            removeFlow(id, sentBy: sender)
             return note
         }
         switch type {
@@ -202,13 +219,13 @@ public struct MQTTFlows: Sendable {
             note.state = type == .puback ? .acknowledged : .completed
             statistics.completed += 1
             if let latency = note.latency { statistics.latency.record(latency) }
-            removeFlow(at: i, sentBy: sender)
+            removeFlow(id, sentBy: sender)
         case .pubrec:
             note.state = .received
-            setStep(.received, frame: frame, at: i, sentBy: sender)
+            setStep(.received, frame: frame, of: id, sentBy: sender)
         default:
             note.state = .released
-            setStep(.released, frame: frame, at: i, sentBy: sender)
+            setStep(.released, frame: frame, of: id, sentBy: sender)
         }
         return note
     }
@@ -221,12 +238,18 @@ public struct MQTTFlows: Sendable {
     }
 
     /// The connection ended (`reason`, in words): a record for each flow left open, in the order
-    /// they began (the client's first), and the statistics.
-    public mutating func end(_ reason: String, into out: inout [AnalysisRecord]) -> FlowStatistics {
-        takeRecords(into: &out)
+    /// they began (the client's first), handed to `record` one at a time, and the statistics.
+    public mutating func end(_ reason: String, record: (AnalysisRecord) -> Void) -> FlowStatistics {
+        for r in records { record(r) }
+        records.removeAll()
         let ended = disconnectFrame.map { "before the DISCONNECT #\($0)" } ?? "before the connection ended (\(reason))"
         for (sender, flows) in [("client", fromClient), ("server", fromServer)] {
-            for flow in flows {
+            // In the order they began.
+            var open: [(id: Int, flow: Flow)] = []
+            open.reserveCapacity(flows.count)
+            flows.forEach { open.append(($0, $1)) }
+            open.sort { ($0.flow.publishFrame, $0.id) < ($1.flow.publishFrame, $1.id) }
+            for (id, flow) in open {
                 statistics.incomplete += 1
                 var frames = [flow.publishFrame]
                 if flow.step != .published { frames.append(flow.stepFrame) }
@@ -238,12 +261,11 @@ public struct MQTTFlows: Sendable {
                 default: missing = "PUBCOMP never sent"
                 }
                 let reached = flow.step == .published ? "" : flow.step == .received ? ", got PUBREC #\(flow.stepFrame)" : ", released by PUBREL #\(flow.stepFrame)"
-                let topic = flow.topic.map { " to \($0)" } ?? ""
-                out.append(AnalysisRecord(
+                record(AnalysisRecord(
                     protocolName: "mqtt", kind: flow.step == .published ? .unacknowledged : .incompleteFlow, frames: frames,
-                    message: "QoS \(flow.qos) PUBLISH #\(flow.publishFrame) (packet identifier \(flow.packetID), from the \(sender)\(topic))\(reached): \(missing) \(ended)",
+                    message: "QoS \(flow.qos) PUBLISH #\(flow.publishFrame) (packet identifier \(id), from the \(sender))\(reached): \(missing) \(ended)",
                     reference: version == .v5 ? "MQTT 5.0 §4.3" : "MQTT 3.1.1 §4.3",
-                    fields: [Field("packet_id", "Packet Identifier", .int(flow.packetID)), Field("qos", "QoS", .int(flow.qos)),
+                    fields: [Field("packet_id", "Packet Identifier", .int(id)), Field("qos", "QoS", .int(Int(flow.qos))),
                              Field("step", "Step Reached", .string(flow.step.rawValue)), Field("sender", "Sender", .string(sender))]))
             }
         }
@@ -254,31 +276,30 @@ public struct MQTTFlows: Sendable {
 
     // MARK: - The flows in flight
 
-    private func flows(sentBy direction: Direction) -> [Flow] { direction == .toServer ? fromClient : fromServer }
-
-    private func index(of id: Int, sentBy direction: Direction) -> Int? {
-        direction == .toServer ? fromClient.firstIndex { $0.packetID == id } : fromServer.firstIndex { $0.packetID == id }
+    private func flow(_ id: Int, sentBy direction: Direction) -> Flow? {
+        direction == .toServer ? fromClient[id] : fromServer[id]
     }
 
-    private mutating func removeFlow(at i: Int, sentBy direction: Direction) {
-        if direction == .toServer { fromClient.remove(at: i) } else { fromServer.remove(at: i) }
+    private mutating func removeFlow(_ id: Int, sentBy direction: Direction) {
+        if direction == .toServer { fromClient.removeValue(forKey: id) } else { fromServer.removeValue(forKey: id) }
     }
 
-    private mutating func setStep(_ step: Step, frame: Int, at i: Int, sentBy direction: Direction) {
-        if direction == .toServer {
-            fromClient[i].step = step
-            fromClient[i].stepFrame = frame
-        } else {
-            fromServer[i].step = step
-            fromServer[i].stepFrame = frame
+    private mutating func setStep(_ step: Step, frame: Int, of id: Int, sentBy direction: Direction) {
+        let change = { (flow: inout Flow) in
+            flow.step = step
+            flow.stepFrame = frame
         }
+        if direction == .toServer { fromClient.modify(id, change) } else { fromServer.modify(id, change) }
     }
 }
 
-/// Microseconds from `a` to `b`, rounded down; 0 when `b` is earlier (a capture out of order).
-func microseconds(from a: Timestamp, to b: Timestamp) -> Int {
-    let ns = (b.seconds - a.seconds) * 1_000_000_000 + Int64(b.nanoseconds) - Int64(a.nanoseconds)
-    return max(0, Int(ns / 1000))
+/// A time as nanoseconds since 1970.
+func nanoseconds(_ t: Timestamp) -> Int64 { t.seconds &* 1_000_000_000 &+ Int64(t.nanoseconds) }
+
+/// Microseconds from `a` (nanoseconds since 1970) to `b`, rounded down; 0 when `b` is earlier (a
+/// capture out of order).
+func microseconds(from a: Int64, to b: Timestamp) -> Int {
+    max(0, Int((nanoseconds(b) &- a) / 1000))
 }
 
 private func hex(_ v: UInt8) -> String {

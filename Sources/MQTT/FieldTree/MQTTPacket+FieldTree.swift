@@ -14,11 +14,14 @@ extension MQTTPacket {
 
     /// The packet as a `DissectedPDU`: fields, summary, problems. `lineSink`: a buffer for summary
     /// lines, reused from packet to packet (a connection's); without one, each line gets its own.
-    func dissected(options: MQTTOptions, lineSink: ByteSink? = nil) -> DissectedPDU {
+    /// The PDU of the packet: its field tree and summary line, with `appending` (an analysis's
+    /// fields) after the tree's own.
+    func dissected(options: MQTTOptions, lineSink: ByteSink? = nil, appending extra: [Field] = []) -> DissectedPDU {
         var tree = FieldTreeBuilder(packet: self, previewBytes: max(0, options.payloadPreviewBytes), textLines: options.textLines,
                                     lineSink: lineSink)
         var summary = tree.build()
         if isTruncated { summary += " [truncated]" }
+        if !extra.isEmpty { tree.fields.append(contentsOf: extra) }
         return DissectedPDU(protocolName: "mqtt", summary: summary, fields: tree.fields, problems: problems, wireLength: wireLength)
     }
 

@@ -47,6 +47,15 @@ public struct MQTTPacket: TypedPacket {
     /// The Topic Alias Maximum a 5.0 CONNECT or CONNACK announces, 0 when absent (MQTT 5.0
     /// §3.1.2.11.5, §3.2.2.3.8); nil for other packets, and when their properties did not read whole.
     public var topicAliasMaximum: Int?
+    /// What the flow analysis reads of every packet, kept beside the content (reading it out of
+    /// `content` copied the content per packet): a QoS 1 or 2 PUBLISH's or an acknowledgement's
+    /// packet identifier; nil for other packets and when it did not read.
+    public var flowPacketID: Int?
+    /// A 5.0 PUBACK, PUBREC, PUBREL or PUBCOMP's reason code, when it is a failure (0x80 or more).
+    public var failureReason: MQTTReasonCode?
+    /// The Receive Maximum a 5.0 CONNECT or CONNACK announces (MQTT 5.0 §3.1.2.11.3, §3.2.2.3.3);
+    /// nil when absent.
+    public var receiveMaximum: Int?
 
     /// How the fixed header read.
     public enum HeaderState: Sendable, Equatable {

@@ -1,16 +1,16 @@
-@testable import Pipeline
+import Dissection
 import Testing
 import TestSupport
 
-/// `StreamTable` keeps each connection's state by stream number, removing as connections
+/// `IntTable` keeps each connection's state by stream number, removing as connections
 /// close: it must answer as a dictionary does through any mix of inserts, updates and removals
 /// (removal moves entries back into the hole, so probes must still find every key).
-@Suite("Stream table")
-struct StreamTableTests {
+@Suite("Integer-keyed table")
+struct IntTableTests {
     @Test("20,000 random inserts, updates and removals of 500 stream numbers, clustered and spread: a dictionary's answers")
     func sameAsDictionary() {
         var rng = SplitMix64(seed: 0x57AB)
-        var table = StreamTable<Int>()
+        var table = IntTable<Int>()
         var reference: [Int: Int] = [:]
         for step in 0..<20_000 {
             // Small consecutive numbers (as streams are numbered) and large spread ones.
