@@ -23,6 +23,10 @@ Scenarios, one connection each (client ids say which):
   flows-v5       MQTT 5.0 against a broker whose Receive Maximum is 3: four
                  QoS 1 PUBLISHes in one write (one over the maximum); a PUBLISH
                  to a topic the ACL denies (PUBACK 0x87 Not authorized).
+  flows-persist  MQTT 3.1.1 without Clean Session, twice: no session stored,
+                 then the session resumed.
+  flows-quiet    MQTT 3.1.1 with a keep-alive of 2 s: one PINGREQ, PINGRESP, then
+                 silence until the broker closes the connection (after 3 s).
 """
 
 import argparse
@@ -59,12 +63,12 @@ def packet(first, body):
     return bytes([first]) + varint(len(body)) + body
 
 
-def connect(client_id, v5=False):
-    flags = 0x02  # clean session / clean start
+def connect(client_id, v5=False, keep_alive=30, clean=True):
+    flags = 0x02 if clean else 0x00  # clean session / clean start
     if v5:
-        body = string("MQTT") + bytes([5, flags]) + struct.pack(">H", 30) + varint(0) + string(client_id)
+        body = string("MQTT") + bytes([5, flags]) + struct.pack(">H", keep_alive) + varint(0) + string(client_id)
     else:
-        body = string("MQTT") + bytes([4, flags]) + struct.pack(">H", 30) + string(client_id)
+        body = string("MQTT") + bytes([4, flags]) + struct.pack(">H", keep_alive) + string(client_id)
     return packet(0x10, body)
 
 
@@ -84,11 +88,11 @@ def subscribe(topic, qos, pid):
 
 
 class Conn:
-    def __init__(self, port, client_id, v5=False):
+    def __init__(self, port, client_id, v5=False, keep_alive=30, clean=True):
         self.s = socket.create_connection((HOST, port), timeout=WAIT)
         self.buf = b""
         self.v5 = v5
-        self.s.sendall(connect(client_id, v5))
+        self.s.sendall(connect(client_id, v5, keep_alive, clean))
         t, body = self.read()
         if t != 2:
             fail(f"{client_id}: expected CONNACK, got type {t}")
@@ -195,6 +199,27 @@ def main():
     if len(body) < 3 or body[2] < 0x80:
         fail(f"the denied PUBLISH was not refused: {body.hex()}")
     v5.disconnect()
+
+    # A session kept between connections: the first finds none, the second resumes it.
+    for _ in range(2):
+        persist = Conn(port, "flows-persist", clean=False)
+        persist.disconnect()
+
+    # A client that pings once, then falls silent: the broker closes it after 1.5 times its
+    # keep-alive of 2 s.
+    quiet = Conn(port, "flows-quiet", keep_alive=2)
+    quiet.send(packet(0xC0, b""))
+    quiet.expect(13, "PINGRESP")
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            if not quiet.s.recv(65536):
+                break
+        except socket.timeout:
+            continue
+    else:
+        fail("flows-quiet: the broker did not close the silent connection within 10 s")
+    quiet.s.close()
     time.sleep(0.2)
 
 

@@ -28,11 +28,19 @@ extension AnalysisKind {
     public static let refused = AnalysisKind(rawValue: "refused")
     /// MQTT: more flows in flight in one direction than are followed (`--max-flows-in-flight`)
     public static let flowsNotFollowed = AnalysisKind(rawValue: "flows_not_followed")
+    /// MQTT: the client sent nothing for longer than 1.5 times its keep-alive
+    public static let keepAliveExceeded = AnalysisKind(rawValue: "keepalive_exceeded")
+    /// MQTT: a CONNACK with Session Present to a CONNECT with Clean Session (Clean Start) set
+    public static let sessionPresentMismatch = AnalysisKind(rawValue: "session_present_mismatch")
+    /// MQTT: the connection ended without a DISCONNECT, not by the broker: the client's will fires
+    public static let noDisconnect = AnalysisKind(rawValue: "no_disconnect")
+    /// MQTT: the broker closed the connection without a DISCONNECT, with the likely cause
+    public static let closedByBroker = AnalysisKind(rawValue: "closed_by_broker")
 
     /// Every kind above, in order.
     public static let known: [AnalysisKind] = [
         .unacknowledged, .incompleteFlow, .unexpectedAcknowledgement, .packetIDReused, .receiveMaximumExceeded, .refused,
-        .flowsNotFollowed,
+        .flowsNotFollowed, .keepAliveExceeded, .sessionPresentMismatch, .noDisconnect, .closedByBroker,
     ]
 }
 
@@ -63,6 +71,18 @@ public struct AnalysisRecord: Sendable {
         self.reference = reference
         self.fields = fields
         self.context = context
+    }
+}
+
+/// What an analysis of one connection found when it ended: its message flows, and how it ended.
+public struct ConnectionAnalysis: Sendable {
+    public var flows: FlowStatistics?
+    /// How the connection ended, in words: `client DISCONNECT #12`, `broker closed it: keep-alive expired`.
+    public var ending: String?
+
+    public init(flows: FlowStatistics? = nil, ending: String? = nil) {
+        self.flows = flows
+        self.ending = ending
     }
 }
 

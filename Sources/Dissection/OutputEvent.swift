@@ -62,6 +62,8 @@ public struct ConnectionSummary: Sendable {
     /// What the connection's message flows came to (MQTT QoS 1 and 2), when its protocol has
     /// an analysis of them and it is on.
     public var flows: FlowStatistics?
+    /// How it ended, in the protocol's words (`client DISCONNECT #12`), when an analysis says.
+    public var ending: String?
 
     public init(stream: Int, client: String, server: String, protocolName: String, firstSeen: Timestamp,
                 lastSeen: Timestamp, bytesToServer: Int, bytesToClient: Int, closeReason: String) {

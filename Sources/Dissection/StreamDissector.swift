@@ -36,9 +36,10 @@ public protocol StreamDissector {
     mutating func locate(frame: Int, time: Timestamp)
     /// The analysis records found since the last call (after the PDUs that showed them).
     mutating func takeRecords(into records: inout [AnalysisRecord])
-    /// The connection ended (`reason`, in words): the records of what it left open, handed to
-    /// `record` one at a time (a connection can leave thousands), and what its flows came to.
-    mutating func end(_ reason: String, record: (AnalysisRecord) -> Void) -> FlowStatistics?
+    /// The connection ended (`reason`, in words, at the place `locate` gave last): the records of
+    /// what it left open, handed to `record` one at a time (a connection can leave thousands), and
+    /// what the analysis makes of it.
+    mutating func end(_ reason: String, record: (AnalysisRecord) -> Void) -> ConnectionAnalysis?
 }
 
 extension StreamDissector {
@@ -57,7 +58,7 @@ extension StreamDissector {
     public var analyses: Bool { false }
     public mutating func locate(frame: Int, time: Timestamp) {}
     public mutating func takeRecords(into records: inout [AnalysisRecord]) {}
-    public mutating func end(_ reason: String, record: (AnalysisRecord) -> Void) -> FlowStatistics? { nil }
+    public mutating func end(_ reason: String, record: (AnalysisRecord) -> Void) -> ConnectionAnalysis? { nil }
 
     /// Without a counted path of its own: every PDU a box, from the array's form.
     public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout PDUBatch, limit: Int) -> Bool {

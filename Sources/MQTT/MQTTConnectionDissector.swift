@@ -34,6 +34,8 @@ public struct MQTTConnectionDissector: StreamDissector {
     private var flowSink = ByteSink.unallocated
     /// The QoS 1 and 2 message flows (with `options.analysis`).
     public private(set) var flows: MQTTFlows
+    /// The connection as a whole: keep-alive, pings, session, how it ended (with `options.analysis`).
+    public private(set) var watch = MQTTConnectionWatch()
     /// Where the bytes being decoded were captured (`locate`).
     private var frame = 0
     private var time = Timestamp(seconds: 0, nanoseconds: 0)
@@ -62,11 +64,17 @@ public struct MQTTConnectionDissector: StreamDissector {
 
     public mutating func takeRecords(into records: inout [AnalysisRecord]) {
         flows.takeRecords(into: &records)
+        if !watch.records.isEmpty {
+            records += watch.records
+            watch.records.removeAll()
+        }
     }
 
-    public mutating func end(_ reason: String, record: (AnalysisRecord) -> Void) -> FlowStatistics? {
+    public mutating func end(_ reason: String, record: (AnalysisRecord) -> Void) -> ConnectionAnalysis? {
         guard options.analysis else { return nil }
-        return flows.end(reason, record: record)
+        let statistics = flows.end(reason, record: record)
+        let ending = watch.end(reason, frame: frame, time: time, record: record)
+        return ConnectionAnalysis(flows: statistics, ending: ending)
     }
 
     public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout [DissectedPDU]) {
@@ -111,6 +119,7 @@ public struct MQTTConnectionDissector: StreamDissector {
     }
 
     public mutating func finish(_ direction: Direction, into output: inout [DissectedPDU]) {
+        if options.analysis { watch.ended(direction, frame: frame) }
         if direction == .toServer { toServerFramer.finish() } else { toClientFramer.finish() }
         drain(direction, into: &output)
         let pending = direction == .toServer ? pendingToServer : pendingToClient
@@ -185,6 +194,7 @@ public struct MQTTConnectionDissector: StreamDissector {
     private mutating func take<Output: PDUOutput>(_ frame: MQTTFrame, from direction: Direction, into output: inout Output) {
         let packet = decode(frame, from: direction)
         let note = options.analysis ? flows.observe(packet, from: direction, frame: self.frame, time: time) : nil
+        let watchNote = options.analysis ? watch.observe(packet, from: direction, frame: self.frame, time: time) : nil
         if case .facts = options.detail, !hasPending(direction) {
             if let counted = packet.counted() {
                 let type = packet.type
@@ -200,16 +210,18 @@ public struct MQTTConnectionDissector: StreamDissector {
         // Copies of a dissector may be used on different threads: one never writes into another's buffer.
         if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }
         var extra: [Field] = []
-        if let note {
-            if !flowSink.isUniquelyReferenced { flowSink = ByteSink(capacity: 192) }
-            extra = note.fields(for: options.detail, scratch: &flowSink)
-        }
+        if note != nil || watchNote != nil, !flowSink.isUniquelyReferenced { flowSink = ByteSink(capacity: 192) }
+        if let note { extra = note.fields(for: options.detail, scratch: &flowSink) }
+        if let watchNote { extra += watchNote.fields(for: options.detail, scratch: &flowSink) }
         var pdu = packet.dissected(options: options, lineSink: lineSink, appending: extra)
         pdu.packet = packet
         // Words for the text line; JSON does not print them.
-        if let note, options.detail != .json {
-            let text = note.text
-            if !text.isEmpty { pdu.annotations.append(text) }
+        if options.detail != .json {
+            if let note {
+                let text = note.text
+                if !text.isEmpty { pdu.annotations.append(text) }
+            }
+            if let watchNote { pdu.annotations.append(watchNote.text) }
         }
         attachPending(direction, to: &pdu)
         output.append(pdu)

@@ -222,10 +222,11 @@ final class StreamStage {
                     send(.streamNote(context, Problem(.note, .flushed, "connection flushed: \(reason.rawValue)")), emit)
                 }
                 let endpoints = state.endpoints(.toServer)
-                var flows: FlowStatistics?
+                var analysis: ConnectionAnalysis?
                 if state.analyses && !limitReached {
                     let context = self.context(state, .toServer, frame: frame, time: time, stream: stream)
-                    flows = state.dissector.end(reason.rawValue) { record in
+                    state.dissector.locate(frame: frame, time: time)
+                    analysis = state.dissector.end(reason.rawValue) { record in
                         guard !stopped else { return }
                         var record = record
                         record.context = context
@@ -236,7 +237,8 @@ final class StreamStage {
                     stream: stream, client: endpoints.source, server: endpoints.destination, protocolName: state.protocolName,
                     firstSeen: state.firstSeen, lastSeen: state.lastSeen, bytesToServer: state.bytesToServer,
                     bytesToClient: state.bytesToClient, closeReason: reason.rawValue)
-                summary.flows = flows
+                summary.flows = analysis?.flows
+                summary.ending = analysis?.ending
                 send(.connectionClosed(summary), emit)
             }
         }

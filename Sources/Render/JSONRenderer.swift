@@ -89,6 +89,10 @@ public struct JSONRenderer: Renderer {
             JSONString.escape(c.lastSeen.iso8601, into: &out)
             out.append(",\"bytes_to_server\":\(c.bytesToServer),\"bytes_to_client\":\(c.bytesToClient),\"end\":")
             JSONString.escape(c.closeReason, into: &out)
+            if let ending = c.ending {
+                out.literal(",\"ending\":")
+                JSONString.escape(ending, into: &out)
+            }
             if let f = c.flows {
                 out.append(",\"flows\":{\"completed\":\(f.completed),\"incomplete\":\(f.incomplete)")
                 if let p50 = f.latency.percentile(50), let p99 = f.latency.percentile(99) {

@@ -338,7 +338,7 @@ public struct TableRenderer: Renderer {
         row.bytesToServer = c.bytesToServer
         row.bytesToClient = c.bytesToClient
         row.flows = c.flows
-        row.end = c.closeReason
+        row.end = c.ending ?? c.closeReason
         if row.first == nil || c.firstSeen < row.first! { row.first = c.firstSeen }
         if row.last == nil || row.last! < c.lastSeen { row.last = c.lastSeen }
         lastConnection = nil
@@ -622,9 +622,9 @@ public struct TableRenderer: Renderer {
             }
         }
         if untrackedTopics > 0 { out.append("… \(untrackedTopics) PUBLISHes to topics not listed (--max-table-rows)\n") }
-        let flowRows = connections.values.filter { ($0.flows?.completed ?? 0) + ($0.flows?.incomplete ?? 0) > 0 }
+        let flowRows = connections.values.filter { $0.flows != nil }
         if !flowRows.isEmpty {
-            out.append("\nMessage flows (QoS 1 and 2)\n")
+            out.append("\nMessage flows (QoS 1 and 2) and how connections ended\n")
             out.append(pad("stream", 6, right: true) + " " + pad("done", 6, right: true) + " " + pad("open", 5, right: true) + " "
                        + pad("p50", 9, right: true) + " " + pad("p99", 9, right: true) + " " + pad("max", 9, right: true) + " "
                        + "ended\n")
@@ -634,7 +634,10 @@ public struct TableRenderer: Renderer {
                 out.append(pad(String(row.stream), 6, right: true) + " " + pad(String(f.completed), 6, right: true) + " "
                            + pad(String(f.incomplete), 5, right: true) + " " + pad(time(f.latency.percentile(50)), 9, right: true) + " "
                            + pad(time(f.latency.percentile(99)), 9, right: true) + " "
-                           + pad(time(f.latency.count > 0 ? f.latency.maximum : nil), 9, right: true) + " " + cut(row.end, 27) + "\n")
+                           + pad(time(f.latency.count > 0 ? f.latency.maximum : nil), 9, right: true)
+                           + (row.end.count <= 27 ? " " + row.end : "") + "\n")
+                // A longer ending on a line of its own.
+                if row.end.count > 27 { out.append(String(repeating: " ", count: 7) + cut(row.end, 73) + "\n") }
             }
         }
         if !exchanges.isEmpty {

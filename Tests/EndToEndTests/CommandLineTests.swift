@@ -26,7 +26,7 @@ struct CommandLineTests {
         let path = try conversation().write(name: "json-keys")
         let r = try dissect(["--format", "json", path])
         #expect(r.status == 0)
-        let pdus = jsonLines(r.stdout).filter { $0["protocol"] as? String == "mqtt" }
+        let pdus = jsonLines(r.stdout).filter { isPDU($0) && $0["protocol"] as? String == "mqtt" }
         #expect(pdus.compactMap { ($0["mqtt"] as? [String: Any])?["type"] as? String } == ["CONNECT", "CONNACK", "PUBLISH", "PUBLISH", "PUBLISH", "DISCONNECT"])
         let second = try #require(pdus.dropFirst(3).first)
         let mqtt = try #require(second["mqtt"] as? [String: Any])
@@ -114,7 +114,7 @@ struct CommandLineTests {
     func filter() throws {
         let path = try conversation().write(name: "filter")
         let none = try dissect(["--format", "json", "-f", "tcp port 9999", path])
-        #expect(jsonLines(none.stdout).filter { $0["protocol"] != nil }.isEmpty)
+        #expect(jsonLines(none.stdout).filter(isPDU).isEmpty)
         let all = try dissect(["--format", "json", "-f", "tcp port 1883", path])
         #expect(jsonLines(all.stdout).filter(isPDU).count == 6)
         let bad = try dissect(["-f", "tcp port port", path])
@@ -129,9 +129,9 @@ struct CommandLineTests {
         c.send(toServer: true, MQTTBytes.connect(clientID: "x"))
         c.close()
         let path = try c.write(name: "decode-as")
-        #expect(jsonLines(try dissect(["--format", "json", path]).stdout).filter { $0["protocol"] != nil }.isEmpty)
+        #expect(jsonLines(try dissect(["--format", "json", path]).stdout).filter(isPDU).isEmpty)
         let r = try dissect(["--format", "json", "--decode-as", "8883=mqtt", path])
-        #expect(jsonLines(r.stdout).filter { $0["protocol"] as? String == "mqtt" }.count == 1)
+        #expect(jsonLines(r.stdout).filter { isPDU($0) && $0["protocol"] as? String == "mqtt" }.count == 1)
     }
 
     @Test("--decode-as PORT=amqp decodes AMQP 0-9-1 on another port")
@@ -188,7 +188,7 @@ struct CommandLineTests {
         #expect(r.status == 1)
         #expect(r.stderr.contains(path))
         #expect(r.stderr.contains("cut off"))
-        #expect(jsonLines(r.stdout).filter { $0["protocol"] as? String == "mqtt" }.count >= 5)
+        #expect(jsonLines(r.stdout).filter { isPDU($0) && $0["protocol"] as? String == "mqtt" }.count >= 5)
     }
 
     @Test("a file cut inside a record, as tables (counted on two threads): what came before is counted, exit 1")
@@ -396,7 +396,7 @@ extension CommandLineTests {
         let path = try midConnection5().write(name: "assume-v5")
         let assumed = try dissect(["--format", "json", "--mqtt-version", "5", path])
         #expect(assumed.status == 0)
-        let pdus = jsonLines(assumed.stdout).filter { $0["protocol"] as? String == "mqtt" }
+        let pdus = jsonLines(assumed.stdout).filter { isPDU($0) && $0["protocol"] as? String == "mqtt" }
         let mqtt = pdus.compactMap { $0["mqtt"] as? [String: Any] }
         try #require(mqtt.count == 2, "\(assumed.stdout)")
         #expect(mqtt.map { ($0["properties"] as? [String: Any])?["payload_format_indicator"] as? Int } == [1, 0])
@@ -408,7 +408,7 @@ extension CommandLineTests {
         // Without the option the same bytes read as 3.1.1: properties become payload, and the guess is flagged.
         let guessed = try dissect(["--format", "json", path])
         #expect(guessed.status == 0)
-        let first = try #require(jsonLines(guessed.stdout).first { $0["protocol"] as? String == "mqtt" })
+        let first = try #require(jsonLines(guessed.stdout).first { isPDU($0) && $0["protocol"] as? String == "mqtt" })
         let firstMQTT = try #require(first["mqtt"] as? [String: Any])
         #expect(firstMQTT["properties"] == nil)
         #expect(firstMQTT["payload_length"] as? Int == 5) // 02 01 01 'h' 'i'
@@ -465,7 +465,7 @@ extension CommandLineTests {
 
         let r = try dissect(["--format", "json", path])
         #expect(r.status == 0, "\(r.stderr)")
-        let pdus = jsonLines(r.stdout).filter { $0["protocol"] as? String == "mqtt" }
+        let pdus = jsonLines(r.stdout).filter { isPDU($0) && $0["protocol"] as? String == "mqtt" }
         #expect(pdus.compactMap { ($0["mqtt"] as? [String: Any])?["client_id"] as? String } == ["over-ethernet", "over-sll2"])
         #expect(pdus.compactMap { ($0["mqtt"] as? [String: Any])?["type"] as? String } == ["CONNECT", "CONNACK", "CONNECT", "CONNACK"])
         #expect(pdus.compactMap { $0["src"] as? String } == ["127.0.0.1:50001", "127.0.0.1:1883", "127.0.0.1:50002", "127.0.0.1:1883"])
@@ -486,7 +486,7 @@ extension CommandLineTests {
         #expect(Array(c.bytes[20..<24]) == [228, 0, 0, 0])
         let r = try dissect(["--format", "json", try c.write(name: "linktype-228")])
         #expect(r.status == 0)
-        let pdus = jsonLines(r.stdout).filter { $0["protocol"] as? String == "mqtt" }
+        let pdus = jsonLines(r.stdout).filter { isPDU($0) && $0["protocol"] as? String == "mqtt" }
         #expect(pdus.compactMap { ($0["mqtt"] as? [String: Any])?["client_id"] as? String } == ["raw-v4"])
         #expect(pdus.compactMap { $0["src"] as? String } == ["127.0.0.1:50000", "127.0.0.1:1883"])
     }
@@ -501,7 +501,7 @@ extension CommandLineTests {
         c.close()
         let r = try dissect(["--format", "json", try c.write(name: "ipv6-hbh")])
         #expect(r.status == 0)
-        let pdus = jsonLines(r.stdout).filter { $0["protocol"] as? String == "mqtt" }
+        let pdus = jsonLines(r.stdout).filter { isPDU($0) && $0["protocol"] as? String == "mqtt" }
         #expect(pdus.compactMap { ($0["mqtt"] as? [String: Any])?["type"] as? String } == ["CONNECT", "CONNACK", "PUBLISH"])
         #expect(pdus.compactMap { $0["src"] as? String } == ["[2001:db8::1]:50000", "[2001:db8::2]:1883", "[2001:db8::1]:50000"])
         #expect(pdus.compactMap { $0["dst"] as? String } == ["[2001:db8::2]:1883", "[2001:db8::1]:50000", "[2001:db8::2]:1883"])
@@ -538,11 +538,12 @@ extension CommandLineTests {
         c.close()
         let path = try SyntheticCapture.write(SyntheticCapture.pcapng([(c, tsresol)]), name: "tsresol-\(tsresol)", suffix: "pcapng")
         let json = try dissect(["--format", "json", path])
-        let times = jsonLines(json.stdout).filter { $0["protocol"] != nil }.compactMap { $0["time"] as? String }
+        let times = jsonLines(json.stdout).filter(isPDU).compactMap { $0["time"] as? String }
         let jsonDigits = times.map { $0.split(separator: ".").last.map { $0.dropLast().count } ?? 0 } // drop the Z
         // Text lines: "#5 22:13:20.004 127.0.0.1:50000 → …"
         let text = try dissect([path])
-        let textDigits = text.stdout.split(separator: "\n").filter { $0.hasPrefix("#") }.compactMap { line in
+        // PDU lines (not the analysis's: the capture has no DISCONNECT).
+        let textDigits = text.stdout.split(separator: "\n").filter { $0.hasPrefix("#") && !$0.contains(" analysis: ") }.compactMap { line in
             line.split(separator: " ").dropFirst().first?.split(separator: ".").last?.count
         }
         return (jsonDigits, textDigits)

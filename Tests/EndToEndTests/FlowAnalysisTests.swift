@@ -29,6 +29,15 @@ struct FlowAnalysisTests {
         #expect(of("packet_id_reused").first?["packet_id"] as? Int == 7)
         #expect(of("receive_maximum_exceeded").first?["receive_maximum"] as? Int == 3)
         #expect(of("refused").first?["reason_code"] as? Int == 0x87)
+        // The silent client: the broker closed it past 1.5 times its keep-alive of 2 s.
+        #expect(of("keepalive_exceeded").first?["keep_alive"] as? Int == 2)
+        #expect((of("keepalive_exceeded").first?["silence_ms"] as? Int ?? 0) > 3_000)
+        #expect(of("closed_by_broker").first?["cause"] as? String == "keep-alive expired")
+        #expect(of("no_disconnect").map { $0["stream"] as? Int } == [1])
+        // The endings on the connection lines.
+        let endings = lines.filter { $0["event"] as? String == "connection" }.compactMap { $0["ending"] as? String }
+        #expect(endings.count == 8)
+        #expect(endings.filter { $0.hasPrefix("client DISCONNECT #") }.count == 6)
         // A record's frames are PDUs of its own connection.
         let pdus = lines.filter { $0["mqtt"] != nil }
         for record in records {
@@ -41,10 +50,10 @@ struct FlowAnalysisTests {
         let dup = pdus.first { ($0["mqtt"] as? [String: Any])?["dup"] as? Bool == true }
         let flow = (dup?["mqtt"] as? [String: Any])?["flow"] as? [String: Any]
         #expect(flow?["state"] as? String == "retransmitted")
-        // The connection lines carry the flows: 6 completed, 5 not, over the 5 connections.
+        // The connection lines carry the flows: 6 completed, 5 not, over the 8 connections.
         let connections = lines.filter { $0["event"] as? String == "connection" }
         let flows = connections.compactMap { $0["flows"] as? [String: Any] }
-        #expect(flows.count == 5)
+        #expect(flows.count == 8)
         #expect(flows.map { $0["completed"] as? Int ?? -1 }.reduce(0, +) == 6)
         #expect(flows.map { $0["incomplete"] as? Int ?? -1 }.reduce(0, +) == 5)
     }
@@ -69,7 +78,8 @@ struct FlowAnalysisTests {
         #expect(text.contains("message flows (QoS 1 and 2): 6 completed, 5 not"))
         let table = try dissect(["--format", "table", Self.sample]).stdout
         #expect(table.contains("Message flows (QoS 1 and 2)"))
-        #expect(table.contains("     1      0     1         -         -         - reset (RST)"))
+        #expect(table.contains("     1      0     1         -         -         -\n       reset (RST) without DISCONNECT"))
+        #expect(table.contains("     7      0     0         -         -         -\n       broker closed it: keep-alive expired"))
         #expect(table.contains("     3 mqtt unexpected_ack"))
     }
 }

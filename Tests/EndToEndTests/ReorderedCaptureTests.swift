@@ -35,10 +35,14 @@ import Testing
                 object["frame"] = nil
                 object["time"] = nil
                 object["ts"] = nil
-                // A flow's links name frames and times, which reordering changes; its state stays.
-                if var mqtt = object["mqtt"] as? [String: Any], var flow = mqtt["flow"] as? [String: Any] {
-                    for key in ["publish_frame", "previous_frame", "latency_us", "reused_from"] { flow[key] = nil }
-                    mqtt["flow"] = flow
+                // A flow's and a ping's links name frames and times, which reordering changes; a
+                // flow's state stays.
+                if var mqtt = object["mqtt"] as? [String: Any] {
+                    if var flow = mqtt["flow"] as? [String: Any] {
+                        for key in ["publish_frame", "previous_frame", "latency_us", "reused_from"] { flow[key] = nil }
+                        mqtt["flow"] = flow
+                    }
+                    mqtt["ping"] = nil
                     object["mqtt"] = mqtt
                 }
                 let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()

@@ -37,10 +37,18 @@ struct FlowTests {
         }
 
         mutating func end(_ reason: String = "closed (FIN both ways)") -> FlowStatistics? {
+            endAll(reason)?.flows
+        }
+
+        /// Ends the connection at the next frame, 1 ms on (or at `seconds`).
+        mutating func endAll(_ reason: String = "closed (FIN both ways)", seconds: Int64? = nil) -> ConnectionAnalysis? {
+            frame += 1
+            dissector.locate(frame: frame, time: seconds.map { Timestamp(seconds: $0, nanoseconds: 0) }
+                             ?? Timestamp(seconds: 100, nanoseconds: UInt32(frame) * 1_000_000))
             var ended: [AnalysisRecord] = []
-            let stats = dissector.end(reason) { ended.append($0) }
+            let analysis = dissector.end(reason) { ended.append($0) }
             records += ended
-            return stats
+            return analysis
         }
 
         /// The `flow` field of the last PDU of `frame`.
@@ -49,6 +57,11 @@ struct FlowTests {
         }
 
         func value(_ frame: Int, _ key: String) -> FieldValue? { flow(frame)?.children.first { $0.key == key }?.value }
+
+        /// The records of the message flows (not how the connection ended).
+        var flowRecords: [AnalysisRecord] {
+            records.filter { ![.noDisconnect, .closedByBroker, .keepAliveExceeded, .sessionPresentMismatch].contains($0.kind) }
+        }
 
         func annotations(_ frame: Int) -> [String] { pdus.filter { $0.frame == frame }.flatMap(\.pdu.annotations) }
     }
@@ -75,7 +88,7 @@ struct FlowTests {
         let stats = run.end()
         #expect(stats?.completed == 1 && stats?.incomplete == 0)
         #expect(stats?.latency.maximum == 1000)
-        #expect(run.records.isEmpty)
+        #expect(run.flowRecords.isEmpty)
     }
 
     @Test("a QoS 2 flow from the server: PUBREC, PUBREL, PUBCOMP each linked, the PUBCOMP completes it")
@@ -93,7 +106,7 @@ struct FlowTests {
         #expect(run.value(comp, "publish_frame") == .int(p))
         #expect(run.value(comp, "latency_us") == .int(3000))
         #expect(run.end()?.completed == 1)
-        #expect(run.records.isEmpty)
+        #expect(run.flowRecords.isEmpty)
     }
 
     @Test("a flow left at each step is reported when the connection ends, with the step reached",
@@ -107,8 +120,8 @@ struct FlowTests {
         if steps >= 2 { frames = [p, run.send(.toServer, Self.ack(6, 3))] }
         let stats = run.end("reset (RST)")
         #expect(stats?.incomplete == 1 && stats?.completed == 0)
-        #expect(run.records.count == 1)
-        let r = run.records[0]
+        #expect(run.flowRecords.count == 1)
+        let r = run.flowRecords[0]
         #expect(r.kind.rawValue == kind)
         #expect(r.frames == frames)
         #expect(r.fields.first { $0.key == "step" }?.value == .string(step))
@@ -120,9 +133,9 @@ struct FlowTests {
         var run = Run()
         run.send(.toServer, Self.publish(1, qos: 1))
         let d = run.send(.toServer, [0xE0, 0x00])
-        _ = run.end()
-        #expect(run.records.map(\.kind) == [.unacknowledged])
-        #expect(run.records[0].message.contains("before the DISCONNECT #\(d)"))
+        #expect(run.endAll()?.ending == "client DISCONNECT #\(d)")
+        #expect(run.flowRecords.map(\.kind) == [.unacknowledged])
+        #expect(run.flowRecords[0].message.contains("before the DISCONNECT #\(d)"))
     }
 
     @Test("an acknowledgement with nothing in flight is unexpected; in a capture that starts mid-connection it may predate it",
@@ -131,8 +144,8 @@ struct FlowTests {
         var run = Run(midStream: midStream, connect: !midStream)
         let a = run.send(.toClient, Self.ack(4, 9))
         #expect(run.value(a, "state") == .string("unexpected"))
-        #expect(run.records.map(\.kind) == [.unexpectedAcknowledgement])
-        #expect(run.records[0].frames == [a])
+        #expect(run.flowRecords.map(\.kind) == [.unexpectedAcknowledgement])
+        #expect(run.flowRecords[0].frames == [a])
         #expect((run.value(a, "may_predate_capture") == .bool(true)) == midStream)
         // A PUBACK does not answer a QoS 2 PUBLISH either.
         run.send(.toServer, Self.publish(4, qos: 2))
@@ -161,9 +174,9 @@ struct FlowTests {
         run.send(.toClient, Self.ack(5, 7))
         let second = run.send(.toServer, Self.publish(7, qos: 2))
         #expect(run.value(second, "reused_from") == .int(first))
-        #expect(run.records.map(\.kind) == [.packetIDReused])
-        #expect(run.records[0].frames == [first, second])
-        #expect(run.records[0].reference == "MQTT 3.1.1 §2.3.1")
+        #expect(run.flowRecords.map(\.kind) == [.packetIDReused])
+        #expect(run.flowRecords[0].frames == [first, second])
+        #expect(run.flowRecords[0].reference == "MQTT 3.1.1 §2.3.1")
         let rec = run.send(.toClient, Self.ack(5, 7))
         #expect(run.value(rec, "publish_frame") == .int(second))
         let stats = run.end()
@@ -179,7 +192,7 @@ struct FlowTests {
         let ackOfClient = run.send(.toClient, Self.ack(4, 1))
         #expect(run.value(ackOfServer, "publish_frame") == .int(s))
         #expect(run.value(ackOfClient, "publish_frame") == .int(c))
-        #expect(run.records.isEmpty)
+        #expect(run.flowRecords.isEmpty)
     }
 
     @Test("5.0: a PUBLISH over the receiver's Receive Maximum is reported, for each side's own maximum")
@@ -187,11 +200,11 @@ struct FlowTests {
         var run = Run(v5: true, clientMaximum: 1, serverMaximum: 2)
         run.send(.toServer, Self.publish(1, qos: 1, v5: true))
         let second = run.send(.toServer, Self.publish(2, qos: 1, v5: true))
-        #expect(run.records.isEmpty)
+        #expect(run.flowRecords.isEmpty)
         let third = run.send(.toServer, Self.publish(3, qos: 2, v5: true))
         #expect(run.value(third, "in_flight") == .int(3))
         #expect(run.value(third, "receive_maximum") == .int(2))
-        #expect(run.records.map(\.kind) == [.receiveMaximumExceeded])
+        #expect(run.flowRecords.map(\.kind) == [.receiveMaximumExceeded])
         #expect(run.value(second, "in_flight") == nil)
         // The server's PUBLISHes are bounded by the client's maximum, 1.
         run.send(.toClient, Self.publish(9, qos: 1, v5: true))
@@ -207,7 +220,7 @@ struct FlowTests {
         #expect(run.value(a, "state") == .string("refused"))
         #expect(run.value(a, "reason_code") == .int(0x87))
         #expect(run.annotations(a) == ["refuses #\(p): 0x87 Not authorized"])
-        #expect(run.records.map(\.kind) == [.refused])
+        #expect(run.flowRecords.map(\.kind) == [.refused])
         // 0x10 No matching subscribers is a success: the flow completes.
         run.send(.toServer, Self.publish(6, qos: 1, v5: true))
         let ok = run.send(.toClient, Self.ack(4, 6, reason: 0x10))
@@ -256,10 +269,10 @@ extension FlowTests {
         let third = run.send(.toClient, Self.publish(3, qos: 1))
         run.send(.toClient, Self.publish(4, qos: 1))
         #expect(run.flow(third) == nil)
-        #expect(run.records.map(\.kind) == [.flowsNotFollowed])
-        #expect(run.records[0].frames == [third])
+        #expect(run.flowRecords.map(\.kind) == [.flowsNotFollowed])
+        #expect(run.flowRecords[0].frames == [third])
         let ackOfThird = run.send(.toServer, Self.ack(4, 3))
-        #expect(run.flow(ackOfThird) == nil && run.records.count == 1)
+        #expect(run.flow(ackOfThird) == nil && run.flowRecords.count == 1)
         let ackOfFirst = run.send(.toServer, Self.ack(4, 1))
         #expect(run.value(ackOfFirst, "state") == .string("acknowledged"))
         // The client's direction has its own limit, not reached.
@@ -268,5 +281,108 @@ extension FlowTests {
         #expect(run.value(a, "state") == .string("unexpected"))
         let stats = run.end()
         #expect(stats?.completed == 1)
+    }
+}
+
+/// How a connection is watched as a whole: keep-alive, pings, session, its end.
+@Suite("MQTT connection analysis")
+struct ConnectionWatchTests {
+    typealias Run = FlowTests.Run
+
+    static func connect(keepAlive: Int, clean: Bool = true) -> [UInt8] {
+        packet(0x10, str("MQTT") + [4, clean ? 0x02 : 0x00, UInt8(keepAlive >> 8), UInt8(keepAlive & 0xFF)] + str("c"))
+    }
+
+    /// Sends `bytes` at `seconds` after 100 s.
+    static func send(_ run: inout Run, _ direction: Direction, _ bytes: [UInt8], at seconds: Int64) -> Int {
+        run.frame += 1
+        run.dissector.locate(frame: run.frame, time: Timestamp(seconds: 100 + seconds, nanoseconds: 0))
+        var out: [DissectedPDU] = []
+        run.dissector.receive(bytes[...], from: direction, into: &out)
+        for pdu in out { run.pdus.append((run.frame, pdu)) }
+        run.dissector.takeRecords(into: &run.records)
+        return run.frame
+    }
+
+    @Test("a silence of the client's over 1.5 times the keep-alive is reported between its packets; 1.5 times exactly is not")
+    func silence() {
+        var run = Run(connect: false)
+        _ = Self.send(&run, .toServer, Self.connect(keepAlive: 10), at: 0)
+        _ = Self.send(&run, .toClient, packet(0x20, [0, 0]), at: 0)
+        _ = Self.send(&run, .toServer, [0xC0, 0], at: 15)       // 15 s: exactly 1.5 × 10
+        #expect(run.records.isEmpty)
+        let before = run.frame
+        let late = Self.send(&run, .toServer, [0xC0, 0], at: 31) // 16 s after the last
+        #expect(run.records.map(\.kind) == [.keepAliveExceeded])
+        #expect(run.records.first?.frames == [before, late])
+        #expect(run.records.first?.fields.first { $0.key == "silence_ms" }?.value == .int(16_000))
+    }
+
+    @Test("a keep-alive of 0 turns the check off")
+    func keepAliveOff() {
+        var run = Run(connect: false)
+        _ = Self.send(&run, .toServer, Self.connect(keepAlive: 0), at: 0)
+        _ = Self.send(&run, .toServer, [0xC0, 0], at: 1000)
+        #expect(run.records.isEmpty)
+    }
+
+    @Test("a PINGRESP names the PINGREQ it answers and the round trip")
+    func ping() {
+        var run = Run()
+        let request = run.send(.toServer, [0xC0, 0])
+        let response = run.send(.toClient, [0xD0, 0])
+        #expect(run.annotations(response) == ["answers PINGREQ #\(request) in 1.00 ms"])
+        let ping = run.pdus.last { $0.frame == response }?.pdu.fields.last { $0.key == "ping" }
+        #expect(ping?.children.first { $0.key == "latency_us" }?.value == .int(1000))
+    }
+
+    @Test("Session Present to a clean CONNECT is a mismatch; without Clean Session the CONNACK says whether the session was resumed")
+    func session() {
+        var clean = Run(connect: false)
+        clean.send(.toServer, Self.connect(keepAlive: 60))
+        let connack = clean.send(.toClient, packet(0x20, [0x01, 0x00]))
+        #expect(clean.records.map(\.kind) == [.sessionPresentMismatch])
+        #expect(clean.records.first?.frames == [connack])
+        var kept = Run(connect: false)
+        kept.send(.toServer, Self.connect(keepAlive: 60, clean: false))
+        let resumed = kept.send(.toClient, packet(0x20, [0x01, 0x00]))
+        #expect(kept.records.isEmpty)
+        #expect(kept.annotations(resumed) == ["session resumed"])
+    }
+
+    @Test("how a connection ends: DISCONNECT, the client's close, the broker's close with its cause")
+    func endings() {
+        // The client's DISCONNECT, then FIN both ways.
+        var a = Run()
+        let d = a.send(.toServer, [0xE0, 0])
+        #expect(a.endAll()?.ending == "client DISCONNECT #\(d)")
+        #expect(a.records.isEmpty)
+        // The client's FIN first, no DISCONNECT: its will fires.
+        var b = Run()
+        b.frame += 1
+        b.dissector.locate(frame: b.frame, time: Timestamp(seconds: 101, nanoseconds: 0))
+        var none: [DissectedPDU] = []
+        b.dissector.finish(.toServer, into: &none)
+        #expect(b.endAll()?.ending == "client closed it without DISCONNECT")
+        #expect(b.records.map(\.kind) == [.noDisconnect])
+        // The broker's FIN first after the client's silence: keep-alive expired.
+        var c = Run(connect: false)
+        _ = ConnectionWatchTests.send(&c, .toServer, Self.connect(keepAlive: 2), at: 0)
+        _ = ConnectionWatchTests.send(&c, .toClient, packet(0x20, [0, 0]), at: 0)
+        c.frame += 1
+        c.dissector.locate(frame: c.frame, time: Timestamp(seconds: 105, nanoseconds: 0))
+        c.dissector.finish(.toClient, into: &none)
+        let ending = c.endAll(seconds: 105)?.ending
+        #expect(ending == "broker closed it: keep-alive expired")
+        #expect(c.records.map(\.kind) == [.keepAliveExceeded, .closedByBroker])
+        // A refused CONNECT: the broker closes it.
+        var r = Run(connect: false)
+        r.send(.toServer, Self.connect(keepAlive: 60))
+        r.send(.toClient, packet(0x20, [0, 5]))
+        #expect(r.endAll()?.ending == "broker closed it: the CONNECT was refused (Connection Refused: not authorized)")
+        // The capture ending is not the traffic's doing.
+        var e = Run()
+        #expect(e.endAll("end of capture")?.ending == "end of capture")
+        #expect(e.records.isEmpty)
     }
 }

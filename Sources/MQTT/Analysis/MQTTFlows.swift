@@ -207,7 +207,7 @@ public struct MQTTFlows: Sendable {
             note.reasonCode = code
             records.append(AnalysisRecord(
                 protocolName: "mqtt", kind: .refused, frames: [flow.publishFrame, frame],
-                message: "\(type.name) #\(frame) refuses PUBLISH #\(flow.publishFrame) (packet identifier \(id)): 0x\(hex(code.rawValue)) \(code.name(in: type))",
+                message: "\(type.name) #\(frame) refuses PUBLISH #\(flow.publishFrame) (packet identifier \(id)): 0x\(hexByte(code.rawValue)) \(code.name(in: type))",
                 reference: "MQTT 5.0 §4.3",
                 fields: [Field("packet_id", "Packet Identifier", .int(id)), Field("reason_code", "Reason Code", .int(Int(code.rawValue)))]))
             statistics.incomplete += 1
@@ -300,9 +300,4 @@ func nanoseconds(_ t: Timestamp) -> Int64 { t.seconds &* 1_000_000_000 &+ Int64(
 /// capture out of order).
 func microseconds(from a: Int64, to b: Timestamp) -> Int {
     max(0, Int((nanoseconds(b) &- a) / 1000))
-}
-
-private func hex(_ v: UInt8) -> String {
-    let digits = Array("0123456789ABCDEF")
-    return String([digits[Int(v >> 4)], digits[Int(v & 15)]])
 }

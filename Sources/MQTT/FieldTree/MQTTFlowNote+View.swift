@@ -105,3 +105,35 @@ extension MQTTFlowNote {
         return Field("flow", "Flow", children: children)
     }
 }
+
+/// The words and the JSON of a PDU's note from the connection analysis (`MQTTConnectionWatch`).
+extension MQTTWatchNote {
+    /// What text shows in brackets after the summary.
+    public var text: String {
+        switch self {
+        case .pingAnswered(let request, let latency): return "answers PINGREQ #\(request) in \(latencyText(microseconds: latency))"
+        case .session(let present): return present ? "session resumed" : "no session stored: a new one"
+        }
+    }
+
+    /// `ping` (PINGRESP): the PINGREQ answered and the round trip; the session has no member of
+    /// its own (the CONNACK's `session_present` says it).
+    func fields(for detail: PDUDetail, scratch out: inout ByteSink) -> [Field] {
+        guard case .pingAnswered(let request, let latency) = self else { return [] }
+        switch detail {
+        case .json:
+            out.removeAll()
+            out.literal("{\"request_frame\":")
+            out.append(request)
+            out.literal(",\"latency_us\":")
+            out.append(latency)
+            out.literal("}")
+            return [Field("ping", "Ping", .json(Array(out.bytes)), jsonOnly: true)]
+        default:
+            var f = Field("ping", "Ping", children: [Field("request_frame", "PINGREQ In Frame", .int(request)),
+                                                     Field("latency_us", "Round Trip (µs)", .int(latency))])
+            if case .text = detail { f.textOnly = true }
+            return [f]
+        }
+    }
+}
