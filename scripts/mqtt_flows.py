@@ -25,6 +25,10 @@ Scenarios, one connection each (client ids say which):
                  to a topic the ACL denies (PUBACK 0x87 Not authorized).
   flows-persist  MQTT 3.1.1 without Clean Session, twice: no session stored,
                  then the session resumed.
+  flows-backoff  MQTT 3.1.1, four connections, each ended by DISCONNECT, the next
+                 CONNECT 0.1 s, 0.2 s and 0.4 s after (exponential backoff).
+  flows-takeover MQTT 3.1.1, a second connection with the same client id while
+                 the first is open: the broker closes the first.
   flows-quiet    MQTT 3.1.1 with a keep-alive of 2 s: one PINGREQ, PINGRESP, then
                  silence until the broker closes the connection (after 3 s).
 """
@@ -204,6 +208,28 @@ def main():
     for _ in range(2):
         persist = Conn(port, "flows-persist", clean=False)
         persist.disconnect()
+
+    # A reconnect loop with exponential backoff: 0.1 s, 0.2 s, 0.4 s between a connection's end
+    # and the next CONNECT.
+    for pause in (0.1, 0.2, 0.4, None):
+        loop = Conn(port, "flows-backoff")
+        loop.disconnect()
+        if pause:
+            time.sleep(pause)
+
+    # A session takeover: a second connection with the same client id while the first is open;
+    # the broker closes the first.
+    first = Conn(port, "flows-takeover")
+    second = Conn(port, "flows-takeover")
+    deadline = time.time() + WAIT
+    while time.time() < deadline:
+        try:
+            if not first.s.recv(65536):
+                break
+        except (socket.timeout, ConnectionResetError):
+            break
+    first.s.close()
+    second.disconnect()
 
     # A client that pings once, then falls silent: the broker closes it after 1.5 times its
     # keep-alive of 2 s.

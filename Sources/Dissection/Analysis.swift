@@ -36,11 +36,17 @@ extension AnalysisKind {
     public static let noDisconnect = AnalysisKind(rawValue: "no_disconnect")
     /// MQTT: the broker closed the connection without a DISCONNECT, with the likely cause
     public static let closedByBroker = AnalysisKind(rawValue: "closed_by_broker")
+    /// MQTT, across connections: a client id that connected again after its connection ended,
+    /// with the intervals (its reconnect backoff)
+    public static let reconnect = AnalysisKind(rawValue: "reconnect")
+    /// MQTT, across connections: a CONNECT with the client id of a connection still open
+    public static let sessionTakeover = AnalysisKind(rawValue: "session_takeover")
 
     /// Every kind above, in order.
     public static let known: [AnalysisKind] = [
         .unacknowledged, .incompleteFlow, .unexpectedAcknowledgement, .packetIDReused, .receiveMaximumExceeded, .refused,
-        .flowsNotFollowed, .keepAliveExceeded, .sessionPresentMismatch, .noDisconnect, .closedByBroker,
+        .flowsNotFollowed, .keepAliveExceeded, .sessionPresentMismatch, .noDisconnect, .closedByBroker, .reconnect,
+        .sessionTakeover,
     ]
 }
 

@@ -180,6 +180,8 @@ public struct TableRenderer: Renderer {
     private var problems: [String: (count: Int, example: String, position: Int)] = [:]
     /// Analysis records by protocol and kind, each with the first one's message.
     private var findings: [String: (count: Int, example: String, position: Int)] = [:]
+    /// Clients that reconnected (`reconnect` records): client id, connections, intervals (ms).
+    private var reconnects: [(client: String, connections: Int, intervals: [Int])] = []
     /// Where in the run the events counted next are (`setPosition`).
     private var position = 0
     /// What did not fit the row limit, summed.
@@ -235,6 +237,12 @@ public struct TableRenderer: Renderer {
         case .connectionClosed(let c):
             noteClosed(c)
         case .analysis(let r):
+            if r.kind == .reconnect, reconnects.count < options.maxTableRows,
+               case .string(let client)? = r.fields.first(where: { $0.key == "client_id" })?.value {
+                let connections = r.fields.first { $0.key == "connections" }?.value.intValue ?? 0
+                let intervals = r.fields.first { $0.key == "intervals_ms" }?.children.compactMap(\.value.intValue) ?? []
+                reconnects.append((client, connections, intervals))
+            }
             let key = "\(r.protocolName) \(r.kind.rawValue)"
             if let e = findings[key] {
                 findings[key] = (e.count + 1, e.example, e.position)
@@ -561,6 +569,7 @@ public struct TableRenderer: Renderer {
         // Problems and analysis findings: counts added; the example is the one seen first.
         Self.add(other.problems, to: &problems)
         Self.add(other.findings, to: &findings)
+        reconnects += other.reconnects
     }
 
     private static func add(_ theirs: [String: (count: Int, example: String, position: Int)],
@@ -679,6 +688,14 @@ public struct TableRenderer: Renderer {
             }
         }
         if untrackedCloses > 0 { out.append("… \(untrackedCloses) more closes not listed (--max-table-rows)\n") }
+        if !reconnects.isEmpty {
+            out.append("\nReconnects\n")
+            out.append(pad("client id", 24) + " " + pad("conns", 5, right: true) + " reconnected after (ms)\n")
+            for r in reconnects {
+                out.append(pad(r.client, 24) + " " + pad(String(r.connections), 5, right: true) + " "
+                           + cut(r.intervals.map(String.init).joined(separator: ", "), 48) + "\n")
+            }
+        }
         if !findings.isEmpty {
             out.append("\nAnalysis\n")
             for (key, e) in findings.sorted(by: { $0.value.count > $1.value.count || ($0.value.count == $1.value.count && $0.key < $1.key) }) {

@@ -21,7 +21,7 @@ extension ProtoDissect {
         return ports
     }
 
-    func runLive(interface: String, registry: ProtocolRegistry, options: PipelineOptions,
+    func runLive(interface: String, registry: ProtocolRegistry, options: PipelineOptions, analysis: SpanningAnalysis?,
                  renderer: inout some Renderer, writer: OutputWriter) throws -> Int32 {
         let capture: LiveCapture
         do {
@@ -45,6 +45,7 @@ extension ProtoDissect {
         let pipeline = Pipeline(registry: registry, options: options)
         var status = ExitStatus.success
         func emit(_ event: OutputEvent) -> Bool {
+            if let analysis, analysis.reads(event) { analysis.observe(event) }
             renderer.render(event, into: &writer.sink)
             writer.eventDone()
             return true

@@ -296,9 +296,12 @@ struct ProtoDissect: ParsableCommand {
         var pdusSoFar = 0
         var streamsSoFar = 0
         var eventsSoFar = 0
+        // MQTT clients across connections (and captures): what it finds comes after the PDUs.
+        let clients: MQTTClients? = noAnalysis ? nil : MQTTClients()
 
         if let interface {
-            status = try runLive(interface: interface, registry: registry, options: options, renderer: &renderer, writer: writer)
+            status = try runLive(interface: interface, registry: registry, options: options, analysis: clients, renderer: &renderer,
+                                 writer: writer)
         } else {
             for path in readFiles + files {
                 var opts = options
@@ -316,7 +319,7 @@ struct ProtoDissect: ParsableCommand {
                         // written, `tcpdump -w - | proto-dissect -`) is read packet by packet on
                         // this thread, so nothing waits for a batch to fill.
                         try pipeline.runInWorkers(&reader, workers: reader.inputIsComplete ? threads : 1, renderer: &renderer,
-                                                  makeRenderer: make, into: &writer.sink) { sink in
+                                                  makeRenderer: make, analysis: clients, into: &writer.sink) { sink in
                             writer.eventDone(&sink)
                             return true
                         }
@@ -334,6 +337,13 @@ struct ProtoDissect: ParsableCommand {
                 streamsSoFar += pipeline.statistics.connections
                 eventsSoFar = pipeline.eventsRead
                 reportLimits(pipeline.statistics, source: path == "-" ? "standard input" : path)
+            }
+        }
+        // A run cut short by -c has not seen how its clients went on.
+        if let clients, count.map({ pdusSoFar < $0 }) ?? true {
+            clients.finish { record in
+                renderer.render(.analysis(record), into: &writer.sink)
+                writer.eventDone()
             }
         }
         var summaries = ""

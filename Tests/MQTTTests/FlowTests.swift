@@ -386,3 +386,51 @@ struct ConnectionWatchTests {
         #expect(e.records.isEmpty)
     }
 }
+
+@Suite("MQTT clients across connections")
+struct ClientsTests {
+    @Test("a backoff's pattern: doubling intervals are exponential, steady ones the same, others none")
+    func backoff() {
+        #expect(MQTTClients.backoff([1000, 2000, 4100, 7900])?.hasPrefix("exponential backoff, ×2.0") == true)
+        #expect(MQTTClients.backoff([500, 510, 490]) == "about the same interval each time")
+        #expect(MQTTClients.backoff([100, 5000, 200]) == nil)
+        #expect(MQTTClients.backoff([100, 200]) == nil)
+    }
+
+    static func connect(_ id: String, stream: Int, frame: Int, at seconds: Int64) -> OutputEvent {
+        var pdu = DissectedPDU(protocolName: "mqtt", summary: "CONNECT", wireLength: 20, kind: "CONNECT")
+        pdu.facts!.clientID = id
+        return .pdu(StreamContext(frame: frame, time: Timestamp(seconds: seconds, nanoseconds: 0), stream: stream,
+                                  source: "c", destination: "s"), .toServer, pdu)
+    }
+
+    static func closed(stream: Int, at seconds: Int64) -> OutputEvent {
+        .connectionClosed(ConnectionSummary(stream: stream, client: "c", server: "s", protocolName: "mqtt",
+                                            firstSeen: Timestamp(seconds: 0, nanoseconds: 0),
+                                            lastSeen: Timestamp(seconds: seconds, nanoseconds: 0),
+                                            bytesToServer: 0, bytesToClient: 0, closeReason: "reset (RST)"))
+    }
+
+    @Test("reconnects are timed from the end of a connection to the next CONNECT; an overlap is a takeover")
+    func reconnectsAndTakeover() {
+        let clients = MQTTClients()
+        let events: [OutputEvent] = [
+            Self.connect("a", stream: 0, frame: 1, at: 10), Self.closed(stream: 0, at: 11),
+            Self.connect("a", stream: 1, frame: 5, at: 13), Self.closed(stream: 1, at: 13),
+            Self.connect("b", stream: 2, frame: 7, at: 20),
+            Self.connect("b", stream: 3, frame: 9, at: 21), Self.closed(stream: 2, at: 21), Self.closed(stream: 3, at: 30),
+        ]
+        for e in events where clients.reads(e) { clients.observe(e) }
+        var records: [AnalysisRecord] = []
+        clients.finish { records.append($0) }
+        let reconnect = records.first { $0.kind == .reconnect }
+        #expect(reconnect?.frames == [1, 5])
+        #expect(reconnect?.fields.first { $0.key == "intervals_ms" }?.children.map(\.value) == [.int(2000)])
+        let takeover = records.first { $0.kind == .sessionTakeover }
+        #expect(takeover?.frames == [7, 9])
+        // Not a CONNACK, not the server's side.
+        let connack = OutputEvent.pdu(StreamContext(frame: 1, time: Timestamp(seconds: 0, nanoseconds: 0), stream: 0, source: "s", destination: "c"),
+                                      .toClient, DissectedPDU(protocolName: "mqtt", summary: "CONNACK accepted", fields: [], wireLength: 4))
+        #expect(!clients.reads(connack))
+    }
+}
