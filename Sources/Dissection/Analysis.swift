@@ -113,13 +113,17 @@ public struct FlowStatistics: Sendable, Equatable {
 
 /// Latencies in fixed memory: exact count, sum, minimum and maximum, and a histogram of eight
 /// equal steps per doubling from 1 µs, from which a percentile is read to within 7% (the middle
-/// of its step).
+/// of its step). Up to four values are kept exactly, and their percentiles are exact.
 public struct LatencyHistogram: Sendable, Equatable {
     /// Buckets per doubling.
     static let perDoubling = 8
     /// Up to 2^40 µs (12 days).
     static let bucketCount = 40 * perDoubling + 1
+    /// Values kept exactly before the buckets are made: most connections complete a few flows,
+    /// and 321 buckets for each (1.3 KB) cost more than their flows.
+    static let exactValues = 4
     private var buckets: [UInt32] = []
+    private var exact: (Int, Int, Int, Int) = (0, 0, 0, 0)
     public private(set) var count = 0
     public private(set) var maximum = 0
     public private(set) var minimum = Int.max
@@ -127,20 +131,61 @@ public struct LatencyHistogram: Sendable, Equatable {
 
     public init() {}
 
+    public static func == (a: LatencyHistogram, b: LatencyHistogram) -> Bool {
+        a.count == b.count && a.maximum == b.maximum && a.minimum == b.minimum && a.total == b.total
+            && a.sortedExact == b.sortedExact && a.buckets == b.buckets
+    }
+
+    /// The values kept exactly (while `count` is at most `exactValues`), in order.
+    private var sortedExact: [Int] {
+        guard buckets.isEmpty else { return [] }
+        return [exact.0, exact.1, exact.2, exact.3].prefix(count).sorted()
+    }
+
     public mutating func record(_ microseconds: Int) {
         let value = max(0, microseconds)
-        if buckets.isEmpty { buckets = Array(repeating: 0, count: Self.bucketCount) }
-        buckets[Self.bucket(of: value)] &+= 1
+        if buckets.isEmpty && count < Self.exactValues {
+            switch count {
+            case 0: exact.0 = value
+            case 1: exact.1 = value
+            case 2: exact.2 = value
+            default: exact.3 = value
+            }
+        } else {
+            spill()
+            buckets[Self.bucket(of: value)] &+= 1
+        }
         count += 1
         total &+= value
         maximum = max(maximum, value)
         minimum = min(minimum, value)
     }
 
+    /// Moves the exact values into buckets.
+    private mutating func spill() {
+        guard buckets.isEmpty else { return }
+        let kept = sortedExact
+        buckets = Array(repeating: 0, count: Self.bucketCount)
+        for v in kept { buckets[Self.bucket(of: v)] &+= 1 }
+    }
+
     public mutating func add(_ other: LatencyHistogram) {
         guard other.count > 0 else { return }
-        if buckets.isEmpty { buckets = Array(repeating: 0, count: Self.bucketCount) }
-        for i in other.buckets.indices { buckets[i] &+= other.buckets[i] }
+        if other.buckets.isEmpty && buckets.isEmpty && count + other.count <= Self.exactValues {
+            let (c, m, n, t) = (count, maximum, minimum, total)
+            for v in other.sortedExact { record(v) }
+            count = c + other.count
+            maximum = max(m, other.maximum)
+            minimum = min(n, other.minimum)
+            total = t &+ other.total
+            return
+        }
+        spill()
+        if other.buckets.isEmpty {
+            for v in other.sortedExact { buckets[Self.bucket(of: v)] &+= 1 }
+        } else {
+            for i in other.buckets.indices { buckets[i] &+= other.buckets[i] }
+        }
         count += other.count
         total &+= other.total
         maximum = max(maximum, other.maximum)
@@ -172,6 +217,7 @@ public struct LatencyHistogram: Sendable, Equatable {
         if p <= 0 { return minimum }
         if p >= 100 { return maximum }
         let rank = max(1, Int((p / 100 * Double(count)).rounded(.up)))
+        if buckets.isEmpty { return sortedExact[min(rank, count) - 1] }
         var seen = 0
         for (i, n) in buckets.enumerated() {
             seen += Int(n)

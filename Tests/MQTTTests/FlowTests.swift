@@ -434,3 +434,26 @@ struct ClientsTests {
         #expect(!clients.reads(connack))
     }
 }
+
+extension FlowTests {
+    @Test("up to four latencies are exact; a fifth moves them into the histogram; adding keeps the counts")
+    func exactLatencies() {
+        var h = LatencyHistogram()
+        for v in [300, 100, 200] { h.record(v) }
+        #expect(h.percentile(50) == 200 && h.percentile(99) == 300 && h.percentile(1) == 100)
+        var other = LatencyHistogram()
+        other.record(1000)
+        h.add(other)
+        #expect(h.count == 4 && h.percentile(99) == 1000 && h.percentile(50) == 200)
+        h.record(5000)
+        #expect(h.count == 5 && h.maximum == 5000)
+        let p50 = h.percentile(50)!
+        #expect(abs(p50 - 300) <= 21, "\(p50)")  // the 3rd of 5: 300, within 7%
+        var many = LatencyHistogram()
+        for v in 1...10 { many.record(v * 100) }
+        var few = LatencyHistogram()
+        few.record(50)
+        many.add(few)
+        #expect(many.count == 11 && many.minimum == 50)
+    }
+}

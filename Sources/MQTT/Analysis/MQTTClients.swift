@@ -10,12 +10,14 @@ import Dissection
 /// Memory: per client id seen, a few values and its intervals (up to `maxIntervals`), for up to
 /// `maxClients` client ids; later ones are counted, not followed.
 // Unchecked: `observe` and `finish` run on the caller's thread alone (SpanningAnalysis); `reads`,
-// asked on the workers, reads nothing of it.
+// asked on the workers, reads nothing of it. Its clients are its own, never handed out.
 public final class MQTTClients: SpanningAnalysis, @unchecked Sendable {
     public static let maxClients = 65_536
     static let maxIntervals = 64
 
-    struct Client {
+    /// A class: updated where the dictionary holds it (a struct copied out and back copied its
+    /// arrays on every append).
+    final class Client {
         var connections = 0
         /// The frames of the CONNECTs, up to `maxIntervals + 1`.
         var connectFrames: [Int] = []
@@ -33,8 +35,8 @@ public final class MQTTClients: SpanningAnalysis, @unchecked Sendable {
     private var clients: [String: Client] = [:]
     /// Client ids in the order first seen (the records' order).
     private var order: [String] = []
-    /// The client id of each open connection, by stream.
-    private var clientOf: [Int: String] = [:]
+    /// The client of each open connection, by stream.
+    private var clientOf = IntTable<(id: String, client: Client)>()
     /// CONNECTs of client ids past `maxClients`, not followed.
     public private(set) var untracked = 0
 
@@ -64,19 +66,17 @@ public final class MQTTClients: SpanningAnalysis, @unchecked Sendable {
             let now = e.context.time.seconds &* 1_000_000_000 &+ Int64(e.context.time.nanoseconds)
             connected(id, stream: e.context.stream, frame: e.context.frame, at: now)
         case .connectionClosed(let c):
-            guard let id = clientOf.removeValue(forKey: c.stream) else { return }
+            guard let (_, client) = clientOf.removeValue(forKey: c.stream) else { return }
             let end = c.lastSeen.seconds &* 1_000_000_000 &+ Int64(c.lastSeen.nanoseconds)
-            guard var client = clients[id] else { return }
             if client.open?.stream == c.stream { client.open = nil }
             client.lastEnd = max(client.lastEnd ?? end, end)
-            clients[id] = client
         default:
             break
         }
     }
 
     private func connected(_ id: String, stream: Int, frame: Int, at now: Int64) {
-        var client: Client
+        let client: Client
         if let known = clients[id] {
             client = known
         } else {
@@ -85,6 +85,7 @@ public final class MQTTClients: SpanningAnalysis, @unchecked Sendable {
                 return
             }
             client = Client()
+            clients[id] = client
             order.append(id)
         }
         client.connections += 1
@@ -99,8 +100,7 @@ public final class MQTTClients: SpanningAnalysis, @unchecked Sendable {
             client.intervals.append(max(0, Int((now - end) / 1_000_000)))
         }
         client.open = (stream, frame)
-        clientOf[stream] = id
-        clients[id] = client
+        clientOf[stream] = (id, client)
     }
 
     public func finish(record: (AnalysisRecord) -> Void) {
