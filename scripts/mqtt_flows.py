@@ -25,6 +25,8 @@ Scenarios, one connection each (client ids say which):
                  to a topic the ACL denies (PUBACK 0x87 Not authorized).
   flows-persist  MQTT 3.1.1 without Clean Session, twice: no session stored,
                  then the session resumed.
+  flows-fan-*    MQTT 3.1.1, one publisher, three subscribers to flows/fan/# at
+                 QoS 0, 1 and 2: PUBLISHes at QoS 0, 1 and 2 fan out to each.
   flows-backoff  MQTT 3.1.1, four connections, each ended by DISCONNECT, the next
                  CONNECT 0.1 s, 0.2 s and 0.4 s after (exponential backoff).
   flows-takeover MQTT 3.1.1, a second connection with the same client id while
@@ -122,6 +124,7 @@ class Conn:
                     i = None
                 if i is not None and len(self.buf) >= i + n:
                     t = self.buf[0] >> 4
+                    self.last_first = self.buf[0]
                     body = self.buf[i:i + n]
                     self.buf = self.buf[i + n:]
                     return t, body
@@ -140,6 +143,28 @@ class Conn:
 
     def send(self, *packets):
         self.s.sendall(b"".join(packets))
+
+    def receive(self, count):
+        """Reads until `count` PUBLISHes came, acknowledging each as a client library does
+        (PUBACK; PUBREC, then PUBCOMP for the PUBREL)."""
+        got = 0
+        awaiting = set()  # QoS 2 deliveries waiting for their PUBREL
+        while got < count or awaiting:
+            t, body = self.read()
+            if t == 3:
+                got += 1
+                qos = (self.last_first >> 1) & 3
+                if qos:
+                    n = struct.unpack(">H", body[:2])[0]
+                    pid = struct.unpack(">H", body[2 + n:4 + n])[0]
+                    self.send(ack("puback" if qos == 1 else "pubrec", pid))
+                    if qos == 2:
+                        awaiting.add(pid)
+            elif t == 6:
+                pid = struct.unpack(">H", body[:2])[0]
+                awaiting.discard(pid)
+                self.send(ack("pubcomp", pid))
+        return got
 
     def disconnect(self):
         self.s.sendall(packet(0xE0, b"\x00" if self.v5 else b""))
@@ -208,6 +233,30 @@ def main():
     for _ in range(2):
         persist = Conn(port, "flows-persist", clean=False)
         persist.disconnect()
+
+    # One publisher fanning out to three subscribers, at QoS 0, 1 and 2 (each subscriber takes
+    # one QoS), each subscriber acknowledging as a client library does.
+    subs = []
+    for q in range(3):
+        sub_q = Conn(port, "flows-fan-sub%d" % q)
+        sub_q.send(subscribe("flows/fan/#", q, 1))
+        sub_q.expect(9, "SUBACK")
+        subs.append(sub_q)
+    pub = Conn(port, "flows-fan-pub")
+    for q in range(3):
+        pub.send(publish("flows/fan/q%d" % q, b"fan-%d" % q, q, 40 + q))
+        if q == 1:
+            pub.expect(4, "PUBACK")
+        elif q == 2:
+            pub.expect(5, "PUBREC")
+            pub.send(ack("pubrel", 42))
+            pub.expect(7, "PUBCOMP")
+    for sub_q in subs:
+        sub_q.receive(3)
+    time.sleep(0.2)  # the last acknowledgements reach the broker
+    for sub_q in subs:
+        sub_q.disconnect()
+    pub.disconnect()
 
     # A reconnect loop with exponential backoff: 0.1 s, 0.2 s, 0.4 s between a connection's end
     # and the next CONNECT.

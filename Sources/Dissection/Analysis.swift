@@ -41,12 +41,18 @@ extension AnalysisKind {
     public static let reconnect = AnalysisKind(rawValue: "reconnect")
     /// MQTT, across connections: a CONNECT with the client id of a connection still open
     public static let sessionTakeover = AnalysisKind(rawValue: "session_takeover")
+    /// MQTT, across connections: a client PUBLISH no subscriber in the capture received, though
+    /// a subscription matching it was open
+    public static let undelivered = AnalysisKind(rawValue: "undelivered")
+    /// MQTT, across connections: a topic's PUBLISHes, their deliveries, fan-out and latency, and
+    /// its retained message
+    public static let topicDelivery = AnalysisKind(rawValue: "topic_delivery")
 
     /// Every kind above, in order.
     public static let known: [AnalysisKind] = [
         .unacknowledged, .incompleteFlow, .unexpectedAcknowledgement, .packetIDReused, .receiveMaximumExceeded, .refused,
         .flowsNotFollowed, .keepAliveExceeded, .sessionPresentMismatch, .noDisconnect, .closedByBroker, .reconnect,
-        .sessionTakeover,
+        .sessionTakeover, .undelivered, .topicDelivery,
     ]
 }
 

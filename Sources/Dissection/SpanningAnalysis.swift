@@ -21,3 +21,23 @@ public protocol SpanningAnalysis: AnyObject, Sendable {
 extension SpanningAnalysis {
     public func finish(record: (AnalysisRecord) -> Void) {}
 }
+
+/// Several spanning analyses as one: each is handed the events it reads, and finishes in turn.
+// Unchecked: its analyses are Sendable, and the list is fixed when it is made.
+public final class SpanningAnalyses: SpanningAnalysis, @unchecked Sendable {
+    public let analyses: [SpanningAnalysis]
+
+    public init(_ analyses: [SpanningAnalysis]) { self.analyses = analyses }
+
+    public func reads(_ event: OutputEvent) -> Bool {
+        analyses.contains { $0.reads(event) }
+    }
+
+    public func observe(_ event: OutputEvent) {
+        for a in analyses where a.reads(event) { a.observe(event) }
+    }
+
+    public func finish(record: (AnalysisRecord) -> Void) {
+        for a in analyses { a.finish(record: record) }
+    }
+}

@@ -182,6 +182,8 @@ public struct TableRenderer: Renderer {
     private var findings: [String: (count: Int, example: String, position: Int)] = [:]
     /// Clients that reconnected (`reconnect` records): client id, connections, intervals (ms).
     private var reconnects: [(client: String, connections: Int, intervals: [Int])] = []
+    /// Topics' deliveries (`topic_delivery` records): the record's fields.
+    private var deliveries: [[Field]] = []
     /// Where in the run the events counted next are (`setPosition`).
     private var position = 0
     /// What did not fit the row limit, summed.
@@ -243,6 +245,7 @@ public struct TableRenderer: Renderer {
                 let intervals = r.fields.first { $0.key == "intervals_ms" }?.children.compactMap(\.value.intValue) ?? []
                 reconnects.append((client, connections, intervals))
             }
+            if r.kind == .topicDelivery, deliveries.count < options.maxTableRows { deliveries.append(r.fields) }
             let key = "\(r.protocolName) \(r.kind.rawValue)"
             if let e = findings[key] {
                 findings[key] = (e.count + 1, e.example, e.position)
@@ -570,6 +573,7 @@ public struct TableRenderer: Renderer {
         Self.add(other.problems, to: &problems)
         Self.add(other.findings, to: &findings)
         reconnects += other.reconnects
+        deliveries += other.deliveries
     }
 
     private static func add(_ theirs: [String: (count: Int, example: String, position: Int)],
@@ -688,6 +692,24 @@ public struct TableRenderer: Renderer {
             }
         }
         if untrackedCloses > 0 { out.append("… \(untrackedCloses) more closes not listed (--max-table-rows)\n") }
+        if !deliveries.isEmpty {
+            out.append("\nDeliveries (publisher to subscribers)\n")
+            out.append(pad("topic", 28) + " " + pad("pubs", 5, right: true) + " " + pad("dlvd", 5, right: true) + " "
+                       + pad("fan-out", 7, right: true) + " " + pad("p50", 9, right: true) + " " + pad("max", 9, right: true) + " "
+                       + pad("lost", 4, right: true) + " retained\n")
+            for fields in deliveries {
+                func int(_ key: String) -> Int? { fields.first { $0.key == key }?.value.intValue }
+                let latency = fields.first { $0.key == "latency_us" }?.children
+                let p50 = latency?.first { $0.key == "p50" }?.value.intValue, max = latency?.first { $0.key == "max" }?.value.intValue
+                let pubs = int("publishes") ?? 0, dlvd = int("deliveries") ?? 0
+                let fanOut = pubs > 0 ? fixed(Double(dlvd) / Double(pubs)) : "-"
+                out.append(pad(fields.first { $0.key == "topic" }?.value.stringValue ?? "?", 28) + " " + pad(String(pubs), 5, right: true) + " "
+                           + pad(String(dlvd), 5, right: true) + " " + pad(fanOut, 7, right: true) + " "
+                           + pad(p50.map { latencyText(microseconds: $0) } ?? "-", 9, right: true) + " "
+                           + pad(max.map { latencyText(microseconds: $0) } ?? "-", 9, right: true) + " "
+                           + pad(String(int("undelivered") ?? 0), 4, right: true) + " " + (int("retained_frame").map { "#\($0)" } ?? "-") + "\n")
+            }
+        }
         if !reconnects.isEmpty {
             out.append("\nReconnects\n")
             out.append(pad("client id", 24) + " " + pad("conns", 5, right: true) + " reconnected after (ms)\n")

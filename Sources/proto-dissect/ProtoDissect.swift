@@ -296,8 +296,9 @@ struct ProtoDissect: ParsableCommand {
         var pdusSoFar = 0
         var streamsSoFar = 0
         var eventsSoFar = 0
-        // MQTT clients across connections (and captures): what it finds comes after the PDUs.
-        let clients: MQTTClients? = noAnalysis ? nil : MQTTClients()
+        // MQTT clients and the broker across connections (and captures): what they find comes
+        // after the PDUs.
+        let clients: SpanningAnalysis? = noAnalysis ? nil : SpanningAnalyses([MQTTClients(), MQTTBroker()])
 
         if let interface {
             status = try runLive(interface: interface, registry: registry, options: options, analysis: clients, renderer: &renderer,

@@ -36,8 +36,8 @@ struct FlowAnalysisTests {
         #expect(of("no_disconnect").map { $0["stream"] as? Int } == [1])
         // The endings on the connection lines.
         let endings = lines.filter { $0["event"] as? String == "connection" }.compactMap { $0["ending"] as? String }
-        #expect(endings.count == 14)
-        #expect(endings.filter { $0.hasPrefix("client DISCONNECT #") }.count == 11)
+        #expect(endings.count == 18)
+        #expect(endings.filter { $0.hasPrefix("client DISCONNECT #") }.count == 15)
         #expect(endings.filter { $0.hasPrefix("broker closed it") }.count == 2)
         // Across connections, after every PDU: the reconnect loop's backoff, the takeover.
         let last = lines.lastIndex { $0["mqtt"] != nil }!
@@ -49,7 +49,14 @@ struct FlowAnalysisTests {
         #expect((backoff["message"] as? String)?.contains("exponential backoff") == true)
         let takeover = try #require(of("session_takeover").first)
         #expect(takeover["client_id"] as? String == "flows-takeover")
-        #expect(takeover["streams"] as? [Int] == [11, 12])
+        #expect(takeover["streams"] as? [Int] == [15, 16])
+        // The fan-out: each PUBLISH reached the three subscribers; the QoS 2 PUBLISH of the
+        // client reset before PUBREL reached none, though flows-sub subscribed to flows/#.
+        for q in 0..<3 {
+            let topic = try #require(of("topic_delivery").first { $0["topic"] as? String == "flows/fan/q\(q)" })
+            #expect(topic["publishes"] as? Int == 1 && topic["deliveries"] as? Int == 3)
+        }
+        #expect(of("undelivered").map { $0["topic"] as? String } == ["flows/killed"])
         // A connection's record names PDUs of its own connection (one across connections, any).
         let pdus = lines.filter { $0["mqtt"] != nil }
         for record in records where record["stream"] != nil {
@@ -62,11 +69,12 @@ struct FlowAnalysisTests {
         let dup = pdus.first { ($0["mqtt"] as? [String: Any])?["dup"] as? Bool == true }
         let flow = (dup?["mqtt"] as? [String: Any])?["flow"] as? [String: Any]
         #expect(flow?["state"] as? String == "retransmitted")
-        // The connection lines carry the flows: 6 completed, 5 not, over the 14 connections.
+        // The connection lines carry the flows: 6 completed and 5 not before the fan-out, whose
+        // 11 flows (2 of the publisher's, 9 of the broker's deliveries) all complete.
         let connections = lines.filter { $0["event"] as? String == "connection" }
         let flows = connections.compactMap { $0["flows"] as? [String: Any] }
-        #expect(flows.count == 14)
-        #expect(flows.map { $0["completed"] as? Int ?? -1 }.reduce(0, +) == 6)
+        #expect(flows.count == 18)
+        #expect(flows.map { $0["completed"] as? Int ?? -1 }.reduce(0, +) == 6 + 6)
         #expect(flows.map { $0["incomplete"] as? Int ?? -1 }.reduce(0, +) == 5)
     }
 
@@ -87,11 +95,12 @@ struct FlowAnalysisTests {
         #expect(text.contains("[retransmission of #"))
         #expect(text.contains("[refuses #") && text.contains("0x87 Not authorized]"))
         #expect(text.contains("MQTT analysis: incomplete flow: QoS 2 PUBLISH #"))
-        #expect(text.contains("message flows (QoS 1 and 2): 6 completed, 5 not"))
+        #expect(text.contains("message flows (QoS 1 and 2): 12 completed, 5 not"))
         let table = try dissect(["--format", "table", Self.sample]).stdout
         #expect(table.contains("Message flows (QoS 1 and 2)"))
         #expect(table.contains("     1      0     1         -         -         -\n       reset (RST) without DISCONNECT"))
-        #expect(table.contains("    13      0     0         -         -         -\n       broker closed it: keep-alive expired"))
+        #expect(table.contains("    17      0     0         -         -         -\n       broker closed it: keep-alive expired"))
+        #expect(table.contains("flows/fan/q1                     1     3     3.0"))
         #expect(table.contains("flows-backoff                4 1"))
         #expect(table.contains("     3 mqtt unexpected_ack"))
     }

@@ -457,3 +457,14 @@ extension FlowTests {
         #expect(many.count == 11 && many.minimum == 50)
     }
 }
+
+@Suite("MQTT broker model")
+struct BrokerTests {
+    @Test("topic filters match as MQTT says: + one level, # the rest and the parent, $ topics apart, shared subscriptions",
+          arguments: [("a/+/c", "a/b/c", true), ("a/+/c", "a/b/d", false), ("a/#", "a", true), ("a/#", "a/b/c", true),
+                      ("#", "$SYS/x", false), ("+/x", "$SYS/x", false), ("$SYS/#", "$SYS/x", true), ("a/+", "a/b/c", false),
+                      ("+", "", true), ("a//b", "a//b", true), ("$share/g/a/+", "a/b", true), ("a/b", "a/b/", false)])
+    func filters(filter: String, topic: String, matches: Bool) {
+        #expect(MQTTBroker.matches(filter: filter, topic: topic) == matches)
+    }
+}

@@ -6,7 +6,7 @@ extension MQTTPacket {
     /// a packet with problems or a CONNECT (its client id and version are counted too: the
     /// field tree's facts carry them). The same facts `PDUFacts(deriving:)` reads off the tree.
     public func counted() -> CountedPDU? {
-        guard problems.isEmpty, header == .complete, type != .connect else { return nil }
+        guard problems.isEmpty, header == .complete, type != .connect, type != .subscribe, type != .unsubscribe else { return nil }
         var c = CountedPDU(kind: type.name, wireLength: wireLength)
         if case .publish(let publish) = content {
             guard let topic = publish.topicName, let payload = publish.payload else { return nil }
@@ -19,10 +19,17 @@ extension MQTTPacket {
     }
 
     /// A CONNECT in which the decoder found no problem, as what a table counts of it: a box of
-    /// its facts (kind, client id, version), no field tree; nil for any other packet. The same
-    /// facts `PDUFacts(deriving:)` reads off its tree.
+    /// its facts (kind, client id, version), no field tree; a SUBSCRIBE or UNSUBSCRIBE, a box of
+    /// its kind with the typed packet (the broker model reads its filters); nil for any other
+    /// packet. The same facts `PDUFacts(deriving:)` reads off its tree.
     func countedConnect() -> DissectedPDU? {
-        guard problems.isEmpty, header == .complete, case .connect(let connect) = content else { return nil }
+        guard problems.isEmpty, header == .complete else { return nil }
+        if type == .subscribe || type == .unsubscribe {
+            var pdu = DissectedPDU(protocolName: "mqtt", summary: type.name, wireLength: wireLength, kind: type.name)
+            pdu.packet = self
+            return pdu
+        }
+        guard case .connect(let connect) = content else { return nil }
         var pdu = DissectedPDU(protocolName: "mqtt", summary: "CONNECT", wireLength: wireLength, kind: "CONNECT")
         if let id = connect.clientID { pdu.facts!.clientID = id.value }
         if let announced = connect.announcedVersion {
