@@ -24,35 +24,42 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
     static let maxFilters = 1_024
     static let maxUndeliveredRecords = 1_000
 
-    final class Pending {
-        let frame: Int
-        let stream: Int
-        let time: Int64
-        let length: Int
-        /// Whether a subscription matching the topic, on a connection other than the
-        /// publisher's... or its own, was open when it was published.
-        let subscribed: Bool
+    /// A client PUBLISH within the window: 40 bytes.
+    struct Pending {
+        var frame: Int
+        var time: Int64
         /// Its place among its topic's PUBLISHes.
-        let sequence: Int
-        var deliveries = 0
-
-        init(frame: Int, stream: Int, time: Int64, length: Int, subscribed: Bool, sequence: Int) {
-            self.sequence = sequence
-            self.frame = frame
-            self.stream = stream
-            self.time = time
-            self.length = length
-            self.subscribed = subscribed
-        }
+        var sequence: Int
+        var stream: Int32
+        var length: Int32
+        var deliveries: Int32 = 0
+        /// Whether a subscription matching the topic that would deliver it was open when it was
+        /// published.
+        var subscribed: Bool
     }
 
-    struct TopicTotals {
+    /// A topic: its totals, and its PUBLISHes within the window with the subscribers' cursors.
+    /// A class: found with one lookup per event and changed where it is.
+    final class Topic {
+        let name: String
         var publishes = 0
         var deliveries = 0
         var latency = LatencyHistogram()
         var undelivered = 0
         /// The retained message: its PUBLISH's frame and payload length; nil once cleared.
         var retained: (frame: Int, length: Int)?
+        /// PUBLISHes within the window, oldest first, from `head` on.
+        var queue: [Pending] = []
+        var head = 0
+        var nextSequence = 0
+        /// Per subscriber connection, the place of the first PUBLISH not yet delivered on it.
+        var cursors: [Int: Int] = [:]
+        /// Whether the topic is in the expiry list.
+        var listed = false
+
+        init(name: String) { self.name = name }
+
+        var pendingCount: Int { queue.count - head }
     }
 
     /// Open connections' filters, by stream, with their No Local option (5.0: the connection's
@@ -62,17 +69,12 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
     /// matched one by one.
     private var exactFilters: [String: Int] = [:]
     private var wildcardFilters: [String: Int] = [:]
-    /// PUBLISHes within the window, by topic, oldest first.
-    private var pending: [String: [Pending]] = [:]
-    /// Per topic: its next PUBLISH's place, and per subscriber connection the place of the
-    /// first PUBLISH not yet delivered on it.
-    private var sequences: [String: (next: Int, cursors: [Int: Int])] = [:]
     private var pendingCount = 0
     /// Topics with pending PUBLISHes, by the time of their oldest (for the window).
-    private var expiry: [(time: Int64, topic: String)] = []
+    private var expiry: [(time: Int64, topic: Topic)] = []
     private var expiryStart = 0
-    private var topics: [String: TopicTotals] = [:]
-    private var topicOrder: [String] = []
+    private var topics: [String: Topic] = [:]
+    private var topicOrder: [Topic] = []
     private var undeliveredRecords: [AnalysisRecord] = []
     private var undeliveredTotal = 0
     private var now: Int64 = 0
@@ -87,7 +89,11 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
                 Self.starts(s, "PUBLISH") || (e.direction == .toServer && (Self.starts(s, "SUBSCRIBE") || Self.starts(s, "UNSUBSCRIBE")))
             }
         case .counted(let run):
-            return run.protocolName == "mqtt" && run.pdus.contains { $0.kind == "PUBLISH" }
+            // A run with a PUBLISH, its PDUs read in place (a copy of each retained its strings).
+            guard run.protocolName == "mqtt" else { return false }
+            return run.pdus.withUnsafeBufferPointer { pdus in
+                pdus.indices.contains { pdus[$0].kind.utf8.count == 7 && pdus[$0].kind == "PUBLISH" }
+            }
         case .connectionClosed(let c):
             return c.protocolName == "mqtt"
         default:
@@ -130,10 +136,13 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
         case .counted(let run):
             let time = run.context.time.seconds &* 1_000_000_000 &+ Int64(run.context.time.nanoseconds)
             expire(before: time)
-            for pdu in run.pdus where pdu.kind == "PUBLISH" {
-                guard let topic = pdu.topic else { continue }
-                published(topic, length: pdu.payloadLength ?? 0, retain: pdu.retained, direction: run.direction,
-                          stream: run.context.stream, frame: run.context.frame, time: time)
+            run.pdus.withUnsafeBufferPointer { pdus in
+                for i in pdus.indices {
+                    let pdu = pdus.baseAddress! + i
+                    guard pdu.pointee.kind.utf8.count == 7, pdu.pointee.kind == "PUBLISH", let topic = pdu.pointee.topic else { continue }
+                    published(topic, length: pdu.pointee.payloadLength ?? 0, retain: pdu.pointee.retained, direction: run.direction,
+                              stream: run.context.stream, frame: run.context.frame, time: time)
+                }
             }
         case .connectionClosed(let c):
             for entry in filters.removeValue(forKey: c.stream)?.list ?? [] { count(entry.filter, -1) }
@@ -161,13 +170,18 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
 
     /// One subscription more (or less) to `filter`, over the open connections.
     private func count(_ filter: String, _ change: Int) {
-        let wild = filter.contains("+") || filter.contains("#") || filter.hasPrefix("$share/")
+        // Bytes, not `String.contains` (a substring search, thousands of instructions a call).
+        var wild = false
+        for b in filter.utf8 where b == UInt8(ascii: "+") || b == UInt8(ascii: "#") || b == UInt8(ascii: "$") {
+            wild = true
+            break
+        }
         if wild {
-            let n = (wildcardFilters[filter] ?? 0) + change
-            wildcardFilters[filter] = n > 0 ? n : nil
+            wildcardFilters[filter, default: 0] += change
+            if wildcardFilters[filter]! <= 0 { wildcardFilters[filter] = nil }
         } else {
-            let n = (exactFilters[filter] ?? 0) + change
-            exactFilters[filter] = n > 0 ? n : nil
+            exactFilters[filter, default: 0] += change
+            if exactFilters[filter]! <= 0 { exactFilters[filter] = nil }
         }
     }
 
@@ -185,55 +199,97 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
     /// `#` the rest (and the parent level); a filter starting with a wildcard does not match a
     /// topic starting with `$`; `$share/NAME/` (5.0 shared subscriptions) is left out first.
     static func matches(filter: String, topic: String) -> Bool {
-        var f = Substring(filter)
-        if f.hasPrefix("$share/") {
-            let rest = f.dropFirst(7)
-            guard let slash = rest.firstIndex(of: "/") else { return false }
-            f = rest[rest.index(after: slash)...]
+        var filter = filter, topic = topic
+        return filter.withUTF8 { f in topic.withUTF8 { t in matches(filter: f, topic: t) } }
+    }
+
+    /// `matches` over the bytes, level by level, with no array made (it runs per PUBLISH for
+    /// each distinct wildcard filter open).
+    static func matches(filter whole: UnsafeBufferPointer<UInt8>, topic t: UnsafeBufferPointer<UInt8>) -> Bool {
+        let slash = UInt8(ascii: "/"), plus = UInt8(ascii: "+"), hash = UInt8(ascii: "#")
+        var f = whole[...]
+        // $share/NAME/filter: the filter after the name.
+        let share = Array("$share/".utf8)
+        if f.count > share.count, f.prefix(share.count).elementsEqual(share) {
+            let rest = f.dropFirst(share.count)
+            guard let cut = rest.firstIndex(of: slash) else { return false }
+            f = rest[(cut + 1)...]
         }
-        if topic.hasPrefix("$"), f.hasPrefix("+") || f.hasPrefix("#") { return false }
-        let fl = f.split(separator: "/", omittingEmptySubsequences: false)
-        let tl = topic.split(separator: "/", omittingEmptySubsequences: false)
-        var i = 0
-        while i < fl.count {
-            if fl[i] == "#" { return true }
-            guard i < tl.count else { return false }
-            if fl[i] != "+" && fl[i] != tl[i] { return false }
-            i += 1
+        if let c = t.first, c == UInt8(ascii: "$"), let w = f.first, w == plus || w == hash { return false }
+        var i = f.startIndex, j = 0
+        while true {
+            // One level of each: f[i..<fe], t[j..<te].
+            var fe = i
+            while fe < f.endIndex, f[fe] != slash { fe += 1 }
+            if fe - i == 1, f[i] == hash { return true }
+            var te = j
+            while te < t.count, t[te] != slash { te += 1 }
+            if !(fe - i == 1 && f[i] == plus) {
+                guard fe - i == te - j, (0..<(fe - i)).allSatisfy({ f[i + $0] == t[j + $0] }) else { return false }
+            }
+            let fEnd = fe == f.endIndex, tEnd = te == t.count
+            if fEnd && tEnd { return true }
+            if tEnd {
+                // The topic ends here: only a last level of `#` still matches (the parent level).
+                return fe + 2 == f.endIndex && f[fe + 1] == hash
+            }
+            if fEnd { return false }
+            i = fe + 1
+            j = te + 1
         }
-        return i == tl.count
     }
 
     // MARK: - Publishes and deliveries
 
-    private func published(_ topic: String, length: Int, retain: Bool, direction: Direction, stream: Int, frame: Int, time: Int64) {
+    private func published(_ name: String, length: Int, retain: Bool, direction: Direction, stream: Int, frame: Int, time: Int64) {
         if direction == .toServer {
-            guard topics[topic] != nil || topics.count < Self.maxTopics else { return }
-            if topics[topic] == nil { topicOrder.append(topic) }
-            topics[topic, default: TopicTotals()].publishes += 1
-            if retain { topics[topic]!.retained = length == 0 ? nil : (frame, length) }
+            let topic: Topic
+            if let known = topics[name] {
+                topic = known
+            } else {
+                guard topics.count < Self.maxTopics else { return }
+                topic = Topic(name: name)
+                topics[name] = topic
+                topicOrder.append(topic)
+            }
+            topic.publishes += 1
+            if retain { topic.retained = length == 0 ? nil : (frame, length) }
             guard pendingCount < Self.maxPending else { return }
-            let sequence = sequences[topic]?.next ?? 0
-            sequences[topic, default: (0, [:])].next = sequence + 1
-            let p = Pending(frame: frame, stream: stream, time: time, length: length, subscribed: subscribed(topic, publisher: stream), sequence: sequence)
-            if pending[topic]?.isEmpty ?? true { expiry.append((time, topic)) }
-            pending[topic, default: []].append(p)
+            topic.queue.append(Pending(frame: frame, time: time, sequence: topic.nextSequence, stream: Int32(truncatingIfNeeded: stream),
+                                       length: Int32(truncatingIfNeeded: length), subscribed: subscribed(name, publisher: stream)))
+            topic.nextSequence += 1
             pendingCount += 1
+            if !topic.listed {
+                topic.listed = true
+                expiry.append((time, topic))
+            }
         } else {
             // The broker's stored message, sent on subscribing: not a new PUBLISH's delivery.
             if retain { return }
-            guard let queue = pending[topic], let first = queue.first else { return }
+            guard let topic = topics[name], topic.pendingCount > 0 else { return }
             // Only what was published once the connection had subscribed.
             let since = filters[stream]?.since ?? Int64.max
-            let cursor = max(sequences[topic]?.cursors[stream] ?? 0, first.sequence)
-            var i = cursor - first.sequence
-            while i < queue.count, queue[i].time <= time {
-                let p = queue[i]
-                if p.length == length && p.time >= since {
-                    p.deliveries += 1
-                    topics[topic]?.deliveries += 1
-                    topics[topic]?.latency.record(Int((time - p.time) / 1000))
-                    sequences[topic]?.cursors[stream] = p.sequence + 1
+            let first = topic.queue[topic.head].sequence
+            var i: Int
+            if let cursor = topic.cursors[stream] {
+                i = topic.head + max(cursor, first) - first
+            } else {
+                // A connection's first delivery of the topic: from the first PUBLISH since it
+                // subscribed (the queue is in capture order), found by halving.
+                var low = topic.head, high = topic.queue.count
+                while low < high {
+                    let mid = (low + high) / 2
+                    if topic.queue[mid].time < since { low = mid + 1 } else { high = mid }
+                }
+                i = low
+            }
+            let length = Int32(truncatingIfNeeded: length)
+            while i < topic.queue.count, topic.queue[i].time <= time {
+                if topic.queue[i].length == length && topic.queue[i].time >= since {
+                    topic.queue[i].deliveries += 1
+                    topic.deliveries += 1
+                    topic.latency.record(Int((time - topic.queue[i].time) / 1000))
+                    topic.cursors[stream] = topic.queue[i].sequence + 1
                     return
                 }
                 i += 1
@@ -244,24 +300,27 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
     /// Makes final the PUBLISHes older than the window before `time`.
     private func expire(before time: Int64) {
         now = max(now, time)
-        while expiryStart < expiry.count, expiry[expiryStart].time < now - Self.window {
+        let limit = now - Self.window
+        while expiryStart < expiry.count, expiry[expiryStart].time < limit {
             let topic = expiry[expiryStart].topic
             expiryStart += 1
-            guard var queue = pending[topic] else { continue }
-            var k = 0
-            while k < queue.count, queue[k].time < now - Self.window {
-                final(queue[k], topic: topic)
-                k += 1
+            while topic.head < topic.queue.count, topic.queue[topic.head].time < limit {
+                final(topic.queue[topic.head], topic: topic)
+                topic.head += 1
+                pendingCount -= 1
             }
-            queue.removeFirst(k)
-            pendingCount -= k
-            if queue.isEmpty {
-                pending[topic] = nil
+            if topic.head == topic.queue.count {
+                topic.queue.removeAll(keepingCapacity: topic.queue.capacity <= 1024)
+                topic.head = 0
                 // Cursors past every PUBLISH of the topic are of no more use.
-                sequences[topic]?.cursors = [:]
+                topic.cursors = [:]
+                topic.listed = false
             } else {
-                pending[topic] = queue
-                expiry.append((queue[0].time, topic))
+                if topic.head > 1024, topic.head * 2 > topic.queue.count {
+                    topic.queue.removeFirst(topic.head)
+                    topic.head = 0
+                }
+                expiry.append((topic.queue[topic.head].time, topic))
             }
         }
         if expiryStart > 4096, expiryStart * 2 > expiry.count {
@@ -270,29 +329,33 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
         }
     }
 
-    private func final(_ p: Pending, topic: String) {
+    private func final(_ p: Pending, topic: Topic) {
         guard p.deliveries == 0, p.subscribed else { return }
-        topics[topic]?.undelivered += 1
+        topic.undelivered += 1
         undeliveredTotal += 1
         guard undeliveredRecords.count < Self.maxUndeliveredRecords else { return }
         undeliveredRecords.append(AnalysisRecord(
             protocolName: "mqtt", kind: .undelivered, frames: [p.frame],
-            message: "PUBLISH #\(p.frame) to \(topic) (stream \(p.stream)) reached no subscriber in the capture, though a subscription matching it was open",
+            message: "PUBLISH #\(p.frame) to \(topic.name) (stream \(p.stream)) reached no subscriber in the capture, though a subscription matching it was open",
             reference: "MQTT 3.1.1 §4.7, 5.0 §4.7",
-            fields: [Field("topic", "Topic", .string(topic)), Field("stream", "Stream", .int(p.stream))]))
+            fields: [Field("topic", "Topic", .string(topic.name)), Field("stream", "Stream", .int(Int(p.stream)))]))
     }
 
     public func finish(record: (AnalysisRecord) -> Void) {
-        for (topic, queue) in pending { for p in queue { final(p, topic: topic) } }
-        pending = [:]
+        for topic in topicOrder {
+            for p in topic.queue[topic.head...] { final(p, topic: topic) }
+            topic.queue = []
+            topic.head = 0
+        }
         pendingCount = 0
         for r in undeliveredRecords { record(r) }
         if undeliveredTotal > undeliveredRecords.count {
             record(AnalysisRecord(protocolName: "mqtt", kind: .undelivered, frames: [],
                                   message: "\(undeliveredTotal - undeliveredRecords.count) more PUBLISHes reached no subscriber (records for the first \(Self.maxUndeliveredRecords) only)"))
         }
-        for topic in topicOrder {
-            guard let t = topics[topic], t.deliveries > 0 || t.undelivered > 0 || t.retained != nil else { continue }
+        for t in topicOrder {
+            let topic = t.name
+            guard t.deliveries > 0 || t.undelivered > 0 || t.retained != nil else { continue }
             var fields = [Field("topic", "Topic", .string(topic)), Field("publishes", "PUBLISHes", .int(t.publishes)),
                           Field("deliveries", "Deliveries", .int(t.deliveries))]
             var message = "\(topic): \(t.publishes) PUBLISH\(t.publishes == 1 ? "" : "es"), \(t.deliveries) deliveries"
