@@ -13,8 +13,9 @@ import Dissection
 /// delivery with RETAIN set is the broker's stored message, not a new one.
 ///
 /// Memory: each connection's filters (up to `maxFilters`), each topic's totals and retained
-/// message (up to `maxTopics`), and the PUBLISHes of the last `window` seconds of capture time
-/// (up to `maxPending`), after which a PUBLISH's deliveries are final.
+/// message (up to `maxTopics`), and the PUBLISHes of the last `window` seconds of capture time,
+/// after which a PUBLISH's deliveries are final; past `maxPending` of them the oldest are made
+/// final early (at 65,536 PUBLISHes in 10 s or more, the window is shorter).
 // Unchecked: `observe` and `finish` run on the caller's thread alone (SpanningAnalysis); `reads`,
 // asked on the workers, reads nothing of it.
 public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
@@ -254,7 +255,8 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
             }
             topic.publishes += 1
             if retain { topic.retained = length == 0 ? nil : (frame, length) }
-            guard pendingCount < Self.maxPending else { return }
+            // Past the limit, the oldest PUBLISHes are made final early (memory stays flat).
+            if pendingCount >= Self.maxPending { expire(before: now, keeping: Self.maxPending - 1) }
             topic.queue.append(Pending(frame: frame, time: time, sequence: topic.nextSequence, stream: Int32(truncatingIfNeeded: stream),
                                        length: Int32(truncatingIfNeeded: length), subscribed: subscribed(name, publisher: stream)))
             topic.nextSequence += 1
@@ -297,14 +299,16 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
         }
     }
 
-    /// Makes final the PUBLISHes older than the window before `time`.
-    private func expire(before time: Int64) {
+    /// Makes final the PUBLISHes older than the window before `time`, and with `keeping`, the
+    /// oldest ones until no more than that many are left.
+    private func expire(before time: Int64, keeping: Int = .max) {
         now = max(now, time)
-        let limit = now - Self.window
-        while expiryStart < expiry.count, expiry[expiryStart].time < limit {
+        let limit = keeping < pendingCount ? Int64.max : now - Self.window
+        while expiryStart < expiry.count, expiry[expiryStart].time < limit, pendingCount > 0 {
+            if keeping < Int.max && pendingCount <= keeping { break }
             let topic = expiry[expiryStart].topic
             expiryStart += 1
-            while topic.head < topic.queue.count, topic.queue[topic.head].time < limit {
+            while topic.head < topic.queue.count, topic.queue[topic.head].time < limit, pendingCount > keeping || keeping == .max {
                 final(topic.queue[topic.head], topic: topic)
                 topic.head += 1
                 pendingCount -= 1
