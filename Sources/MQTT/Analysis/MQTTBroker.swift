@@ -39,7 +39,7 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
         var subscribed: Bool
     }
 
-    /// A topic: its totals, and its PUBLISHes within the window with the subscribers' cursors.
+    /// A topic: its totals, and its PUBLISHes within the window.
     /// A class: found with one lookup per event and changed where it is.
     final class Topic {
         let name: String
@@ -53,8 +53,6 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
         var queue: [Pending] = []
         var head = 0
         var nextSequence = 0
-        /// Per subscriber connection, the place of the first PUBLISH not yet delivered on it.
-        var cursors: [Int: Int] = [:]
         /// Whether the topic is in the expiry list.
         var listed = false
 
@@ -66,6 +64,9 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
     /// Open connections' filters, by stream, with their No Local option (5.0: the connection's
     /// own PUBLISHes are not sent back to it), and when the connection first subscribed.
     private var filters = IntTable<(list: [(filter: String, noLocal: Bool)], since: Int64)>()
+    /// Per subscriber connection and topic, the place of the first PUBLISH of the topic not yet
+    /// delivered on it; let go with the connection.
+    private var cursors = IntTable<[ObjectIdentifier: Int]>()
     /// The open subscriptions by filter: those without wildcards looked up by topic, the others
     /// matched one by one.
     private var exactFilters: [String: Int] = [:]
@@ -147,6 +148,7 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
             }
         case .connectionClosed(let c):
             for entry in filters.removeValue(forKey: c.stream)?.list ?? [] { count(entry.filter, -1) }
+            cursors.removeValue(forKey: c.stream)
         default:
             break
         }
@@ -273,7 +275,7 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
             let since = filters[stream]?.since ?? Int64.max
             let first = topic.queue[topic.head].sequence
             var i: Int
-            if let cursor = topic.cursors[stream] {
+            if let cursor = cursors[stream]?[ObjectIdentifier(topic)] {
                 i = topic.head + max(cursor, first) - first
             } else {
                 // A connection's first delivery of the topic: from the first PUBLISH since it
@@ -291,7 +293,9 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
                     topic.queue[i].deliveries += 1
                     topic.deliveries += 1
                     topic.latency.record(Int((time - topic.queue[i].time) / 1000))
-                    topic.cursors[stream] = topic.queue[i].sequence + 1
+                    let next = topic.queue[i].sequence + 1
+                    if cursors[stream] == nil { cursors[stream] = [:] }
+                    cursors.modify(stream) { $0[ObjectIdentifier(topic)] = next }
                     return
                 }
                 i += 1
@@ -316,8 +320,6 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
             if topic.head == topic.queue.count {
                 topic.queue.removeAll(keepingCapacity: topic.queue.capacity <= 1024)
                 topic.head = 0
-                // Cursors past every PUBLISH of the topic are of no more use.
-                topic.cursors = [:]
                 topic.listed = false
             } else {
                 if topic.head > 1024, topic.head * 2 > topic.queue.count {
