@@ -47,12 +47,15 @@ extension AnalysisKind {
     /// MQTT, across connections: a topic's PUBLISHes, their deliveries, fan-out and latency, and
     /// its retained message
     public static let topicDelivery = AnalysisKind(rawValue: "topic_delivery")
+    /// MQTT, across connections: a client's will, published by the broker after its connection
+    /// ended without a DISCONNECT, linked to the deliveries of it
+    public static let willPublished = AnalysisKind(rawValue: "will_published")
 
     /// Every kind above, in order.
     public static let known: [AnalysisKind] = [
         .unacknowledged, .incompleteFlow, .unexpectedAcknowledgement, .packetIDReused, .receiveMaximumExceeded, .refused,
         .flowsNotFollowed, .keepAliveExceeded, .sessionPresentMismatch, .noDisconnect, .closedByBroker, .reconnect,
-        .sessionTakeover, .undelivered, .topicDelivery,
+        .sessionTakeover, .undelivered, .topicDelivery, .willPublished,
     ]
 }
 

@@ -160,7 +160,7 @@ public enum MQTTDecoder {
         p.checkFixedHeaderFlags()
 
         let content: MQTTPacket.Content
-        var flowPacketID: Int?, failureReason: MQTTReasonCode?, receiveMaximum: Int?
+        var flowPacketID: Int?, failureReason: MQTTReasonCode?, receiveMaximum: Int?, noMatching = false
         switch type {
         case .connect:
             let connect = p.parseConnect()
@@ -178,6 +178,7 @@ public enum MQTTDecoder {
             let response = p.parsePublishResponse()
             flowPacketID = response.packetID?.value
             if let code = response.reasonCode?.code, code.isFailure { failureReason = code }
+            noMatching = response.reasonCode?.code == .noMatchingSubscribers && (type == .puback || type == .pubrec)
             content = .publishResponse(response)
         case .subscribe: content = .subscribe(p.parseSubscribe())
         case .suback: content = .suback(p.parseSuback())
@@ -197,6 +198,7 @@ public enum MQTTDecoder {
         packet.flowPacketID = flowPacketID
         packet.failureReason = failureReason
         packet.receiveMaximum = receiveMaximum
+        packet.noMatchingSubscribers = noMatching
         return packet
     }
 

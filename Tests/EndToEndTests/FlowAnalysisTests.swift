@@ -56,7 +56,9 @@ struct FlowAnalysisTests {
             let topic = try #require(of("topic_delivery").first { $0["topic"] as? String == "flows/fan/q\(q)" })
             #expect(topic["publishes"] as? Int == 1 && topic["deliveries"] as? Int == 3)
         }
-        #expect(of("undelivered").map { $0["topic"] as? String } == ["flows/killed"])
+        #expect(of("undelivered").compactMap { $0["topic"] as? String } == ["flows/killed"])
+        // The 5.0 broker's own word: four PUBACKs with 0x10 No matching subscribers.
+        #expect(of("undelivered").filter { ($0["message"] as? String)?.contains("0x10 No matching subscribers") == true }.count == 4)
         // A connection's record names PDUs of its own connection (one across connections, any).
         let pdus = lines.filter { $0["mqtt"] != nil }
         for record in records where record["stream"] != nil {
@@ -76,6 +78,20 @@ struct FlowAnalysisTests {
         #expect(flows.count == 18)
         #expect(flows.map { $0["completed"] as? Int ?? -1 }.reduce(0, +) == 6 + 6)
         #expect(flows.map { $0["incomplete"] as? Int ?? -1 }.reduce(0, +) == 5)
+    }
+
+    @Test("a will published after an abrupt close is linked to its client, in every format")
+    func will() throws {
+        let sample = Repo.samples.appendingPathComponent("mqtt-will-abrupt.pcap").path
+        let json = try dissect(["--format", "json", sample]).stdout.split(separator: "\n")
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let will = try #require(json.first { $0["analysis"] as? String == "will_published" })
+        #expect(will["client_id"] as? String == "dev-7" && will["topic"] as? String == "clients/dev-7/status")
+        // Its frame is the broker's PUBLISH of the will to the watcher.
+        let publish = try #require(json.first { ($0["mqtt"] as? [String: Any])?["topic"] as? String == "clients/dev-7/status" })
+        #expect(will["frames"] as? [Int] == [publish["frame"] as! Int])
+        #expect(try dissect(["--color", "never", sample]).stdout.contains("MQTT analysis: will published: The will of dev-7"))
+        #expect(try dissect(["--format", "table", sample]).stdout.contains("mqtt will_published"))
     }
 
     @Test("--no-analysis: no flow objects, no records, no flow sums; the PDUs are the same")

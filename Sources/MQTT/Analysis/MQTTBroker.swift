@@ -78,6 +78,17 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
     private var topics: [String: Topic] = [:]
     private var topicOrder: [Topic] = []
     private var undeliveredRecords: [AnalysisRecord] = []
+    /// The will of each open connection that has one: its topic and client id.
+    private var wills = IntTable<(topic: String, client: String)>()
+    /// Wills due: connections that ended without a DISCONNECT, and the deliveries of them seen.
+    struct FiredWill {
+        var topic: String
+        var client: String
+        var stream: Int
+        var time: Int64
+        var deliveries: [(frame: Int, stream: Int, latency: Int)] = []
+    }
+    private var firedWills: [FiredWill] = []
     private var undeliveredTotal = 0
     private var now: Int64 = 0
 
@@ -88,7 +99,8 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
         case .pdu(let e):
             guard e.pdu.isProtocol("mqtt") else { return false }
             return e.pdu.withSummaryBytes { s in
-                Self.starts(s, "PUBLISH") || (e.direction == .toServer && (Self.starts(s, "SUBSCRIBE") || Self.starts(s, "UNSUBSCRIBE")))
+                Self.starts(s, "PUBLISH") || (e.direction == .toServer && (Self.starts(s, "SUBSCRIBE") || Self.starts(s, "UNSUBSCRIBE")
+                    || Self.starts(s, "CONNECT")))
             }
         case .counted(let run):
             // A run with a PUBLISH, its PDUs read in place (a copy of each retained its strings).
@@ -126,6 +138,8 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
                     }
                 case .unsubscribe(let u):
                     for f in u.filters?.entries ?? [] { unsubscribe(f.value, stream: e.context.stream) }
+                case .connect(let c):
+                    if c.willFlag, let topic = c.willTopic?.value { wills[e.context.stream] = (topic, c.clientID?.value ?? "") }
                 default:
                     break
                 }
@@ -149,6 +163,14 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
         case .connectionClosed(let c):
             for entry in filters.removeValue(forKey: c.stream)?.list ?? [] { count(entry.filter, -1) }
             cursors.removeValue(forKey: c.stream)
+            // A will is published when the connection ends without a DISCONNECT (§3.1.2.5).
+            if let will = wills.removeValue(forKey: c.stream), let ending = c.ending,
+               ending.hasSuffix("without DISCONNECT") || ending.hasPrefix("broker closed") {
+                let end = c.lastSeen.seconds &* 1_000_000_000 &+ Int64(c.lastSeen.nanoseconds)
+                if firedWills.count < Self.maxUndeliveredRecords {
+                    firedWills.append(FiredWill(topic: will.topic, client: will.client, stream: c.stream, time: end))
+                }
+            }
         default:
             break
         }
@@ -268,6 +290,12 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
                 expiry.append((time, topic))
             }
         } else {
+            // A will due on this topic: the broker's PUBLISH of it, within the window after the end.
+            if !firedWills.isEmpty, let w = firedWills.lastIndex(where: { $0.topic == name && $0.time <= time && time - $0.time <= Self.window }),
+               firedWills[w].deliveries.count < 64, !firedWills[w].deliveries.contains(where: { $0.stream == stream }) {
+                firedWills[w].deliveries.append((frame, stream, Int((time - firedWills[w].time) / 1000)))
+                return
+            }
             // The broker's stored message, sent on subscribing: not a new PUBLISH's delivery.
             if retain { return }
             guard let topic = topics[name], topic.pendingCount > 0 else { return }
@@ -355,6 +383,15 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
         }
         pendingCount = 0
         for r in undeliveredRecords { record(r) }
+        for w in firedWills where !w.deliveries.isEmpty {
+            let first = w.deliveries[0]
+            record(AnalysisRecord(
+                protocolName: "mqtt", kind: .willPublished, frames: w.deliveries.map(\.frame),
+                message: "The will of \(w.client.isEmpty ? "the client" : w.client) (stream \(w.stream), ended without a DISCONNECT) was published to \(w.topic): delivered on \(w.deliveries.count) connection\(w.deliveries.count == 1 ? "" : "s"), the first \(latencyText(microseconds: first.latency)) after the client's last packet",
+                reference: "MQTT 3.1.1 §3.1.2.5, 5.0 §3.1.2.5",
+                fields: [Field("client_id", "Client ID", .string(w.client)), Field("topic", "Topic", .string(w.topic)),
+                         Field("stream", "Stream", .int(w.stream))]))
+        }
         if undeliveredTotal > undeliveredRecords.count {
             record(AnalysisRecord(protocolName: "mqtt", kind: .undelivered, frames: [],
                                   message: "\(undeliveredTotal - undeliveredRecords.count) more PUBLISHes reached no subscriber (records for the first \(Self.maxUndeliveredRecords) only)"))

@@ -120,7 +120,17 @@ public struct MQTTFlows: Sendable {
             return published(qos: Int(packet.flags >> 1 & 3), dup: packet.flags & 0x08 != 0, id: id, from: direction, frame: frame, time: time)
         case .puback, .pubrec, .pubrel, .pubcomp:
             guard let id = packet.flowPacketID else { return nil }
-            return responded(packet.type, failure: packet.failureReason, id: id, from: direction, frame: frame, time: time)
+            let note = responded(packet.type, failure: packet.failureReason, id: id, from: direction, frame: frame, time: time)
+            if packet.noMatchingSubscribers {
+                // MQTT 5.0 §3.4.2.1: accepted, but no subscription matched: the message went nowhere.
+                let publish = note?.publishFrame.map { " of PUBLISH #\($0)" } ?? ""
+                records.append(AnalysisRecord(
+                    protocolName: "mqtt", kind: .undelivered, frames: (note?.publishFrame.map { [$0] } ?? []) + [frame],
+                    message: "\(packet.type.name) #\(frame)\(publish) says 0x10 No matching subscribers: the broker delivered the message to no one",
+                    reference: "MQTT 5.0 §3.4.2.1",
+                    fields: [Field("packet_id", "Packet Identifier", .int(id))]))
+            }
+            return note
         default:
             return nil
         }

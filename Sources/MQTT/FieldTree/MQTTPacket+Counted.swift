@@ -31,6 +31,8 @@ extension MQTTPacket {
         }
         guard case .connect(let connect) = content else { return nil }
         var pdu = DissectedPDU(protocolName: "mqtt", summary: "CONNECT", wireLength: wireLength, kind: "CONNECT")
+        // The typed packet too: the broker model reads the will.
+        pdu.packet = self
         if let id = connect.clientID { pdu.facts!.clientID = id.value }
         if let announced = connect.announcedVersion {
             pdu.facts!.connectVersion = announced.name

@@ -53,6 +53,8 @@ public struct MQTTPacket: TypedPacket {
     public var flowPacketID: Int?
     /// A 5.0 PUBACK, PUBREC, PUBREL or PUBCOMP's reason code, when it is a failure (0x80 or more).
     public var failureReason: MQTTReasonCode?
+    /// A 5.0 PUBACK or PUBREC with 0x10 No matching subscribers (a success: the message went nowhere).
+    public var noMatchingSubscribers = false
     /// The Receive Maximum a 5.0 CONNECT or CONNACK announces (MQTT 5.0 §3.1.2.11.3, §3.2.2.3.3);
     /// nil when absent.
     public var receiveMaximum: Int?
