@@ -15,7 +15,10 @@ import MQTT
 public func fuzzMQTT(_ data: [UInt8]) {
     let input = FuzzedConnection(data)
     // The field tree without its text lines: those are the text view's, fuzzed in the views target.
-    let options = mqttOptions(input.selector, detail: .tree, textLines: false)
+    // Decoding alone: the analysis (flows, the connection watch) runs in the views and pipeline
+    // targets, the pipeline's rendering its records too.
+    var options = mqttOptions(input.selector, detail: .tree, textLines: false)
+    options.analysis = false
     var dissector = MQTTConnectionDissector(info: ConnectionInfo(startedMidStream: input.selector & 0x40 != 0, serverPort: 1883),
                                             options: options)
     input.feed(to: &dissector, limit: input.selector & 0x08 != 0 ? 1 : .max) { FuzzPDUCheck.ranges($0) }
