@@ -468,3 +468,20 @@ struct BrokerTests {
         #expect(MQTTBroker.matches(filter: filter, topic: topic) == matches)
     }
 }
+
+extension FlowTests {
+    @Test("a DUP repeat after PUBREC is a retransmission of the flow, not a reused identifier")
+    func duplicateAfterPubrec() {
+        var run = Run()
+        let p = run.send(.toServer, Self.publish(4, qos: 2))
+        run.send(.toClient, Self.ack(5, 4))
+        let d = run.send(.toServer, Self.publish(4, qos: 2, dup: true))
+        #expect(run.value(d, "state") == .string("retransmitted"))
+        #expect(run.value(d, "publish_frame") == .int(p))
+        #expect(run.flowRecords.isEmpty)
+        run.send(.toServer, Self.ack(6, 4))
+        let comp = run.send(.toClient, Self.ack(7, 4))
+        #expect(run.value(comp, "state") == .string("completed"))
+        #expect(run.end()?.completed == 1)
+    }
+}

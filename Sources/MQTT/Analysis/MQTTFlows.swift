@@ -140,7 +140,8 @@ public struct MQTTFlows: Sendable {
         var note = MQTTFlowNote(state: .sent, packetType: .publish, packetID: id, qos: qos)
         let spec = version == .v5 ? ("MQTT 5.0", "2.2.1") : ("MQTT 3.1.1", "2.3.1")
         if let open = flow(id, sentBy: direction) {
-            if dup && open.step == .published && Int(open.qos) == qos {
+            // A DUP repeat at any step (a PUBREC lost on its way back leaves the sender resending).
+            if dup && Int(open.qos) == qos {
                 note.state = .retransmitted
                 note.publishFrame = open.publishFrame
                 note.latency = microseconds(from: open.publishTime, to: time)
