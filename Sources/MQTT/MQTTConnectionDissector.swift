@@ -30,8 +30,6 @@ public struct MQTTConnectionDissector: StreamDissector {
     /// reference: a copy of the dissector makes its own before writing (in `decode`), and so
     /// does a new one (both start shared: a connection that decodes nothing allocates neither).
     private var lineSink = ByteSink.unallocated
-    /// Where a PDU's `flow` object is written for JSON, likewise.
-    private var flowSink = ByteSink.unallocated
     /// The QoS 1 and 2 message flows (with `options.analysis`).
     public private(set) var flows: MQTTFlows
     /// The connection as a whole: keep-alive, pings, session, how it ended (with `options.analysis`).
@@ -210,9 +208,8 @@ public struct MQTTConnectionDissector: StreamDissector {
         // Copies of a dissector may be used on different threads: one never writes into another's buffer.
         if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }
         var extra: [Field] = []
-        if note != nil || watchNote != nil, !flowSink.isUniquelyReferenced { flowSink = ByteSink(capacity: 192) }
-        if let note { extra = note.fields(for: options.detail, scratch: &flowSink) }
-        if let watchNote { extra += watchNote.fields(for: options.detail, scratch: &flowSink) }
+        if let note { extra.append(note.field) }
+        if let ping = watchNote?.field { extra.append(ping) }
         var pdu = packet.dissected(options: options, lineSink: lineSink, appending: extra)
         pdu.packet = packet
         // Words for the text line; JSON does not print them.

@@ -25,66 +25,6 @@ extension MQTTFlowNote {
         }
     }
 
-    /// The `flow` member of the PDU's object, as JSON and as the tree's node, for a PDU of
-    /// `detail`: JSON needs only the first (written with `scratch`), text only the second.
-    func fields(for detail: PDUDetail, scratch: inout ByteSink) -> [Field] {
-        switch detail {
-        case .json: return [jsonField(scratch: &scratch)]
-        case .text: return [treeField]
-        default: return [field]
-        }
-    }
-
-    /// The `flow` member written as JSON once (a JSON-only field): the tree's node, written
-    /// member by member, cost a few thousand instructions a PDU.
-    func jsonField(scratch out: inout ByteSink) -> Field {
-        out.removeAll()
-        out.literal("{\"state\":\"")
-        out.append(state.rawValue)
-        out.literal("\",\"packet_id\":")
-        out.append(packetID)
-        if let qos {
-            out.literal(",\"qos\":")
-            out.append(qos)
-        }
-        if let publishFrame {
-            out.literal(",\"publish_frame\":")
-            out.append(publishFrame)
-        }
-        if let previousFrame {
-            out.literal(",\"previous_frame\":")
-            out.append(previousFrame)
-        }
-        if let latency {
-            out.literal(",\"latency_us\":")
-            out.append(latency)
-        }
-        if let reusedFrom {
-            out.literal(",\"reused_from\":")
-            out.append(reusedFrom)
-        }
-        if let over = overReceiveMaximum {
-            out.literal(",\"in_flight\":")
-            out.append(over.inFlight)
-            out.literal(",\"receive_maximum\":")
-            out.append(over.maximum)
-        }
-        if let reasonCode {
-            out.literal(",\"reason_code\":")
-            out.append(Int(reasonCode.rawValue))
-        }
-        if mayPredateCapture { out.literal(",\"may_predate_capture\":true") }
-        out.literal("}")
-        return Field("flow", "Flow", .json(Array(out.bytes)), jsonOnly: true)
-    }
-
-    /// The tree's node alone (text).
-    var treeField: Field {
-        var f = field
-        f.textOnly = true
-        return f
-    }
-
     /// The `flow` member of the PDU's object (JSON) and its node in the tree (text).
     public var field: Field {
         var children: [Field] = []
@@ -116,24 +56,12 @@ extension MQTTWatchNote {
         }
     }
 
-    /// `ping` (PINGRESP): the PINGREQ answered and the round trip; the session has no member of
-    /// its own (the CONNACK's `session_present` says it).
-    func fields(for detail: PDUDetail, scratch out: inout ByteSink) -> [Field] {
-        guard case .pingAnswered(let request, let latency) = self else { return [] }
-        switch detail {
-        case .json:
-            out.removeAll()
-            out.literal("{\"request_frame\":")
-            out.append(request)
-            out.literal(",\"latency_us\":")
-            out.append(latency)
-            out.literal("}")
-            return [Field("ping", "Ping", .json(Array(out.bytes)), jsonOnly: true)]
-        default:
-            var f = Field("ping", "Ping", children: [Field("request_frame", "PINGREQ In Frame", .int(request)),
-                                                     Field("latency_us", "Round Trip (µs)", .int(latency))])
-            if case .text = detail { f.textOnly = true }
-            return [f]
-        }
+    /// `ping` (PINGRESP): the PINGREQ answered and the round trip, a member of the PDU's object
+    /// (JSON) and a node of its tree (text); the session has none (the CONNACK's `session_present`
+    /// says it).
+    var field: Field? {
+        guard case .pingAnswered(let request, let latency) = self else { return nil }
+        return Field("ping", "Ping", children: [Field("request_frame", "PINGREQ In Frame", .int(request)),
+                                                Field("latency_us", "Round Trip (µs)", .int(latency))])
     }
 }
