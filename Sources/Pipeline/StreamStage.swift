@@ -226,12 +226,7 @@ final class StreamStage {
                 if state.analyses && !limitReached {
                     let context = self.context(state, .toServer, frame: frame, time: time, stream: stream)
                     state.dissector.locate(frame: frame, time: time)
-                    analysis = state.dissector.end(reason.rawValue) { record in
-                        guard !stopped else { return }
-                        var record = record
-                        record.context = context
-                        send(.analysis(record), emit)
-                    }
+                    analysis = state.dissector.end(reason.rawValue) { sendRecord($0, at: context, emit) }
                 }
                 var summary = ConnectionSummary(
                     stream: stream, client: endpoints.source, server: endpoints.destination, protocolName: state.protocolName,
@@ -322,11 +317,16 @@ final class StreamStage {
         state.dissector.takeRecords(into: &records)
         guard !records.isEmpty else { return }
         let context = self.context(state, direction, frame: frame, time: time, stream: stream)
-        for var record in records where !stopped {
-            record.context = context
-            send(.analysis(record), emit)
-        }
+        for record in records { sendRecord(record, at: context, emit) }
         records.removeAll(keepingCapacity: true)
+    }
+
+    /// Emits an analysis record placed at `context`, unless stopped.
+    private func sendRecord(_ record: AnalysisRecord, at context: StreamContext, _ emit: (OutputEvent) -> Bool) {
+        guard !stopped else { return }
+        var record = record
+        record.context = context
+        send(.analysis(record), emit)
     }
 
     private func emitPDUs(_ state: StreamState, stream: Int, direction: Direction, frame: Int, time: Timestamp, emit: (OutputEvent) -> Bool) {

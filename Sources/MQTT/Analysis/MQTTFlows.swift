@@ -37,20 +37,18 @@ public struct MQTTFlowNote: Sendable, Equatable {
     public var reusedFrom: Int?
     /// A PUBLISH sent while as many flows as the receiver's Receive Maximum were in flight:
     /// the flows in flight with it, and the maximum.
-    public var overReceiveMaximum: (inFlight: Int, maximum: Int)?
+    public var overReceiveMaximum: ReceiveMaximumExcess?
+
+    public struct ReceiveMaximumExcess: Sendable, Equatable {
+        public var inFlight: Int
+        public var maximum: Int
+    }
+
     /// A failure reason code (`refused`).
     public var reasonCode: MQTTReasonCode?
     /// No flow in flight (`unexpected`), and the capture started inside the connection: its
     /// PUBLISH may predate the capture.
     public var mayPredateCapture = false
-
-    public static func == (a: MQTTFlowNote, b: MQTTFlowNote) -> Bool {
-        a.state == b.state && a.packetType == b.packetType && a.packetID == b.packetID && a.qos == b.qos
-            && a.publishFrame == b.publishFrame && a.previousFrame == b.previousFrame && a.latency == b.latency
-            && a.reusedFrom == b.reusedFrom && a.overReceiveMaximum?.inFlight == b.overReceiveMaximum?.inFlight
-            && a.overReceiveMaximum?.maximum == b.overReceiveMaximum?.maximum && a.reasonCode == b.reasonCode
-            && a.mayPredateCapture == b.mayPredateCapture
-    }
 }
 
 /// Follows each QoS 1 and 2 PUBLISH of one connection, in each direction, through its
@@ -160,7 +158,7 @@ public struct MQTTFlows: Sendable {
         let inFlight = direction == .toServer ? fromClient.count : fromServer.count
         let maximum = direction == .toServer ? serverReceiveMaximum : clientReceiveMaximum
         if version == .v5, inFlight >= maximum {
-            note.overReceiveMaximum = (inFlight + 1, maximum)
+            note.overReceiveMaximum = MQTTFlowNote.ReceiveMaximumExcess(inFlight: inFlight + 1, maximum: maximum)
             records.append(AnalysisRecord(
                 protocolName: "mqtt", kind: .receiveMaximumExceeded, frames: [frame],
                 message: "PUBLISH #\(frame) makes \(inFlight + 1) QoS 1 and 2 messages in flight, more than the receiver's Receive Maximum of \(maximum)",
