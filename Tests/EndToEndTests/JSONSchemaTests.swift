@@ -11,6 +11,8 @@ struct JSONSchemaDoc {
     /// Paths no capture produces, with the reason given.
     var unproduced: [String: String] = [:]
     var codes: Set<String> = []
+    /// Analysis kinds, from `analysis kind` tables.
+    var analysisKinds: Set<String> = []
     /// Rows the reader could not take: a table row that names nothing, a name listed twice.
     var malformed: [String] = []
 
@@ -30,7 +32,7 @@ struct JSONSchemaDoc {
             if !inTable {
                 // The header row says what the table lists.
                 inTable = true
-                kind = ["key", "unproduced key", "code"].contains(first) ? first : nil
+                kind = ["key", "unproduced key", "code", "analysis kind"].contains(first) ? first : nil
                 continue
             }
             guard let kind, !first.hasPrefix("---") else { continue }
@@ -45,6 +47,8 @@ struct JSONSchemaDoc {
                     let reason = cells.count > 1 ? cells[1] : ""
                     if reason.isEmpty { malformed.append("line \(number): \(name) has no reason") }
                     unproduced[name] = reason
+                case "analysis kind":
+                    if !analysisKinds.insert(name).inserted { malformed.append("line \(number): kind \(name) is listed already") }
                 default:
                     if !codes.insert(name).inserted { malformed.append("line \(number): code \(name) is listed already") }
                 }
@@ -253,6 +257,29 @@ struct JSONSchemaTests {
         #expect(undocumented.isEmpty, "codes not in docs/json-schema.md:\n\(undocumented.joined(separator: "\n"))")
         let stale = Self.doc.codes.filter { found.codes[$0] == nil }.sorted()
         #expect(stale.isEmpty, "documented codes the sources do not give:\n\(stale.joined(separator: "\n"))")
+    }
+
+    @Test("every analysis kind the sources list is documented and the other way round; every kind in the output is listed")
+    func analysisKinds() throws {
+        // The static members of `AnalysisKind`, read from its source: one left out of `known` is caught.
+        let source = try String(contentsOf: Repo.root.appendingPathComponent("Sources/Dissection/Analysis.swift"), encoding: .utf8)
+        let members = try NSRegularExpression(pattern: #"static let \w+ = AnalysisKind\(rawValue: "([^"]+)"\)"#)
+        let declared = Set(members.matches(in: source, range: NSRange(source.startIndex..., in: source)).map {
+            String(source[Range($0.range(at: 1), in: source)!])
+        })
+        #expect(declared == Set(AnalysisKind.known.map(\.rawValue)))
+        #expect(declared.count == AnalysisKind.known.count && declared.count >= 15)
+        #expect(Self.doc.analysisKinds == declared, "docs/json-schema.md's analysis kinds against AnalysisKind.known")
+        var seen = Set<String>()
+        for output in SchemaOutputs.outputs {
+            for line in output.lines {
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                      let kind = object["analysis"] as? String else { continue }
+                seen.insert(kind)
+            }
+        }
+        #expect(seen.isSubset(of: declared), "kinds in the output not listed: \(seen.subtracting(declared).sorted())")
+        #expect(seen.count >= 10, "\(seen.sorted())")
     }
 
     @Test("every problem code in the output is documented")
