@@ -94,6 +94,58 @@ struct FlowAnalysisTests {
         #expect(try dissect(["--format", "table", sample]).stdout.contains("mqtt will_published"))
     }
 
+    @Test("a PUBLISH delivered to every subscription is let go at once: a slow delivery is matched after more PUBLISHes than the window holds")
+    func deliveredPublishesLeaveTheWindow() throws {
+        // A subscriber to "slow" and "fast"; a publisher. One PUBLISH to "fast" before the
+        // SUBSCRIBE (no subscriber: expected nowhere), then one to "slow", then 17,000 to "fast"
+        // each delivered at once, then the delivery of "slow". The broker model keeps at most
+        // 16,384 PUBLISHes awaiting deliveries: had the delivered ones stayed, "slow" would have
+        // been made final before its delivery came, undelivered.
+        var sub = SyntheticCapture(clientPort: 41_000), pub = SyntheticCapture(clientPort: 41_001)
+        var order: [(Bool, Int)] = []
+        func on(_ isSub: Bool, _ step: (inout SyntheticCapture) -> Void) {
+            let before = isSub ? sub.records.count : pub.records.count
+            if isSub { step(&sub) } else { step(&pub) }
+            for i in before..<(isSub ? sub.records.count : pub.records.count) { order.append((isSub, i)) }
+        }
+        for isSub in [true, false] {
+            on(isSub) { c in
+                c.handshake()
+                c.send(toServer: true, MQTTBytes.connect(clientID: isSub ? "watcher" : "sender"))
+                c.send(toServer: false, MQTTBytes.connack)
+            }
+        }
+        on(false) { $0.send(toServer: true, MQTTBytes.publish(topic: "fast", payload: [9])) }
+        let filters = [0, 1] + MQTTBytes.string("slow") + [0] + MQTTBytes.string("fast") + [0]
+        on(true) { c in
+            c.send(toServer: true, [0x82] + MQTTBytes.remainingLength(filters.count) + filters)
+            c.send(toServer: false, [0x90, 4, 0, 1, 0, 0])
+        }
+        on(false) { $0.send(toServer: true, MQTTBytes.publish(topic: "slow", payload: [1, 2, 3, 4, 5])) }
+        for _ in 0..<17_000 {
+            on(false) { $0.send(toServer: true, MQTTBytes.publish(topic: "fast", payload: [7, 7, 7])) }
+            on(true) { $0.send(toServer: false, MQTTBytes.publish(topic: "fast", payload: [7, 7, 7])) }
+        }
+        on(true) { $0.send(toServer: false, MQTTBytes.publish(topic: "slow", payload: [1, 2, 3, 4, 5])) }
+        on(true) { $0.close() }
+        on(false) { $0.close() }
+        var capture = sub
+        // 50 µs apart: 34,000 packets in under 2 s, well within the 10 s window.
+        capture.replaceRecords(order.map { $0.0 ? sub.records[$0.1] : pub.records[$0.1] }, spacing: 50)
+        let path = try capture.write(name: "window-\(UInt64.random(in: 0...UInt64.max))")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let r = try dissect(["--format", "json", path])
+        #expect(r.status == 0)
+        let records = r.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .filter { $0["analysis"] != nil }
+        #expect(!records.contains { $0["analysis"] as? String == "undelivered" })
+        let byTopic = Dictionary(records.filter { $0["analysis"] as? String == "topic_delivery" }.map { ($0["topic"] as? String ?? "", $0) },
+                                 uniquingKeysWith: { a, _ in a })
+        let slow = try #require(byTopic["slow"]), fast = try #require(byTopic["fast"])
+        #expect(slow["publishes"] as? Int == 1 && slow["deliveries"] as? Int == 1 && slow["undelivered"] == nil)
+        #expect(fast["publishes"] as? Int == 17_001 && fast["deliveries"] as? Int == 17_000 && fast["undelivered"] == nil)
+    }
+
     @Test("--no-analysis: no flow objects, no records, no flow sums; the PDUs are the same")
     func off() throws {
         let on = try Self.lines([]), off = try Self.lines(["--no-analysis"])

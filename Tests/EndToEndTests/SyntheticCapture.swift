@@ -61,12 +61,13 @@ struct SyntheticCapture {
     }
 
     /// Replaces the records (to write several conversations interleaved as one capture); each
-    /// record's time is made one millisecond after the one before.
-    mutating func replaceRecords(_ new: [Record]) {
+    /// record's time is made `spacing` microseconds (a millisecond unless told) after the one before.
+    mutating func replaceRecords(_ new: [Record], spacing: Int = 1000) {
         records = new
         for i in records.indices {
-            records[i].seconds = time + UInt32(i / 1000)
-            records[i].micros = UInt32(i % 1000) * 1000
+            let micros = i * spacing
+            records[i].seconds = time + UInt32(micros / 1_000_000)
+            records[i].micros = UInt32(micros % 1_000_000)
         }
     }
 
