@@ -88,7 +88,9 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
     private var expiryStart = 0
     private var topics: [String: Topic] = [:]
     private var topicOrder: [Topic] = []
-    private var undeliveredRecords: [AnalysisRecord] = []
+    /// The first `maxUndeliveredRecords` PUBLISHes that reached no subscriber, made records at
+    /// the end (24 bytes each, not a record's strings and fields for the whole run).
+    private var undelivered: [(frame: Int, stream: Int32, topic: Topic)] = []
     /// The will of each open connection that has one: its topic and client id.
     private var wills = IntTable<(topic: String, client: String)>()
     /// Wills due: connections that ended without a DISCONNECT, and the deliveries of them seen.
@@ -213,12 +215,17 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
             wild = true
             break
         }
-        if wild {
-            wildcardFilters[filter, default: 0] += change
-            if wildcardFilters[filter]! <= 0 { wildcardFilters[filter] = nil }
-        } else {
-            exactFilters[filter, default: 0] += change
-            if exactFilters[filter]! <= 0 { exactFilters[filter] = nil }
+        if wild { Self.add(change, to: filter, in: &wildcardFilters) } else { Self.add(change, to: filter, in: &exactFilters) }
+    }
+
+    /// `change` added to a filter's count, the filter dropped at zero: one lookup of the string
+    /// when the filter is there (three before).
+    private static func add(_ change: Int, to filter: String, in counts: inout [String: Int]) {
+        if let i = counts.index(forKey: filter) {
+            counts.values[i] += change
+            if counts.values[i] <= 0 { counts.remove(at: i) }
+        } else if change > 0 {
+            counts[filter] = change
         }
     }
 
@@ -406,12 +413,8 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
         guard p.deliveries == 0 else { return }
         topic.undelivered += 1
         undeliveredTotal += 1
-        guard undeliveredRecords.count < Self.maxUndeliveredRecords else { return }
-        undeliveredRecords.append(AnalysisRecord(
-            protocolName: "mqtt", kind: .undelivered, frames: [p.frame],
-            message: "PUBLISH #\(p.frame) to \(topic.name) (stream \(p.stream)) reached no subscriber in the capture, though a subscription matching it was open",
-            reference: "MQTT 3.1.1 §4.7, 5.0 §4.7",
-            fields: [Field("topic", "Topic", .string(topic.name)), Field("stream", "Stream", .int(Int(p.stream)))]))
+        guard undelivered.count < Self.maxUndeliveredRecords else { return }
+        undelivered.append((p.frame, p.stream, topic))
     }
 
     public func finish(record: (AnalysisRecord) -> Void) {
@@ -421,7 +424,13 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
             topic.head = 0
         }
         pendingCount = 0
-        for r in undeliveredRecords { record(r) }
+        for (frame, stream, topic) in undelivered {
+            record(AnalysisRecord(
+                protocolName: "mqtt", kind: .undelivered, frames: [frame],
+                message: "PUBLISH #\(frame) to \(topic.name) (stream \(stream)) reached no subscriber in the capture, though a subscription matching it was open",
+                reference: "MQTT 3.1.1 §4.7, 5.0 §4.7",
+                fields: [Field("topic", "Topic", .string(topic.name)), Field("stream", "Stream", .int(Int(stream)))]))
+        }
         for w in firedWills where !w.deliveries.isEmpty {
             let first = w.deliveries[0]
             record(AnalysisRecord(
@@ -431,9 +440,9 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
                 fields: [Field("client_id", "Client ID", .string(w.client)), Field("topic", "Topic", .string(w.topic)),
                          Field("stream", "Stream", .int(w.stream))]))
         }
-        if undeliveredTotal > undeliveredRecords.count {
+        if undeliveredTotal > undelivered.count {
             record(AnalysisRecord(protocolName: "mqtt", kind: .undelivered, frames: [],
-                                  message: "\(undeliveredTotal - undeliveredRecords.count) more PUBLISHes reached no subscriber (records for the first \(Self.maxUndeliveredRecords) only)"))
+                                  message: "\(undeliveredTotal - undelivered.count) more PUBLISHes reached no subscriber (records for the first \(Self.maxUndeliveredRecords) only)"))
         }
         for t in topicOrder {
             let topic = t.name
