@@ -12,7 +12,14 @@ public protocol SpanningAnalysis: AnyObject, Sendable {
     /// Whether the analysis reads `event`; asked on the worker that made the event, so it must
     /// depend on the event alone.
     func reads(_ event: OutputEvent) -> Bool
-    /// Every event `reads` kept, of every connection, in capture order, on the caller's thread.
+    /// What of `event` crosses to the caller's thread, asked on the worker that made it: nil if
+    /// the analysis does not read it, else the event or a smaller one carrying what the analysis
+    /// reads of it, which `reads` keeps and `observe` makes the same of. A PDU event held until
+    /// the caller's thread reaches it holds its PDU and the packet bytes that PDU points into;
+    /// a smaller event lets them go at once. The event itself unless told.
+    func forwarded(_ event: OutputEvent) -> OutputEvent?
+    /// Every event `reads` kept, of every connection, in capture order, on the caller's thread
+    /// (from another worker, as `forwarded` made it).
     func observe(_ event: OutputEvent)
     /// The run is over (every capture read): the records of what was found, one at a time.
     func finish(record: (AnalysisRecord) -> Void)
@@ -20,6 +27,8 @@ public protocol SpanningAnalysis: AnyObject, Sendable {
 
 extension SpanningAnalysis {
     public func finish(record: (AnalysisRecord) -> Void) {}
+
+    public func forwarded(_ event: OutputEvent) -> OutputEvent? { reads(event) ? event : nil }
 }
 
 /// Several spanning analyses as one: each is handed the events it reads, and finishes in turn.
@@ -31,6 +40,17 @@ public final class SpanningAnalyses: SpanningAnalysis, @unchecked Sendable {
 
     public func reads(_ event: OutputEvent) -> Bool {
         analyses.contains { $0.reads(event) }
+    }
+
+    /// The event as the one analysis that reads it makes it (its smaller event is read by no
+    /// other, or it was the event itself); the event itself when several read it.
+    public func forwarded(_ event: OutputEvent) -> OutputEvent? {
+        var reader: SpanningAnalysis?
+        for a in analyses where a.reads(event) {
+            if reader != nil { return event }
+            reader = a
+        }
+        return reader?.forwarded(event)
     }
 
     public func observe(_ event: OutputEvent) {

@@ -436,6 +436,39 @@ struct ClientsTests {
 }
 
 extension FlowTests {
+    @Test("a PUBLISH crosses to the caller's thread as a counted run of its topic, length and retain flag, not its PDU")
+    func forwardedPublish() throws {
+        var pdu = DissectedPDU(protocolName: "mqtt", summary: "PUBLISH QoS 0 a/b (5 bytes)", wireLength: 12, kind: "PUBLISH")
+        pdu.facts!.topic = "a/b"
+        pdu.facts!.payloadLength = 5
+        pdu.facts!.retained = true
+        let context = StreamContext(frame: 3, time: Timestamp(seconds: 1, nanoseconds: 0), stream: 2, source: "c", destination: "s")
+        let publish = OutputEvent.pdu(context, .toServer, pdu)
+        let broker = MQTTBroker()
+        guard case .counted(let run)? = broker.forwarded(publish) else {
+            Issue.record("not a counted run")
+            return
+        }
+        let only = try #require(run.pdus.first)
+        #expect(run.pdus.count == 1 && only.kind == "PUBLISH" && only.topic == "a/b" && only.payloadLength == 5 && only.retained)
+        #expect(run.context.frame == 3 && run.context.stream == 2 && run.direction == .toServer && run.protocolName == "mqtt")
+        // The broker reads what it made; the clients' analysis does not, so the pair forwards it too.
+        #expect(broker.reads(.counted(run)) && !MQTTClients().reads(.counted(run)))
+        let both = SpanningAnalyses([MQTTClients(), MQTTBroker()])
+        guard case .counted? = both.forwarded(publish) else {
+            Issue.record("the pair did not forward the broker's run")
+            return
+        }
+        // A CONNECT both read crosses as it is; a CONNACK, read by neither, not at all.
+        guard case .pdu(let e)? = both.forwarded(ClientsTests.connect("x", stream: 0, frame: 1, at: 0)) else {
+            Issue.record("the CONNECT did not cross as it is")
+            return
+        }
+        #expect(e.pdu.summaryFacts.clientID == "x")
+        let connack = OutputEvent.pdu(context, .toClient, DissectedPDU(protocolName: "mqtt", summary: "CONNACK accepted", fields: [], wireLength: 4))
+        #expect(both.forwarded(connack) == nil)
+    }
+
     @Test("up to four latencies are exact; a fifth moves them into the histogram; adding keeps the counts")
     func exactLatencies() {
         var h = LatencyHistogram()
