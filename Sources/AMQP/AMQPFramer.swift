@@ -424,6 +424,14 @@ public struct AMQPFramer {
         var p = 0
         let count = window.count
         while p < count {
+            // Most bytes of what is not AMQP are no frame type: they are passed over here, in
+            // one loop over the bytes, before a frame is weighed where one may start.
+            p = window.withUnsafeBufferPointer { bytes in
+                var q = p
+                while q < count, !Self.isFrameType(bytes[q]) { q += 1 }
+                return q
+            }
+            guard p < count else { break }
             switch plausibility(at: p) {
             case .no:
                 p += 1
@@ -444,6 +452,12 @@ public struct AMQPFramer {
 
     private enum Plausibility { case no, needMore, yes }
 
+    /// A method, content header, content body or heartbeat frame's type (AMQP 0-9-1 §4.2.3).
+    @inline(__always)
+    private static func isFrameType(_ byte: UInt8) -> Bool {
+        byte == 1 || byte == 2 || byte == 3 || byte == 8
+    }
+
     /// Largest payload a frame found while resynchronising may have: the negotiated frame-max,
     /// else RabbitMQ's default of 131072, and never more than the hold limit.
     private var huntSizeLimit: Int {
@@ -458,7 +472,7 @@ public struct AMQPFramer {
         let s = window.startIndex + p
         let available = window.count - p
         let type = window[s]
-        guard type == 1 || type == 2 || type == 3 || type == 8 else { return .no }
+        guard Self.isFrameType(type) else { return .no }
         let needMore: Plausibility = finalHunt ? .no : .needMore
         guard available >= 7, let channel = readUInt16(at: p + 1), let size32 = readUInt32(at: p + 3) else {
             return needMore
@@ -486,7 +500,7 @@ public struct AMQPFramer {
         let nextStart = p + size + 8
         if nextStart < window.count {
             let nextType = window[window.startIndex + nextStart]
-            guard nextType == 1 || nextType == 2 || nextType == 3 || nextType == 8 else { return .no }
+            guard Self.isFrameType(nextType) else { return .no }
             if let nextSize = readUInt32(at: nextStart + 3), Int(nextSize) > huntSizeLimit { return .no }
         }
         return .yes
