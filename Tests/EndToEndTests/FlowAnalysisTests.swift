@@ -1,4 +1,5 @@
 import Foundation
+import MQTT
 import Testing
 
 /// The MQTT flow analysis on a real capture (samples/mqtt-flows.pcap: raw-socket clients against
@@ -144,6 +145,58 @@ struct FlowAnalysisTests {
         let slow = try #require(byTopic["slow"]), fast = try #require(byTopic["fast"])
         #expect(slow["publishes"] as? Int == 1 && slow["deliveries"] as? Int == 1 && slow["undelivered"] == nil)
         #expect(fast["publishes"] as? Int == 17_001 && fast["deliveries"] as? Int == 17_000 && fast["undelivered"] == nil)
+    }
+
+    @Test("a will the broker publishes before the capture shows its connection's end is linked once that connection ends")
+    func willBeforeTheEnd() throws {
+        // dev-9 connects with a will ("gone" to status/dev-9) and falls silent; the broker closes
+        // its side and publishes the will to a watcher at once, before the client's side ends (a
+        // reset, later). A PUBLISH of another length to the topic before it is not the will.
+        var dev = SyntheticCapture(clientPort: 41_100), watcher = SyntheticCapture(clientPort: 41_101)
+        var order: [(Bool, Int)] = []
+        func on(_ isDev: Bool, _ step: (inout SyntheticCapture) -> Void) {
+            let before = isDev ? dev.records.count : watcher.records.count
+            if isDev { step(&dev) } else { step(&watcher) }
+            for i in before..<(isDev ? dev.records.count : watcher.records.count) { order.append((isDev, i)) }
+        }
+        on(false) { c in
+            c.handshake()
+            c.send(toServer: true, MQTTBytes.connect(clientID: "watcher"))
+            c.send(toServer: false, MQTTBytes.connack)
+            let filter = [0, 1] + MQTTBytes.string("status/#") + [0]
+            c.send(toServer: true, [0x82] + MQTTBytes.remainingLength(filter.count) + filter)
+            c.send(toServer: false, [0x90, 3, 0, 1, 0])
+        }
+        on(true) { c in
+            c.handshake()
+            let body = MQTTBytes.string("MQTT") + [4, 0x06, 0, 2] + MQTTBytes.string("dev-9") + MQTTBytes.string("status/dev-9")
+                + MQTTBytes.string("gone")
+            c.send(toServer: true, [0x10] + MQTTBytes.remainingLength(body.count) + body)
+            c.send(toServer: false, MQTTBytes.connack)
+        }
+        on(false) { $0.send(toServer: false, MQTTBytes.publish(topic: "status/dev-9", payload: Array("online".utf8))) }
+        on(true) { $0.packet(toServer: false, flags: 0x11, payload: []) }
+        on(false) { $0.send(toServer: false, MQTTBytes.publish(topic: "status/dev-9", payload: Array("gone".utf8))) }
+        on(true) { $0.packet(toServer: true, flags: 0x04, payload: []) }
+        var capture = watcher
+        capture.replaceRecords(order.map { $0.0 ? dev.records[$0.1] : watcher.records[$0.1] })
+        let path = try capture.write(name: "will-early-\(UInt64.random(in: 0...UInt64.max))")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let lines = try dissect(["--format", "json", path]).stdout.split(separator: "\n")
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let gone = try #require(lines.first { ($0["mqtt"] as? [String: Any])?["payload"] as? String == "gone" })
+        let will = try #require(lines.first { $0["analysis"] as? String == "will_published" })
+        #expect(will["client_id"] as? String == "dev-9" && will["frames"] as? [Int] == [gone["frame"] as! Int])
+        #expect((will["message"] as? String)?.contains("before the capture shows the connection's end") == true)
+    }
+
+    @Test("a connection still open when the capture ends, gone idle or let go at the limit does not fire its will",
+          arguments: [("end of capture without DISCONNECT", false), ("idle timeout without DISCONNECT", false),
+                      ("connection limit reached without DISCONNECT", false), ("client reset it without DISCONNECT", true),
+                      ("reset (RST) without DISCONNECT", true), ("broker reset it: keep-alive expired", true),
+                      ("broker closed it: no cause in the capture", true), ("client DISCONNECT #12", false)])
+    func willFiring(ending: String, fires: Bool) {
+        #expect(MQTTBroker.firesWill(ending) == fires)
     }
 
     @Test("--no-analysis: no flow objects, no records, no flow sums; the PDUs are the same")

@@ -93,14 +93,30 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
     /// the end (24 bytes each, not a record's strings and fields for the whole run).
     private var undelivered: [(frame: Int, stream: Int32, topic: Topic)] = []
     /// The will of each open connection that has one: its topic and client id.
-    private var wills = IntTable<(topic: String, client: String)>()
+    private var wills = IntTable<Will>()
+    /// An open connection's will: its topic, its payload's length, the client's id, and the
+    /// broker's PUBLISHes of it seen before the capture showed the connection's end (a broker
+    /// that closes a silent client publishes its will at once, while the client's side of the
+    /// connection may end in the capture much later, or never).
+    struct Will {
+        var topic: String
+        var length: Int
+        var client: String
+        var early: [(frame: Int, stream: Int)] = []
+    }
+    /// The streams of the open connections with a will, by its topic.
+    private var willsByTopic: [String: [Int]] = [:]
     /// Wills due: connections that ended without a DISCONNECT, and the deliveries of them seen.
     struct FiredWill {
         var topic: String
         var client: String
         var stream: Int
         var time: Int64
-        var deliveries: [(frame: Int, stream: Int, latency: Int)] = []
+        /// The will's payload length.
+        var length: Int
+        /// Each delivery's frame and connection, and its time after the client's last packet (nil
+        /// for a delivery seen before the capture showed the connection's end).
+        var deliveries: [(frame: Int, stream: Int, latency: Int?)] = []
     }
     private var firedWills: [FiredWill] = []
     private var undeliveredTotal = 0
@@ -177,7 +193,10 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
                 case .unsubscribe(let u):
                     for f in u.filters?.entries ?? [] { unsubscribe(f.value, stream: e.context.stream) }
                 case .connect(let c):
-                    if c.willFlag, let topic = c.willTopic?.value { wills[e.context.stream] = (topic, c.clientID?.value ?? "") }
+                    if c.willFlag, let topic = c.willTopic?.value {
+                        if wills[e.context.stream] == nil { willsByTopic[topic, default: []].append(e.context.stream) }
+                        wills[e.context.stream] = Will(topic: topic, length: c.willPayload?.value.count ?? 0, client: c.clientID?.value ?? "")
+                    }
                 default:
                     break
                 }
@@ -201,17 +220,30 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
         case .connectionClosed(let c):
             for entry in filters.removeValue(forKey: c.stream)?.list ?? [] { count(entry.filter, -1) }
             cursors.removeValue(forKey: c.stream)
+            guard let will = wills.removeValue(forKey: c.stream) else { break }
+            willsByTopic[will.topic]?.removeAll { $0 == c.stream }
+            if willsByTopic[will.topic]?.isEmpty == true { willsByTopic[will.topic] = nil }
             // A will is published when the connection ends without a DISCONNECT (§3.1.2.5).
-            if let will = wills.removeValue(forKey: c.stream), let ending = c.ending,
-               ending.hasSuffix("without DISCONNECT") || ending.hasPrefix("broker closed") {
+            if let ending = c.ending, Self.firesWill(ending) {
                 let end = c.lastSeen.seconds &* 1_000_000_000 &+ Int64(c.lastSeen.nanoseconds)
                 if firedWills.count < Self.maxUndeliveredRecords {
-                    firedWills.append(FiredWill(topic: will.topic, client: will.client, stream: c.stream, time: end))
+                    var fired = FiredWill(topic: will.topic, client: will.client, stream: c.stream, time: end, length: will.length)
+                    fired.deliveries = will.early.map { ($0.frame, $0.stream, nil) }
+                    firedWills.append(fired)
                 }
             }
         default:
             break
         }
+    }
+
+    /// Whether a connection that ended so fired its will (§3.1.2.5): closed or reset without a
+    /// DISCONNECT, by either side; not one still open when the capture ended, gone idle in it, or
+    /// let go at the connection limit.
+    public static func firesWill(_ ending: String) -> Bool {
+        if ending.hasPrefix("broker ") { return true }
+        guard ending.hasSuffix("without DISCONNECT") else { return false }
+        return !["end of capture", "idle timeout", "connection limit reached"].contains { ending.hasPrefix($0) }
     }
 
     // MARK: - Subscriptions
@@ -343,10 +375,21 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
             }
         } else {
             // A will due on this topic: the broker's PUBLISH of it, within the window after the end.
-            if !firedWills.isEmpty, let w = firedWills.lastIndex(where: { $0.topic == name && $0.time <= time && time - $0.time <= Self.window }),
+            if !firedWills.isEmpty,
+               let w = firedWills.lastIndex(where: { $0.topic == name && $0.length == length && $0.time <= time && time - $0.time <= Self.window }),
                firedWills[w].deliveries.count < 64, !firedWills[w].deliveries.contains(where: { $0.stream == stream }) {
                 firedWills[w].deliveries.append((frame, stream, Int((time - firedWills[w].time) / 1000)))
                 return
+            }
+            // A will of a connection still open in the capture: linked if that connection ends so
+            // that it fires.
+            if !willsByTopic.isEmpty, let streams = willsByTopic[name] {
+                for s in streams where s != stream {
+                    wills.modify(s) { will in
+                        guard will.length == length, will.early.count < 64, !will.early.contains(where: { $0.stream == stream }) else { return }
+                        will.early.append((frame, stream))
+                    }
+                }
             }
             // The broker's stored message, sent on subscribing: not a new PUBLISH's delivery.
             if retain { return }
@@ -459,10 +502,11 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
                 fields: [Field("topic", "Topic", .string(topic.name)), Field("stream", "Stream", .int(Int(stream)))]))
         }
         for w in firedWills where !w.deliveries.isEmpty {
-            let first = w.deliveries[0]
+            let when = w.deliveries[0].latency.map { "the first \(latencyText(microseconds: $0)) after the client's last packet" }
+                ?? "the first before the capture shows the connection's end"
             record(AnalysisRecord(
                 protocolName: "mqtt", kind: .willPublished, frames: w.deliveries.map(\.frame),
-                message: "The will of \(w.client.isEmpty ? "the client" : w.client) (stream \(w.stream), ended without a DISCONNECT) was published to \(w.topic): delivered on \(w.deliveries.count) connection\(w.deliveries.count == 1 ? "" : "s"), the first \(latencyText(microseconds: first.latency)) after the client's last packet",
+                message: "The will of \(w.client.isEmpty ? "the client" : w.client) (stream \(w.stream), ended without a DISCONNECT) was published to \(w.topic): delivered on \(w.deliveries.count) connection\(w.deliveries.count == 1 ? "" : "s"), \(when)",
                 reference: "MQTT 3.1.1 §3.1.2.5, 5.0 §3.1.2.5",
                 fields: [Field("client_id", "Client ID", .string(w.client)), Field("topic", "Topic", .string(w.topic)),
                          Field("stream", "Stream", .int(w.stream))]))
