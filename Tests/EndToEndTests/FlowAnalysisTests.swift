@@ -190,6 +190,47 @@ struct FlowAnalysisTests {
         #expect((will["message"] as? String)?.contains("before the capture shows the connection's end") == true)
     }
 
+    @Test("5.0 Retain As Published: a live PUBLISH forwarded with RETAIN set is a delivery; without it, RETAIN marks the stored message",
+          arguments: [true, false])
+    func retainAsPublished(asked: Bool) throws {
+        // A 5.0 subscriber to "r" (Retain As Published or not); a 5.0 publisher sends a retained
+        // PUBLISH; the broker forwards it with RETAIN set (as it must under Retain As Published).
+        var sub = SyntheticCapture(clientPort: 41_200), pub = SyntheticCapture(clientPort: 41_201)
+        var order: [(Bool, Int)] = []
+        func on(_ isSub: Bool, _ step: (inout SyntheticCapture) -> Void) {
+            let before = isSub ? sub.records.count : pub.records.count
+            if isSub { step(&sub) } else { step(&pub) }
+            for i in before..<(isSub ? sub.records.count : pub.records.count) { order.append((isSub, i)) }
+        }
+        let connack5: [UInt8] = [0x20, 3, 0, 0, 0]
+        on(true) { c in
+            c.handshake()
+            c.send(toServer: true, MQTTBytes.connect(clientID: "sub5", level: 5))
+            c.send(toServer: false, connack5)
+            let body = [0, 1, 0] + MQTTBytes.string("r") + [asked ? 0x08 : 0x00]
+            c.send(toServer: true, [0x82] + MQTTBytes.remainingLength(body.count) + body)
+            c.send(toServer: false, [0x90, 4, 0, 1, 0, 0])
+        }
+        var retained = MQTTBytes.publish5(topic: "r", properties: [], payload: Array("x1".utf8))
+        retained[0] |= 0x01
+        on(false) { c in
+            c.handshake()
+            c.send(toServer: true, MQTTBytes.connect(clientID: "pub5", level: 5))
+            c.send(toServer: false, connack5)
+            c.send(toServer: true, retained)
+        }
+        on(true) { $0.send(toServer: false, retained) }
+        var capture = sub
+        capture.replaceRecords(order.map { $0.0 ? sub.records[$0.1] : pub.records[$0.1] })
+        let path = try capture.write(name: "rap-\(UInt64.random(in: 0...UInt64.max))")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let records = try dissect(["--format", "json", path]).stdout.split(separator: "\n")
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.filter { $0["analysis"] != nil }
+        let topic = try #require(records.first { $0["analysis"] as? String == "topic_delivery" && $0["topic"] as? String == "r" })
+        #expect(topic["deliveries"] as? Int == (asked ? 1 : 0))
+        #expect(records.contains { $0["analysis"] as? String == "undelivered" } == !asked)
+    }
+
     @Test("a connection still open when the capture ends, gone idle or let go at the limit does not fire its will",
           arguments: [("end of capture without DISCONNECT", false), ("idle timeout without DISCONNECT", false),
                       ("connection limit reached without DISCONNECT", false), ("client reset it without DISCONNECT", true),

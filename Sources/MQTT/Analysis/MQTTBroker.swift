@@ -10,7 +10,8 @@ import Dissection
 /// A delivery is matched to the oldest PUBLISH of its topic and payload length, published before
 /// it and not yet delivered on that connection (a broker keeps a topic's order per subscriber,
 /// §4.6): the same matching in every format, since a table's counted PDUs carry no payload. A
-/// delivery with RETAIN set is the broker's stored message, not a new one.
+/// delivery with RETAIN set is the broker's stored message, not a new one, unless it matches a
+/// 5.0 subscription with Retain As Published (then a live PUBLISH keeps its RETAIN, §3.3.1.3).
 ///
 /// Memory: each connection's filters (up to `maxFilters`), each topic's totals and retained
 /// message (up to `maxTopics`), and the PUBLISHes awaiting deliveries: only those an open
@@ -73,7 +74,16 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
 
     /// Open connections' filters, by stream, with their No Local option (5.0: the connection's
     /// own PUBLISHes are not sent back to it), and when the connection first subscribed.
-    private var filters = IntTable<(list: [(filter: String, noLocal: Bool)], since: Int64)>()
+    private var filters = IntTable<(list: [Subscription], since: Int64)>()
+    /// A filter a connection subscribed to, with its 5.0 options the model reads.
+    struct Subscription {
+        var filter: String
+        /// No Local: the connection's own PUBLISHes are not sent back to it.
+        var noLocal: Bool
+        /// Retain As Published: a live PUBLISH is forwarded with the RETAIN flag it was sent with
+        /// (MQTT 5.0 §3.8.3.1), not cleared.
+        var retainAsPublished: Bool
+    }
     /// Per subscriber connection and topic, the place of the first PUBLISH of the topic not yet
     /// delivered on it; let go with the connection.
     private var cursors = IntTable<[ObjectIdentifier: Int]>()
@@ -188,7 +198,9 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
                               frame: e.context.frame, time: time)
                 case .subscribe(let s):
                     for entry in s.subscriptions?.entries ?? [] {
-                        subscribe(entry.filter.value, noLocal: packet.version == .v5 && entry.noLocal, stream: e.context.stream, at: time)
+                        subscribe(Subscription(filter: entry.filter.value, noLocal: packet.version == .v5 && entry.noLocal,
+                                               retainAsPublished: packet.version == .v5 && entry.retainAsPublished),
+                                  stream: e.context.stream, at: time)
                     }
                 case .unsubscribe(let u):
                     for f in u.filters?.entries ?? [] { unsubscribe(f.value, stream: e.context.stream) }
@@ -248,12 +260,18 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
 
     // MARK: - Subscriptions
 
-    private func subscribe(_ filter: String, noLocal: Bool, stream: Int, at time: Int64) {
+    private func subscribe(_ subscription: Subscription, stream: Int, at time: Int64) {
         var entry = filters[stream] ?? ([], time)
-        guard !entry.list.contains(where: { $0.filter == filter }), entry.list.count < Self.maxFilters else { return }
-        entry.list.append((filter, noLocal))
+        // A second SUBSCRIBE of a filter replaces its options (§3.8.4).
+        if let i = entry.list.firstIndex(where: { $0.filter == subscription.filter }) {
+            entry.list[i] = subscription
+            filters[stream] = entry
+            return
+        }
+        guard entry.list.count < Self.maxFilters else { return }
+        entry.list.append(subscription)
         filters[stream] = entry
-        count(filter, 1)
+        count(subscription.filter, 1)
     }
 
     private func unsubscribe(_ filter: String, stream: Int) {
@@ -391,8 +409,12 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
                     }
                 }
             }
-            // The broker's stored message, sent on subscribing: not a new PUBLISH's delivery.
-            if retain { return }
+            // The broker's stored message, sent on subscribing: not a new PUBLISH's delivery;
+            // unless a subscription it matches asked for Retain As Published (5.0), under which a
+            // live PUBLISH keeps the RETAIN it was sent with.
+            if retain, !(filters[stream]?.list.contains { $0.retainAsPublished && Self.matches(filter: $0.filter, topic: name) } ?? false) {
+                return
+            }
             guard let topic = topics[name], topic.pendingCount > 0 else { return }
             // Only what was published once the connection had subscribed.
             let since = filters[stream]?.since ?? Int64.max
