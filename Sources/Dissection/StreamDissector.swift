@@ -76,9 +76,12 @@ public struct ConnectionInfo: Sendable {
     public var startedMidStream: Bool
     /// Server port, where known.
     public var serverPort: UInt16
+    /// The connection's number in the run (`StreamContext.stream`).
+    public var stream: Int
 
-    public init(startedMidStream: Bool, serverPort: UInt16) {
+    public init(startedMidStream: Bool, serverPort: UInt16, stream: Int = 0) {
         self.startedMidStream = startedMidStream
         self.serverPort = serverPort
+        self.stream = stream
     }
 }

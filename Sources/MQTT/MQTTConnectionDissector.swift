@@ -50,7 +50,8 @@ public struct MQTTConnectionDissector: StreamDissector {
         self.session = MQTTSession(version: options.assumedVersion, source: .assumed)
         self.toServerFramer = MQTTFramer(options: options, startsMidStream: info.startedMidStream)
         self.toClientFramer = MQTTFramer(options: options, startsMidStream: info.startedMidStream)
-        self.flows = MQTTFlows(startedMidStream: info.startedMidStream, maxInFlight: options.maxFlowsInFlight)
+        self.flows = MQTTFlows(startedMidStream: info.startedMidStream, maxInFlight: options.maxFlowsInFlight,
+                               links: options.flowLinks, stream: info.stream)
     }
 
     public var analyses: Bool { options.analysis }

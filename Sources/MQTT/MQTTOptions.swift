@@ -28,6 +28,10 @@ public struct MQTTOptions: Sendable {
     /// says so once).
     public var maxFlowsInFlight = MQTTOptions.defaultMaxFlowsInFlight
     public static let defaultMaxFlowsInFlight = 4096
+    /// A run in two passes (`--two-pass`): the first writes what each flow came to into these
+    /// links, the second reads them, so that each PUBLISH names its acknowledgement. Nil: one
+    /// pass (the acknowledgement names the PUBLISH).
+    public var flowLinks: MQTTFlowLinking?
 
     public init(assumedVersion: MQTTVersion? = nil, payloadPreviewBytes: Int = 256,
                 maxHeldPDUBytes: Int = 1 << 20, resyncWindowBytes: Int = 1 << 16) {

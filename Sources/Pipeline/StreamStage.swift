@@ -155,7 +155,7 @@ final class StreamStage {
                 // Its dissector is made when first needed (`dissector(of:)`), by the same factory.
                 guard registry.hasDissector(named: name) else { continue }
                 connections += 1
-                streams[stream] = StreamState(info: ConnectionInfo(startedMidStream: midStream, serverPort: server.port),
+                streams[stream] = StreamState(info: ConnectionInfo(startedMidStream: midStream, serverPort: server.port, stream: stream),
                                               protocolName: name, client: client, server: server, firstSeen: time)
             case .data(let stream, let side, let bytes):
                 guard let state = streams[stream] else { continue }

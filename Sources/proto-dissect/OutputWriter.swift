@@ -15,9 +15,12 @@ final class OutputWriter {
     // The main thread's alone; while lent to a run in workers, it is reached only through the inout argument.
     @exclusivity(unchecked) var sink = ByteSink(capacity: 1 << 17)
     private let flushEachEvent: Bool
+    /// What is rendered is let go, not written (the first pass of a run in two).
+    private let discarding: Bool
 
-    init(flushEachEvent: Bool) {
+    init(flushEachEvent: Bool, discarding: Bool = false) {
         self.flushEachEvent = flushEachEvent
+        self.discarding = discarding
     }
 
     /// Appends text that is not an event's (the table's summaries, say).
@@ -32,10 +35,15 @@ final class OutputWriter {
 
     /// `eventDone` for `sink` lent out (a run in workers writes into it for the whole run).
     func eventDone(_ sink: inout ByteSink) {
+        if discarding {
+            if sink.bytes.count >= 1 << 16 { sink.removeAll() }
+            return
+        }
         if flushEachEvent || sink.bytes.count >= 1 << 16 { Self.write(&sink) }
     }
 
     func flush() {
+        if discarding { return sink.removeAll() }
         Self.write(&sink)
     }
 

@@ -109,6 +109,10 @@ struct ProtoDissect: ParsableCommand {
     @Flag(name: .customLong("no-analysis"), help: "Do not follow MQTT QoS 1 and 2 message flows (no flow notes, analysis records or flow tables).")
     var noAnalysis = false
 
+    @Flag(name: [.customShort("2"), .customLong("two-pass")],
+          help: "Read the captures twice, so that each MQTT QoS 1 and 2 PUBLISH names its acknowledgement (files only).")
+    var twoPass = false
+
     @Option(help: "Colour in text output: auto (on a terminal), always, never.")
     var color: ColorChoice = .auto
 
@@ -188,6 +192,10 @@ struct ProtoDissect: ParsableCommand {
         if interface != nil && !(files.isEmpty && readFiles.isEmpty) {
             throw ValidationError("-i reads live traffic; it cannot be combined with capture files")
         }
+        if twoPass && (interface != nil || (readFiles + files).contains("-")) {
+            throw ValidationError("--two-pass reads the captures twice: it takes files, not live traffic or standard input")
+        }
+        if twoPass && noAnalysis { throw ValidationError("--two-pass links what the analysis finds; it cannot be combined with --no-analysis") }
         for (name, v) in [("--payload-preview", payloadPreview), ("--max-pdu-bytes", maxPDUBytes), ("--max-stream-buffer", maxStreamBuffer),
                           ("--max-total-buffer", maxTotalBuffer), ("--max-connections", maxConnections), ("--max-table-rows", maxTableRows),
                           ("--reorder-packets", reorderPackets), ("--threads", threads), ("--max-flows-in-flight", maxFlowsInFlight)] where v <= 0 {
@@ -198,8 +206,11 @@ struct ProtoDissect: ParsableCommand {
         }
     }
 
-    func makeRegistry() -> ProtocolRegistry {
+    /// The registry of the run's dissectors; `flowLinks` and `detail` for a pass of a run in two
+    /// (`--two-pass`): the first counts facts (`.facts`) and writes the links, the second reads them.
+    func makeRegistry(flowLinks: MQTTFlowLinking? = nil, facts: Bool = false) -> ProtocolRegistry {
         var mqtt = MQTTOptions()
+        mqtt.flowLinks = flowLinks
         mqtt.assumedVersion = mqttVersion.flatMap(parseMQTTVersion)
         mqtt.payloadPreviewBytes = payloadPreview
         mqtt.maxHeldPDUBytes = maxPDUBytes
@@ -225,6 +236,10 @@ struct ProtoDissect: ParsableCommand {
         if format == .json {
             mqtt.detail = .json
             amqp.detail = .json
+        }
+        if facts {
+            mqtt.detail = .facts
+            amqp.detail = .facts
         }
         var registry = CaptureDissection.standardRegistry(mqtt: mqtt, amqp: amqp)
         for d in decodeAs {
@@ -264,7 +279,7 @@ struct ProtoDissect: ParsableCommand {
             }
             return
         }
-        let registry = makeRegistry()
+        var registry = makeRegistry()
         var packetFilter: PacketFilter?
         if let filter, interface == nil {
             do { packetFilter = try PacketFilter(expression: filter) } catch {
@@ -277,6 +292,17 @@ struct ProtoDissect: ParsableCommand {
                                       holeTimeout: holeTimeout, reorderPackets: reorderPackets, reorderTimeout: reorderTimeout)
         // A table counts facts only: the frequent PDUs come as their facts, without boxes.
         let options = PipelineOptions(limits: limits, maxPDUs: count, filter: packetFilter, countedPDUs: format == .table)
+        if twoPass {
+            // The first pass: every capture dissected as a table would count it, what each MQTT
+            // flow came to written into the links, nothing printed.
+            let links = MQTTFlowLinks()
+            var first = options
+            first.maxPDUs = nil
+            first.countedPDUs = true
+            _ = readCaptures(registry: makeRegistry(flowLinks: .collect(links), facts: true), options: first, analysis: nil,
+                             renderer: { TableRenderer(options: renderOptions()) }, writer: OutputWriter(flushEachEvent: false, discarding: true), maxPDUs: nil, quiet: true)
+            registry = makeRegistry(flowLinks: .read(links))
+        }
         // The run is generic over the renderer's type and made for each one: rendering an event
         // is then a direct call, not a dispatch through an existential held in a closure's box.
         switch format {
@@ -294,8 +320,6 @@ struct ProtoDissect: ParsableCommand {
         let writer = OutputWriter(flushEachEvent: interface != nil)
         var status = ExitStatus.success
         var pdusSoFar = 0
-        var streamsSoFar = 0
-        var eventsSoFar = 0
         // MQTT clients and the broker across connections (and captures): what they find comes
         // after the PDUs.
         let clients: SpanningAnalysis? = noAnalysis ? nil : SpanningAnalyses([MQTTClients(), MQTTBroker()])
@@ -304,41 +328,8 @@ struct ProtoDissect: ParsableCommand {
             status = try runLive(interface: interface, registry: registry, options: options, analysis: clients, renderer: &renderer,
                                  writer: writer)
         } else {
-            for path in readFiles + files {
-                var opts = options
-                opts.firstStream = streamsSoFar
-                opts.firstEvent = eventsSoFar
-                if let c = count { opts.maxPDUs = c - pdusSoFar }
-                if let c = count, pdusSoFar >= c { break }
-                let pipeline = Pipeline(registry: registry, options: opts)
-                do {
-                    var reader = try CaptureFileReader(path: path)
-                    defer { reader.close() }
-                    do {
-                        // A complete input is read on a thread of its own, in batches, and its
-                        // connections shared out among the workers; a pipe (a capture still being
-                        // written, `tcpdump -w - | proto-dissect -`) is read packet by packet on
-                        // this thread, so nothing waits for a batch to fill.
-                        try pipeline.runInWorkers(&reader, workers: reader.inputIsComplete ? threads : 1, renderer: &renderer,
-                                                  makeRenderer: make, analysis: clients, into: &writer.sink) { sink in
-                            writer.eventDone(&sink)
-                            return true
-                        }
-                    } catch let error as CaptureError {
-                        writer.flush()
-                        warn("warning: \(error)")
-                        status = ExitStatus.inputProblem
-                    }
-                } catch {
-                    writer.flush()
-                    warn("\(error)")
-                    status = ExitStatus.inputProblem
-                }
-                pdusSoFar += pipeline.statistics.pdus
-                streamsSoFar += pipeline.statistics.connections
-                eventsSoFar = pipeline.eventsRead
-                reportLimits(pipeline.statistics, source: path == "-" ? "standard input" : path)
-            }
+            (status, pdusSoFar) = readCaptures(registry: registry, options: options, analysis: clients, renderer: make, writer: writer,
+                                               into: &renderer, maxPDUs: count)
         }
         // A run cut short by -c has not seen how its clients went on.
         if let clients, count.map({ pdusSoFar < $0 }) ?? true {
@@ -352,6 +343,64 @@ struct ProtoDissect: ParsableCommand {
         writer.append(summaries)
         writer.flush()
         if status != ExitStatus.success { throw ExitCode(status) }
+    }
+}
+
+extension ProtoDissect {
+    /// Reads every capture file in turn with `registry`, rendering with `renderer` (made by
+    /// `make` for the other workers), out through `writer`; the connections' numbers go on from
+    /// one file to the next. Returns the run's exit status so far and the PDUs it made. `quiet`:
+    /// no warnings (the first pass of a run in two, whose second pass gives them).
+    func readCaptures<R: Renderer>(registry: ProtocolRegistry, options: PipelineOptions, analysis: SpanningAnalysis?,
+                                   renderer make: () -> R, writer: OutputWriter, maxPDUs: Int?, quiet: Bool = false) -> (Int32, Int) {
+        var renderer = make()
+        return readCaptures(registry: registry, options: options, analysis: analysis, renderer: make, writer: writer,
+                            into: &renderer, maxPDUs: maxPDUs, quiet: quiet)
+    }
+
+    func readCaptures<R: Renderer>(registry: ProtocolRegistry, options: PipelineOptions, analysis: SpanningAnalysis?,
+                                   renderer make: () -> R, writer: OutputWriter, into renderer: inout R,
+                                   maxPDUs count: Int?, quiet: Bool = false) -> (Int32, Int) {
+        var status = ExitStatus.success
+        var pdusSoFar = 0
+        var streamsSoFar = 0
+        var eventsSoFar = 0
+        for path in readFiles + files {
+            var opts = options
+            opts.firstStream = streamsSoFar
+            opts.firstEvent = eventsSoFar
+            if let c = count { opts.maxPDUs = c - pdusSoFar }
+            if let c = count, pdusSoFar >= c { break }
+            let pipeline = Pipeline(registry: registry, options: opts)
+            do {
+                var reader = try CaptureFileReader(path: path)
+                defer { reader.close() }
+                do {
+                    // A complete input is read on a thread of its own, in batches, and its
+                    // connections shared out among the workers; a pipe (a capture still being
+                    // written, `tcpdump -w - | proto-dissect -`) is read packet by packet on
+                    // this thread, so nothing waits for a batch to fill.
+                    try pipeline.runInWorkers(&reader, workers: reader.inputIsComplete ? threads : 1, renderer: &renderer,
+                                              makeRenderer: make, analysis: analysis, into: &writer.sink) { sink in
+                        writer.eventDone(&sink)
+                        return true
+                    }
+                } catch let error as CaptureError {
+                    writer.flush()
+                    if !quiet { warn("warning: \(error)") }
+                    status = ExitStatus.inputProblem
+                }
+            } catch {
+                writer.flush()
+                if !quiet { warn("\(error)") }
+                status = ExitStatus.inputProblem
+            }
+            pdusSoFar += pipeline.statistics.pdus
+            streamsSoFar += pipeline.statistics.connections
+            eventsSoFar = pipeline.eventsRead
+            if !quiet { reportLimits(pipeline.statistics, source: path == "-" ? "standard input" : path) }
+        }
+        return (status, pdusSoFar)
     }
 }
 

@@ -240,6 +240,55 @@ struct FlowAnalysisTests {
         #expect(MQTTBroker.firesWill(ending) == fires)
     }
 
+    @Test("--two-pass: each PUBLISH names what its acknowledgements name it as, with the same times; the lines are otherwise those of one pass",
+          arguments: ["1", "2"])
+    func twoPass(threads: String) throws {
+        let one = try Self.lines(["--threads", threads]), two = try Self.lines(["--two-pass", "--threads", threads])
+        #expect(one.count == two.count)
+        func flow(_ line: [String: Any]) -> [String: Any]? { (line["mqtt"] as? [String: Any])?["flow"] as? [String: Any] }
+        // Each PUBLISH of the second pass by stream, frame and packet identifier.
+        var publishes: [String: [String: Any]] = [:]
+        for line in two {
+            guard let f = flow(line), f["state"] as? String == "sent" else { continue }
+            publishes["\(line["stream"]!) \(line["frame"]!) \(f["packet_id"]!)"] = f
+        }
+        var checked = 0
+        for line in one {
+            guard let f = flow(line), let state = f["state"] as? String, let publish = f["publish_frame"] as? Int,
+                  ["acknowledged", "received", "completed", "refused"].contains(state) else { continue }
+            let p = try #require(publishes["\(line["stream"]!) \(publish) \(f["packet_id"]!)"], "no PUBLISH #\(publish) for \(line["frame"]!)")
+            let frameKey = (line["mqtt"] as? [String: Any])?["type"] as? String == "PUBCOMP" ? "complete_frame" : "ack_frame"
+            let latencyKey = frameKey == "complete_frame" ? "complete_latency_us" : "latency_us"
+            #expect(p[frameKey] as? Int == line["frame"] as? Int)
+            #expect(p[latencyKey] as? Int == f["latency_us"] as? Int)
+            if state == "refused" { #expect(p["refused"] as? Bool == true) }
+            checked += 1
+        }
+        #expect(checked >= 15)
+        // What a connection left open: the records of one pass, the PUBLISHes of the other.
+        let open = one.filter { ["unacknowledged", "incomplete_flow"].contains($0["analysis"] as? String ?? "") }
+        let neverSent = two.compactMap { flow($0)?["never_sent"] }
+        #expect(!open.isEmpty && neverSent.count == open.count)
+        // Without the keys the first pass adds, the lines are the same.
+        let added: Set<String> = ["ack_frame", "complete_frame", "complete_latency_us", "refused", "never_sent"]
+        for (a, b) in zip(one, two) {
+            var b = b
+            if var m = b["mqtt"] as? [String: Any], var f = m["flow"] as? [String: Any], f["state"] as? String == "sent" {
+                for k in added { f[k] = nil }
+                if f["ack_frame"] == nil { f["latency_us"] = nil }
+                m["flow"] = f
+                b["mqtt"] = m
+            }
+            #expect(NSDictionary(dictionary: a).isEqual(to: b), "\(a["frame"] ?? "") differs")
+        }
+    }
+
+    @Test("--two-pass takes files only, and needs the analysis")
+    func twoPassNeedsFiles() throws {
+        #expect(try dissect(["--two-pass", "-"]).status == 2)
+        #expect(try dissect(["--two-pass", "--no-analysis", Self.sample]).status == 2)
+    }
+
     @Test("--no-analysis: no flow objects, no records, no flow sums; the PDUs are the same")
     func off() throws {
         let on = try Self.lines([]), off = try Self.lines(["--no-analysis"])

@@ -106,6 +106,9 @@ enum SchemaOutputs {
         for sample in Repo.sampleCaptures() {
             runs.append((sample, GoldenTests.arguments(for: sample) + [Repo.samples.appendingPathComponent(sample).path]))
         }
+        // A run in two passes adds keys to the flows of the PUBLISHes.
+        let flows = Repo.samples.appendingPathComponent("mqtt-flows.pcap").path
+        runs.append(("mqtt-flows.pcap --two-pass", ["--two-pass", flows]))
         // Present in CI; elsewhere the samples and the synthetic captures stand alone.
         for path in Repo.suricataCaptures() { runs.append(((path as NSString).lastPathComponent, [path])) }
         for (name, bytes) in SchemaCoverageCaptures.all {

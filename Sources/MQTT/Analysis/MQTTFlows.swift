@@ -49,6 +49,8 @@ public struct MQTTFlowNote: Sendable, Equatable {
     /// No flow in flight (`unexpected`), and the capture started inside the connection: its
     /// PUBLISH may predate the capture.
     public var mayPredateCapture = false
+    /// What the PUBLISH's flow came to later in the captures (a run in two passes, `sent`).
+    public var later: MQTTFlowLinks.Link?
 }
 
 /// Follows each QoS 1 and 2 PUBLISH of one connection, in each direction, through its
@@ -94,9 +96,21 @@ public struct MQTTFlows: Sendable {
     /// Records found and not yet taken.
     public internal(set) var records: [AnalysisRecord] = []
 
-    public init(startedMidStream: Bool, maxInFlight: Int = MQTTOptions.defaultMaxFlowsInFlight) {
+    /// The run's links, in a run in two passes, and this connection's number in the run.
+    private let links: MQTTFlowLinking?
+    private let stream: Int
+
+    public init(startedMidStream: Bool, maxInFlight: Int = MQTTOptions.defaultMaxFlowsInFlight,
+                links: MQTTFlowLinking? = nil, stream: Int = 0) {
         self.startedMidStream = startedMidStream
         self.maxInFlight = max(1, maxInFlight)
+        self.links = links
+        self.stream = stream
+    }
+
+    /// In the first pass of two: what the flow of the PUBLISH with `id` in `frame` came to.
+    private func collect(_ frame: Int, _ id: Int, _ body: (inout MQTTFlowLinks.Link) -> Void) {
+        if case .collect(let table) = links { table.update(stream: stream, frame: frame, packetID: id, body) }
     }
 
     /// The PDU's step, if it is one; records of what it shows are added to `records`.
@@ -177,6 +191,7 @@ public struct MQTTFlows: Sendable {
         }
         let flow = Flow(publishFrame: frame, publishTime: nanoseconds(time), qos: UInt8(qos))
         if direction == .toServer { fromClient[id] = flow } else { fromServer[id] = flow }
+        if case .read(let table) = links { note.later = table.link(stream: stream, frame: frame, packetID: id) }
         return note
     }
 
@@ -211,6 +226,20 @@ public struct MQTTFlows: Sendable {
         note.publishFrame = flow.publishFrame
         note.latency = microseconds(from: flow.publishTime, to: time)
         if type == .pubrel || type == .pubcomp { note.previousFrame = flow.stepFrame }
+        // In the first pass of two: the PUBLISH's acknowledgement (PUBACK or PUBREC) or PUBCOMP.
+        if type != .pubrel {
+            let latency = note.latency, refused = failure != nil
+            collect(flow.publishFrame, id) { link in
+                if type == .pubcomp {
+                    link.completeFrame = frame
+                    link.completeLatency = latency
+                } else {
+                    link.ackFrame = frame
+                    link.ackLatency = latency
+                }
+                if refused { link.refused = true }
+            }
+        }
         if let code = failure, type != .pubrel {
             note.state = .refused
             note.reasonCode = code
@@ -270,6 +299,7 @@ public struct MQTTFlows: Sendable {
                 default: missing = "PUBCOMP never sent"
                 }
                 let reached = flow.step == .published ? "" : flow.step == .received ? ", got PUBREC #\(flow.stepFrame)" : ", released by PUBREL #\(flow.stepFrame)"
+                collect(flow.publishFrame, id) { $0.neverSent = String(missing.prefix { $0 != " " }) }
                 record(AnalysisRecord(
                     protocolName: "mqtt", kind: flow.step == .published ? .unacknowledged : .incompleteFlow, frames: frames,
                     message: "QoS \(flow.qos) PUBLISH #\(flow.publishFrame) (packet identifier \(id), from the \(sender))\(reached): \(missing) \(ended)",

@@ -11,6 +11,7 @@ extension MQTTFlowNote {
             var words: [String] = []
             if let reusedFrom { words.append("packet identifier \(packetID) reused while the flow of #\(reusedFrom) is open") }
             if let over = overReceiveMaximum { words.append("\(over.inFlight) in flight, over the Receive Maximum of \(over.maximum)") }
+            if let later { words.append(later.text(qos: qos ?? 1)) }
             return words.joined(separator: "; ")
         case .retransmitted: return "retransmission of \(publish)\(after)"
         case .acknowledged: return "acknowledges \(publish)\(after)"
@@ -41,8 +42,37 @@ extension MQTTFlowNote {
             children.append(Field("receive_maximum", "Receive Maximum", .int(over.maximum)))
         }
         if let reasonCode { children.append(Field("reason_code", "Reason Code", .int(Int(reasonCode.rawValue)))) }
+        if let later {
+            // Time to the acknowledgement: `latency_us`, as on the acknowledgement itself.
+            if let frame = later.ackFrame { children.append(Field("ack_frame", "Acknowledged In Frame", .int(frame))) }
+            if let latency = later.ackLatency { children.append(Field("latency_us", "Until The Acknowledgement (µs)", .int(latency))) }
+            if let frame = later.completeFrame { children.append(Field("complete_frame", "Completed In Frame", .int(frame))) }
+            if let latency = later.completeLatency {
+                children.append(Field("complete_latency_us", "Until The PUBCOMP (µs)", .int(latency)))
+            }
+            if later.refused { children.append(Field("refused", "Refused", .bool(true))) }
+            if let missing = later.neverSent { children.append(Field("never_sent", "Never Sent", .string(missing))) }
+        }
         if mayPredateCapture { children.append(Field("may_predate_capture", "May Predate The Capture", .bool(true))) }
         return Field("flow", "Flow", children: children)
+    }
+}
+
+extension MQTTFlowLinks.Link {
+    /// What text shows of a PUBLISH's flow from a first pass (`acknowledged by #9 in 61 µs`).
+    func text(qos: Int) -> String {
+        var words: [String] = []
+        let ackName = qos == 2 ? "received" : "acknowledged"
+        if let frame = ackFrame {
+            let after = ackLatency.map { " in \(latencyText(microseconds: $0))" } ?? ""
+            words.append(refused && completeFrame == nil ? "refused by #\(frame)\(after)" : "\(ackName) by #\(frame)\(after)")
+        }
+        if let frame = completeFrame {
+            let after = completeLatency.map { " in \(latencyText(microseconds: $0))" } ?? ""
+            words.append(refused ? "refused by #\(frame)\(after)" : "completed by #\(frame)\(after)")
+        }
+        if let missing = neverSent { words.append("flow incomplete: \(missing) never sent") }
+        return words.joined(separator: ", ")
     }
 }
 
