@@ -37,6 +37,9 @@ public struct MQTTConnectionDissector: StreamDissector {
     /// Where the bytes being decoded were captured (`locate`).
     private var frame = 0
     private var time = Timestamp(seconds: 0, nanoseconds: 0)
+    /// The frame of the client's last PUBLISH, and that PUBLISH's place among the client's
+    /// PUBLISHes in it (a run in two passes finds its deliveries by them: `MQTTFlowLinks`).
+    private var lastPublish = (frame: -1, place: 0)
 
     /// Problems waiting for the next PDU of a direction.
     private struct Pending {
@@ -194,6 +197,7 @@ public struct MQTTConnectionDissector: StreamDissector {
         let packet = decode(frame, from: direction)
         let note = options.analysis ? flows.observe(packet, from: direction, frame: self.frame, time: time) : nil
         let watchNote = options.analysis ? watch.observe(packet, from: direction, frame: self.frame, time: time) : nil
+        let delivery = deliveries(of: packet, from: direction)
         if case .facts = options.detail, !hasPending(direction) {
             if let counted = packet.counted() {
                 let type = packet.type
@@ -211,6 +215,7 @@ public struct MQTTConnectionDissector: StreamDissector {
         var extra: [Field] = []
         if let note { extra.append(note.field) }
         if let ping = watchNote?.field { extra.append(ping) }
+        if let delivery { extra.append(delivery.field) }
         var pdu = packet.dissected(options: options, lineSink: lineSink, appending: extra)
         pdu.packet = packet
         // Words for the text line; JSON does not print them.
@@ -220,9 +225,17 @@ public struct MQTTConnectionDissector: StreamDissector {
                 if !text.isEmpty { pdu.annotations.append(text) }
             }
             if let watchNote { pdu.annotations.append(watchNote.text) }
+            if let delivery { pdu.annotations.append(delivery.text) }
         }
         attachPending(direction, to: &pdu)
         output.append(pdu)
+    }
+
+    /// In the second pass of a run in two: the deliveries the first matched to a client PUBLISH.
+    private mutating func deliveries(of packet: MQTTPacket, from direction: Direction) -> MQTTFlowLinks.Delivery? {
+        guard case .read(let links) = options.flowLinks, packet.type == .publish, direction == .toServer else { return nil }
+        lastPublish = lastPublish.frame == frame ? (frame, lastPublish.place + 1) : (frame, 0)
+        return links.delivery(stream: info.stream, frame: frame, place: lastPublish.place)
     }
 
     /// Whether problems wait for the direction's next PDU.

@@ -299,7 +299,8 @@ struct ProtoDissect: ParsableCommand {
             var first = options
             first.maxPDUs = nil
             first.countedPDUs = true
-            _ = readCaptures(registry: makeRegistry(flowLinks: .collect(links), facts: true), options: first, analysis: nil,
+            _ = readCaptures(registry: makeRegistry(flowLinks: .collect(links), facts: true), options: first,
+                             analysis: SpanningAnalyses([MQTTBroker(links: links)]),
                              renderer: { TableRenderer(options: renderOptions()) }, writer: OutputWriter(flushEachEvent: false, discarding: true), maxPDUs: nil, quiet: true)
             registry = makeRegistry(flowLinks: .read(links))
         }

@@ -269,14 +269,27 @@ struct FlowAnalysisTests {
         let open = one.filter { ["unacknowledged", "incomplete_flow"].contains($0["analysis"] as? String ?? "") }
         let neverSent = two.compactMap { flow($0)?["never_sent"] }
         #expect(!open.isEmpty && neverSent.count == open.count)
+        // The deliveries the broker model matched, on the PUBLISHes that made them: as many as
+        // its topic records count, all on client PUBLISHes.
+        let delivered = two.compactMap { line -> Int? in
+            guard let d = (line["mqtt"] as? [String: Any])?["delivered"] as? [String: Any] else { return nil }
+            #expect((line["dst"] as? String)?.hasSuffix(":1883") == true && (d["first_latency_us"] as? Int ?? -1) >= 0)
+            return d["connections"] as? Int
+        }
+        let perTopic = one.filter { $0["analysis"] as? String == "topic_delivery" }.compactMap { $0["deliveries"] as? Int }
+        #expect(delivered.count >= 5 && delivered.reduce(0, +) == perTopic.reduce(0, +))
         // Without the keys the first pass adds, the lines are the same.
         let added: Set<String> = ["ack_frame", "complete_frame", "complete_latency_us", "refused", "never_sent"]
         for (a, b) in zip(one, two) {
             var b = b
-            if var m = b["mqtt"] as? [String: Any], var f = m["flow"] as? [String: Any], f["state"] as? String == "sent" {
-                for k in added { f[k] = nil }
-                if f["ack_frame"] == nil { f["latency_us"] = nil }
-                m["flow"] = f
+            if var m = b["mqtt"] as? [String: Any] {
+                m["delivered"] = nil
+                if var f = m["flow"] as? [String: Any], f["state"] as? String == "sent" {
+                    let acknowledged = f["ack_frame"] != nil
+                    for k in added { f[k] = nil }
+                    if acknowledged { f["latency_us"] = nil }
+                    m["flow"] = f
+                }
                 b["mqtt"] = m
             }
             #expect(NSDictionary(dictionary: a).isEqual(to: b), "\(a["frame"] ?? "") differs")

@@ -36,6 +36,8 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
         var stream: Int32
         var length: Int32
         var deliveries: Int32 = 0
+        /// Its place among the client's PUBLISHes in its frame (`MQTTFlowLinks.delivery`).
+        var place: UInt16 = 0
         /// The subscriptions that would deliver it when it was published: once it has had as many
         /// deliveries it is final (one connection with overlapping filters may get it once: then
         /// the window makes it final).
@@ -132,7 +134,14 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
     private var undeliveredTotal = 0
     private var now: Int64 = 0
 
-    public init() {}
+    /// A run in two passes, the first: each delivery matched is written into these.
+    private let links: MQTTFlowLinks?
+    /// The last client PUBLISH seen: its connection, frame and place in the frame.
+    private var lastPublish = (stream: -1, frame: -1, place: 0)
+
+    public init(links: MQTTFlowLinks? = nil) {
+        self.links = links
+    }
 
     public func reads(_ event: OutputEvent) -> Bool {
         switch event {
@@ -193,9 +202,10 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
             if let packet = e.pdu.packet as? MQTTPacket {
                 switch packet.content {
                 case .publish(let p):
+                    let place = place(ofPublishIn: e.context.frame, stream: e.context.stream, direction: e.direction)
                     guard let topic = p.topicName, let payload = p.payload else { return }
                     published(topic, length: payload.length, retain: p.retain, direction: e.direction, stream: e.context.stream,
-                              frame: e.context.frame, time: time)
+                              frame: e.context.frame, place: place, time: time)
                 case .subscribe(let s):
                     for entry in s.subscriptions?.entries ?? [] {
                         subscribe(Subscription(filter: entry.filter.value, noLocal: packet.version == .v5 && entry.noLocal,
@@ -214,9 +224,11 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
                 }
             } else {
                 let facts = e.pdu.summaryFacts
-                guard facts.kind == "PUBLISH", let topic = facts.topic else { return }
+                guard facts.kind == "PUBLISH" else { return }
+                let place = place(ofPublishIn: e.context.frame, stream: e.context.stream, direction: e.direction)
+                guard let topic = facts.topic else { return }
                 published(topic, length: facts.payloadLength ?? 0, retain: facts.retained, direction: e.direction,
-                          stream: e.context.stream, frame: e.context.frame, time: time)
+                          stream: e.context.stream, frame: e.context.frame, place: place, time: time)
             }
         case .counted(let run):
             let time = run.context.time.seconds &* 1_000_000_000 &+ Int64(run.context.time.nanoseconds)
@@ -224,9 +236,11 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
             run.pdus.withUnsafeBufferPointer { pdus in
                 for i in pdus.indices {
                     let pdu = pdus.baseAddress! + i
-                    guard pdu.pointee.kind.utf8.count == 7, pdu.pointee.kind == "PUBLISH", let topic = pdu.pointee.topic else { continue }
+                    guard pdu.pointee.kind.utf8.count == 7, pdu.pointee.kind == "PUBLISH" else { continue }
+                    let place = place(ofPublishIn: run.context.frame, stream: run.context.stream, direction: run.direction)
+                    guard let topic = pdu.pointee.topic else { continue }
                     published(topic, length: pdu.pointee.payloadLength ?? 0, retain: pdu.pointee.retained, direction: run.direction,
-                              stream: run.context.stream, frame: run.context.frame, time: time)
+                              stream: run.context.stream, frame: run.context.frame, place: place, time: time)
                 }
             }
         case .connectionClosed(let c):
@@ -364,7 +378,8 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
 
     // MARK: - Publishes and deliveries
 
-    private func published(_ name: String, length: Int, retain: Bool, direction: Direction, stream: Int, frame: Int, time: Int64) {
+    private func published(_ name: String, length: Int, retain: Bool, direction: Direction, stream: Int, frame: Int, place: Int,
+                           time: Int64) {
         if direction == .toServer {
             let topic: Topic
             if let known = topics[name] {
@@ -384,7 +399,8 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
             // Past the limit, the oldest PUBLISHes are made final early (memory stays flat).
             if pendingCount >= Self.maxPending { expire(before: now, keeping: Self.maxPending - 1) }
             topic.queue.append(Pending(frame: frame, time: time, stream: Int32(truncatingIfNeeded: stream),
-                                       length: Int32(truncatingIfNeeded: length), expected: Int32(truncatingIfNeeded: min(expected, Int(Int32.max)))))
+                                       length: Int32(truncatingIfNeeded: length), place: UInt16(truncatingIfNeeded: place),
+                                       expected: Int32(truncatingIfNeeded: min(expected, Int(Int32.max)))))
             topic.nextSequence += 1
             pendingCount += 1
             if !topic.listed {
@@ -437,7 +453,10 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
                 if topic.queue[i].length == length && topic.queue[i].time >= since {
                     topic.queue[i].deliveries += 1
                     topic.deliveries += 1
-                    topic.latency.record(Int((time - topic.queue[i].time) / 1000))
+                    let latency = Int((time - topic.queue[i].time) / 1000)
+                    topic.latency.record(latency)
+                    links?.delivered(stream: Int(topic.queue[i].stream), frame: topic.queue[i].frame, place: Int(topic.queue[i].place),
+                                     latency: latency)
                     let next = topic.firstSequence + i + 1
                     if cursors[stream] == nil { cursors[stream] = [:] }
                     cursors.modify(stream) { $0[ObjectIdentifier(topic)] = next }
@@ -448,6 +467,19 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
                 i += 1
             }
         }
+    }
+
+    /// A client PUBLISH's place among the client's PUBLISHes in its frame (0 for the first),
+    /// counting every one, as the dissector of the second pass of two counts them; 0 for the
+    /// broker's.
+    private func place(ofPublishIn frame: Int, stream: Int, direction: Direction) -> Int {
+        guard direction == .toServer else { return 0 }
+        if lastPublish.stream == stream, lastPublish.frame == frame {
+            lastPublish.place += 1
+        } else {
+            lastPublish = (stream, frame, 0)
+        }
+        return lastPublish.place
     }
 
     /// Lets go of the topic's oldest PUBLISHes while they have had every delivery expected.

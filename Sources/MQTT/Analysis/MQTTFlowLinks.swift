@@ -72,6 +72,17 @@ public final class MQTTFlowLinks: Sendable {
 
     private let table = Mutex<[Key: Stored]>([:])
 
+    /// The deliveries the broker model matched to a client PUBLISH (first pass): on how many
+    /// connections, and the time from the PUBLISH to the first, µs.
+    public struct Delivery: Sendable, Equatable {
+        public var connections: Int
+        public var firstLatency: Int
+    }
+
+    /// Deliveries by connection, frame and the PUBLISH's place among the client's PUBLISHes in
+    /// that frame (a QoS 0 PUBLISH has no packet identifier): 8 bytes each.
+    private let deliveries = Mutex<[Key: (connections: UInt32, firstLatency: UInt32)]>([:])
+
     public init() {}
 
     /// The link of the PUBLISH with `packetID` in `frame` of connection `stream`, if the first
@@ -82,6 +93,26 @@ public final class MQTTFlowLinks: Sendable {
 
     /// How many PUBLISHes are linked.
     public var count: Int { table.withLock { $0.count } }
+
+    /// The deliveries of the client's PUBLISH at `place` among its PUBLISHes in `frame` of
+    /// connection `stream`, if the first pass matched any.
+    public func delivery(stream: Int, frame: Int, place: Int) -> Delivery? {
+        deliveries.withLock { table in
+            table[Key(stream: stream, frame: frame, packetID: place)].map { Delivery(connections: Int($0.connections), firstLatency: Int($0.firstLatency)) }
+        }
+    }
+
+    /// One delivery more of that PUBLISH, `latency` µs after it (the first one's kept).
+    func delivered(stream: Int, frame: Int, place: Int, latency: Int) {
+        deliveries.withLock { table in
+            let key = Key(stream: stream, frame: frame, packetID: place)
+            if let d = table[key] {
+                table[key] = (d.connections &+ 1, d.firstLatency)
+            } else if table.count < Self.maxLinks {
+                table[key] = (1, UInt32(clamping: latency))
+            }
+        }
+    }
 
     /// Changes the link of the PUBLISH with `packetID` in `frame` of connection `stream` (made
     /// empty when new, unless the table is full).

@@ -76,6 +76,19 @@ extension MQTTFlowLinks.Link {
     }
 }
 
+extension MQTTFlowLinks.Delivery {
+    /// What text shows of a client PUBLISH's deliveries from a first pass.
+    var text: String {
+        "delivered on \(connections) connection\(connections == 1 ? "" : "s"), the first after \(latencyText(microseconds: firstLatency))"
+    }
+
+    /// `delivered`: a member of the PUBLISH's object (JSON) and a node of its tree (text).
+    var field: Field {
+        Field("delivered", "Delivered", children: [Field("connections", "Connections", .int(connections)),
+                                                   Field("first_latency_us", "First Delivery After (µs)", .int(firstLatency))])
+    }
+}
+
 /// The words and the JSON of a PDU's note from the connection analysis (`MQTTConnectionWatch`).
 extension MQTTWatchNote {
     /// What text shows in brackets after the summary.
