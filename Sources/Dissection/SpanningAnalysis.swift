@@ -6,7 +6,7 @@ import Dissection
 /// events in the same order as a run on one thread gives it.
 ///
 /// Given to `Pipeline.runInWorkers` (with one worker, a run on one thread). Each worker asks
-/// `reads` of the events it makes, so only the events the analysis reads cross between threads.
+/// `forwarded` of the events it makes, so only what the analysis reads crosses between threads.
 /// What it finds comes out after the PDUs, when the run ends (`finish`).
 public protocol SpanningAnalysis: AnyObject, Sendable {
     /// Whether the analysis reads `event`; asked on the worker that made the event, so it must
@@ -42,8 +42,9 @@ public final class SpanningAnalyses: SpanningAnalysis, @unchecked Sendable {
         analyses.contains { $0.reads(event) }
     }
 
-    /// The event as the one analysis that reads it makes it (its smaller event is read by no
-    /// other, or it was the event itself); the event itself when several read it.
+    /// The event as the one analysis that reads it makes it, the event itself when several read
+    /// it. (The smaller event must be read by no other analysis: one that did would see it from
+    /// another worker and not on one thread. None does: the clients' analysis reads no counted run.)
     public func forwarded(_ event: OutputEvent) -> OutputEvent? {
         var reader: SpanningAnalysis?
         for a in analyses where a.reads(event) {

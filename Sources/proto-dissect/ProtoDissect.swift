@@ -192,8 +192,8 @@ struct ProtoDissect: ParsableCommand {
         if interface != nil && !(files.isEmpty && readFiles.isEmpty) {
             throw ValidationError("-i reads live traffic; it cannot be combined with capture files")
         }
-        if twoPass && (interface != nil || (readFiles + files).contains("-")) {
-            throw ValidationError("--two-pass reads the captures twice: it takes files, not live traffic or standard input")
+        if twoPass && (interface != nil || (readFiles + files).contains(where: { $0 == "-" || !isRereadable($0) })) {
+            throw ValidationError("--two-pass reads the captures twice: it takes files, not live traffic, pipes or standard input")
         }
         if twoPass && noAnalysis { throw ValidationError("--two-pass links what the analysis finds; it cannot be combined with --no-analysis") }
         for (name, v) in [("--payload-preview", payloadPreview), ("--max-pdu-bytes", maxPDUBytes), ("--max-stream-buffer", maxStreamBuffer),
@@ -206,7 +206,7 @@ struct ProtoDissect: ParsableCommand {
         }
     }
 
-    /// The registry of the run's dissectors; `flowLinks` and `detail` for a pass of a run in two
+    /// The registry of the run's dissectors; `flowLinks` and `facts` for a pass of a run in two
     /// (`--two-pass`): the first counts facts (`.facts`) and writes the links, the second reads them.
     func makeRegistry(flowLinks: MQTTFlowLinking? = nil, facts: Bool = false) -> ProtocolRegistry {
         var mqtt = MQTTOptions()
@@ -292,7 +292,8 @@ struct ProtoDissect: ParsableCommand {
                                       holeTimeout: holeTimeout, reorderPackets: reorderPackets, reorderTimeout: reorderTimeout)
         // A table counts facts only: the frequent PDUs come as their facts, without boxes.
         let options = PipelineOptions(limits: limits, maxPDUs: count, filter: packetFilter, countedPDUs: format == .table)
-        if twoPass {
+        // A table counts the same in one pass or two: it is read once.
+        if twoPass && format != .table {
             // The first pass: every capture dissected as a table would count it, what each MQTT
             // flow came to written into the links, nothing printed.
             let links = MQTTFlowLinks()
@@ -403,6 +404,14 @@ extension ProtoDissect {
         }
         return (status, pdusSoFar)
     }
+}
+
+/// Whether `path` can be read twice (`--two-pass`): a regular file, or one that cannot be looked
+/// at (its opening then says what is wrong); not a pipe or a device.
+func isRereadable(_ path: String) -> Bool {
+    var s = stat()
+    guard stat(path, &s) == 0 else { return true }
+    return (s.st_mode & S_IFMT) == S_IFREG
 }
 
 /// Cores online (the dissecting threads' default).

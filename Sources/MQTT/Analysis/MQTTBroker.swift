@@ -26,9 +26,13 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
     static let maxTopics = 65_536
     static let maxFilters = 1_024
     static let maxUndeliveredRecords = 1_000
+    /// A PUBLISH delivered to every subscription counted is let go once this old (capture time):
+    /// a copy on a connection the count missed (a subscription older than the capture) comes
+    /// within it, and still finds it.
+    static let completedGrace: Int64 = 1_000_000_000
 
     /// A client PUBLISH within the window, one that a subscription open when it was published
-    /// would deliver: 32 bytes. Its place among its topic's PUBLISHes is its topic's
+    /// would deliver: 40 bytes. Its place among its topic's PUBLISHes is its topic's
     /// `firstSequence` plus its index.
     struct Pending {
         var frame: Int
@@ -38,6 +42,8 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
         var deliveries: Int32 = 0
         /// Its place among the client's PUBLISHes in its frame (`MQTTFlowLinks.delivery`).
         var place: UInt16 = 0
+        /// It was sent with RETAIN set (a live copy keeps it under Retain As Published).
+        var retained = false
         /// The subscriptions that would deliver it when it was published: once it has had as many
         /// deliveries it is final (one connection with overlapping filters may get it once: then
         /// the window makes it final).
@@ -64,7 +70,7 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
         var firstSequence = 0
         /// Whether the topic is in the expiry list.
         var listed = false
-        /// The open subscriptions whose filter matches the topic, as of `Subscriptions.generation`
+        /// The open subscriptions whose filter matches the topic, as of the model's `generation`
         /// `matchedGeneration` (asked once a PUBLISH; counted again only when subscriptions change).
         var matched = 0
         var matchedGeneration = -1
@@ -114,7 +120,7 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
         var topic: String
         var length: Int
         var client: String
-        var early: [(frame: Int, stream: Int)] = []
+        var early: [(frame: Int, stream: Int, time: Int64)] = []
     }
     /// The streams of the open connections with a will, by its topic.
     private var willsByTopic: [String: [Int]] = [:]
@@ -216,7 +222,9 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
                     for f in u.filters?.entries ?? [] { unsubscribe(f.value, stream: e.context.stream) }
                 case .connect(let c):
                     if c.willFlag, let topic = c.willTopic?.value {
-                        if wills[e.context.stream] == nil { willsByTopic[topic, default: []].append(e.context.stream) }
+                        // A second CONNECT (a protocol violation) replaces the first's will.
+                        if let old = wills[e.context.stream] { forgetWill(old.topic, of: e.context.stream) }
+                        willsByTopic[topic, default: []].append(e.context.stream)
                         wills[e.context.stream] = Will(topic: topic, length: c.willPayload?.value.count ?? 0, client: c.clientID?.value ?? "")
                     }
                 default:
@@ -247,14 +255,13 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
             for entry in filters.removeValue(forKey: c.stream)?.list ?? [] { count(entry.filter, -1) }
             cursors.removeValue(forKey: c.stream)
             guard let will = wills.removeValue(forKey: c.stream) else { break }
-            willsByTopic[will.topic]?.removeAll { $0 == c.stream }
-            if willsByTopic[will.topic]?.isEmpty == true { willsByTopic[will.topic] = nil }
+            forgetWill(will.topic, of: c.stream)
             // A will is published when the connection ends without a DISCONNECT (§3.1.2.5).
             if let ending = c.ending, Self.firesWill(ending) {
                 let end = c.lastSeen.seconds &* 1_000_000_000 &+ Int64(c.lastSeen.nanoseconds)
                 if firedWills.count < Self.maxUndeliveredRecords {
                     var fired = FiredWill(topic: will.topic, client: will.client, stream: c.stream, time: end, length: will.length)
-                    fired.deliveries = will.early.map { ($0.frame, $0.stream, nil) }
+                    fired.deliveries = will.early.filter { end - $0.time <= Self.window }.map { ($0.frame, $0.stream, nil) }
                     firedWills.append(fired)
                 }
             }
@@ -263,13 +270,18 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
         }
     }
 
-    /// Whether a connection that ended so fired its will (§3.1.2.5): closed or reset without a
-    /// DISCONNECT, by either side; not one still open when the capture ended, gone idle in it, or
-    /// let go at the connection limit.
+    private func forgetWill(_ topic: String, of stream: Int) {
+        willsByTopic[topic]?.removeAll { $0 == stream }
+        if willsByTopic[topic]?.isEmpty == true { willsByTopic[topic] = nil }
+    }
+
+    /// Whether a connection that ended so (`MQTTConnectionWatch.end`'s words) fired its will
+    /// (§3.1.2.5): closed or reset without a DISCONNECT, by either side, once its CONNECT was
+    /// accepted. Not one still open when the capture ended, gone idle in it or let go at the
+    /// connection limit: those endings are the reason alone (`end of capture`).
     public static func firesWill(_ ending: String) -> Bool {
-        if ending.hasPrefix("broker ") { return true }
-        guard ending.hasSuffix("without DISCONNECT") else { return false }
-        return !["end of capture", "idle timeout", "connection limit reached"].contains { ending.hasPrefix($0) }
+        if ending.hasPrefix("broker ") { return !ending.contains("the CONNECT was refused") }
+        return ending.hasSuffix("without DISCONNECT")
     }
 
     // MARK: - Subscriptions
@@ -400,9 +412,10 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
             if pendingCount >= Self.maxPending { expire(before: now, keeping: Self.maxPending - 1) }
             topic.queue.append(Pending(frame: frame, time: time, stream: Int32(truncatingIfNeeded: stream),
                                        length: Int32(truncatingIfNeeded: length), place: UInt16(truncatingIfNeeded: place),
-                                       expected: Int32(truncatingIfNeeded: min(expected, Int(Int32.max)))))
+                                       retained: retain, expected: Int32(truncatingIfNeeded: min(expected, Int(Int32.max)))))
             topic.nextSequence += 1
             pendingCount += 1
+            dropCompleted(topic)
             if !topic.listed {
                 topic.listed = true
                 expiry.append((time, topic))
@@ -415,58 +428,65 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
                 firedWills[w].deliveries.append((frame, stream, Int((time - firedWills[w].time) / 1000)))
                 return
             }
-            // A will of a connection still open in the capture: linked if that connection ends so
-            // that it fires.
+            // The broker's stored message, sent on subscribing: not a new PUBLISH's delivery;
+            // unless a subscription it matches asked for Retain As Published (5.0), under which a
+            // live PUBLISH keeps the RETAIN it was sent with (then only a retained one matches).
+            if retain, !(filters[stream]?.list.contains { $0.retainAsPublished && Self.matches(filter: $0.filter, topic: name) } ?? false) {
+                return
+            }
+            if deliver(name, length: length, retain: retain, stream: stream, time: time) { return }
+            // Neither: maybe the will of a connection the capture still shows open, linked if
+            // that connection ends so that it fires.
             if !willsByTopic.isEmpty, let streams = willsByTopic[name] {
                 for s in streams where s != stream {
                     wills.modify(s) { will in
                         guard will.length == length, will.early.count < 64, !will.early.contains(where: { $0.stream == stream }) else { return }
-                        will.early.append((frame, stream))
+                        will.early.append((frame, stream, time))
                     }
                 }
             }
-            // The broker's stored message, sent on subscribing: not a new PUBLISH's delivery;
-            // unless a subscription it matches asked for Retain As Published (5.0), under which a
-            // live PUBLISH keeps the RETAIN it was sent with.
-            if retain, !(filters[stream]?.list.contains { $0.retainAsPublished && Self.matches(filter: $0.filter, topic: name) } ?? false) {
-                return
-            }
-            guard let topic = topics[name], topic.pendingCount > 0 else { return }
-            // Only what was published once the connection had subscribed.
-            let since = filters[stream]?.since ?? Int64.max
-            let first = topic.firstSequence + topic.head
-            var i: Int
-            if let cursor = cursors[stream]?[ObjectIdentifier(topic)] {
-                i = topic.head + max(cursor, first) - first
-            } else {
-                // A connection's first delivery of the topic: from the first PUBLISH since it
-                // subscribed (the queue is in capture order), found by halving.
-                var low = topic.head, high = topic.queue.count
-                while low < high {
-                    let mid = (low + high) / 2
-                    if topic.queue[mid].time < since { low = mid + 1 } else { high = mid }
-                }
-                i = low
-            }
-            let length = Int32(truncatingIfNeeded: length)
-            while i < topic.queue.count, topic.queue[i].time <= time {
-                if topic.queue[i].length == length && topic.queue[i].time >= since {
-                    topic.queue[i].deliveries += 1
-                    topic.deliveries += 1
-                    let latency = Int((time - topic.queue[i].time) / 1000)
-                    topic.latency.record(latency)
-                    links?.delivered(stream: Int(topic.queue[i].stream), frame: topic.queue[i].frame, place: Int(topic.queue[i].place),
-                                     latency: latency)
-                    let next = topic.firstSequence + i + 1
-                    if cursors[stream] == nil { cursors[stream] = [:] }
-                    cursors.modify(stream) { $0[ObjectIdentifier(topic)] = next }
-                    // Delivered to every subscription: final, and let go once it is the oldest.
-                    if i == topic.head, topic.queue[i].complete { dropCompleted(topic) }
-                    return
-                }
-                i += 1
-            }
         }
+    }
+
+    /// Matches a broker PUBLISH on a subscriber's connection to the client PUBLISH it delivers;
+    /// false when none.
+    private func deliver(_ name: String, length: Int, retain: Bool, stream: Int, time: Int64) -> Bool {
+        guard let topic = topics[name], topic.pendingCount > 0 else { return false }
+        // Only what was published once the connection had subscribed.
+        let since = filters[stream]?.since ?? Int64.max
+        let first = topic.firstSequence + topic.head
+        var i: Int
+        if let cursor = cursors[stream]?[ObjectIdentifier(topic)] {
+            i = topic.head + max(cursor, first) - first
+        } else {
+            // A connection's first delivery of the topic: from the first PUBLISH since it
+            // subscribed (the queue is in capture order), found by halving.
+            var low = topic.head, high = topic.queue.count
+            while low < high {
+                let mid = (low + high) / 2
+                if topic.queue[mid].time < since { low = mid + 1 } else { high = mid }
+            }
+            i = low
+        }
+        let length = Int32(truncatingIfNeeded: length)
+        while i < topic.queue.count, topic.queue[i].time <= time {
+            if topic.queue[i].length == length && topic.queue[i].time >= since && (!retain || topic.queue[i].retained) {
+                topic.queue[i].deliveries += 1
+                topic.deliveries += 1
+                let latency = Int((time - topic.queue[i].time) / 1000)
+                topic.latency.record(latency)
+                links?.delivered(stream: Int(topic.queue[i].stream), frame: topic.queue[i].frame, place: Int(topic.queue[i].place),
+                                 latency: latency)
+                let next = topic.firstSequence + i + 1
+                if cursors[stream] == nil { cursors[stream] = [:] }
+                cursors.modify(stream) { $0[ObjectIdentifier(topic)] = next }
+                // Delivered to every subscription: final, and let go once it is the oldest.
+                dropCompleted(topic)
+                return true
+            }
+            i += 1
+        }
+        return false
     }
 
     /// A client PUBLISH's place among the client's PUBLISHes in its frame (0 for the first),
@@ -482,9 +502,10 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
         return lastPublish.place
     }
 
-    /// Lets go of the topic's oldest PUBLISHes while they have had every delivery expected.
+    /// Lets go of the topic's oldest PUBLISHes while they have had every delivery expected and
+    /// are `completedGrace` old.
     private func dropCompleted(_ topic: Topic) {
-        while topic.head < topic.queue.count, topic.queue[topic.head].complete {
+        while topic.head < topic.queue.count, topic.queue[topic.head].complete, now - topic.queue[topic.head].time >= Self.completedGrace {
             topic.head += 1
             pendingCount -= 1
         }

@@ -91,9 +91,6 @@ public final class MQTTFlowLinks: Sendable {
         table.withLock { $0[Key(stream: stream, frame: frame, packetID: packetID)]?.link }
     }
 
-    /// How many PUBLISHes are linked.
-    public var count: Int { table.withLock { $0.count } }
-
     /// The deliveries of the client's PUBLISH at `place` among its PUBLISHes in `frame` of
     /// connection `stream`, if the first pass matched any.
     public func delivery(stream: Int, frame: Int, place: Int) -> Delivery? {
