@@ -234,6 +234,41 @@ struct FlowAnalysisTests {
         #expect(records.contains { $0["analysis"] as? String == "undelivered" } == !asked)
     }
 
+    @Test("a filter the SUBACK refuses is no subscription: a PUBLISH to it is not one that no subscriber received")
+    func refusedSubscription() throws {
+        var sub = SyntheticCapture(clientPort: 41_300), pub = SyntheticCapture(clientPort: 41_301)
+        var order: [(Bool, Int)] = []
+        func on(_ isSub: Bool, _ step: (inout SyntheticCapture) -> Void) {
+            let before = isSub ? sub.records.count : pub.records.count
+            if isSub { step(&sub) } else { step(&pub) }
+            for i in before..<(isSub ? sub.records.count : pub.records.count) { order.append((isSub, i)) }
+        }
+        on(true) { c in
+            c.handshake()
+            c.send(toServer: true, MQTTBytes.connect(clientID: "asker"))
+            c.send(toServer: false, MQTTBytes.connack)
+            let filters = [0, 9] + MQTTBytes.string("open") + [0] + MQTTBytes.string("secret") + [0]
+            c.send(toServer: true, [0x82] + MQTTBytes.remainingLength(filters.count) + filters)
+            c.send(toServer: false, [0x90, 4, 0, 9, 0x00, 0x80])
+        }
+        on(false) { c in
+            c.handshake()
+            c.send(toServer: true, MQTTBytes.connect(clientID: "teller"))
+            c.send(toServer: false, MQTTBytes.connack)
+            c.send(toServer: true, MQTTBytes.publish(topic: "open", payload: [1]))
+            c.send(toServer: true, MQTTBytes.publish(topic: "secret", payload: [2]))
+        }
+        on(true) { $0.send(toServer: false, MQTTBytes.publish(topic: "open", payload: [1])) }
+        var capture = sub
+        capture.replaceRecords(order.map { $0.0 ? sub.records[$0.1] : pub.records[$0.1] })
+        let path = try capture.write(name: "suback-\(UInt64.random(in: 0...UInt64.max))")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let records = try dissect(["--format", "json", path]).stdout.split(separator: "\n")
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.filter { $0["analysis"] != nil }
+        #expect(!records.contains { $0["analysis"] as? String == "undelivered" })
+        #expect(records.contains { $0["analysis"] as? String == "topic_delivery" && $0["topic"] as? String == "open" && $0["deliveries"] as? Int == 1 })
+    }
+
     @Test("a connection still open when the capture ends, gone idle or let go at the limit does not fire its will",
           arguments: [("end of capture", false), ("idle timeout", false), ("connection limit reached", false),
                       ("client reset it without DISCONNECT", true), ("reset (RST) without DISCONNECT", true),

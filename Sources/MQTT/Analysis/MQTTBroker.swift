@@ -92,6 +92,11 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
         /// (MQTT 5.0 §3.8.3.1), not cleared.
         var retainAsPublished: Bool
     }
+    /// Per connection, the SUBSCRIBEs awaiting their SUBACK: packet identifier and filters, in
+    /// order (at most `maxAwaitingSubacks`): a filter the SUBACK refuses (0x80 and up) is no
+    /// subscription (3.1.1 §3.9.3, 5.0 §3.9.3).
+    private var awaitingSubacks = IntTable<[(packetID: Int, filters: [String])]>()
+    static let maxAwaitingSubacks = 16
     /// Per subscriber connection and topic, the place of the first PUBLISH of the topic not yet
     /// delivered on it; let go with the connection.
     private var cursors = IntTable<[ObjectIdentifier: Int]>()
@@ -155,7 +160,7 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
             guard e.pdu.isProtocol("mqtt") else { return false }
             return e.pdu.withSummaryBytes { s in
                 Self.starts(s, "PUBLISH") || (e.direction == .toServer && (Self.starts(s, "SUBSCRIBE") || Self.starts(s, "UNSUBSCRIBE")
-                    || Self.starts(s, "CONNECT")))
+                    || Self.starts(s, "CONNECT"))) || (e.direction == .toClient && Self.starts(s, "SUBACK"))
             }
         case .counted(let run):
             // A run with a PUBLISH, its PDUs read in place (a copy of each retained its strings).
@@ -213,10 +218,25 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
                     published(topic, length: payload.length, retain: p.retain, direction: e.direction, stream: e.context.stream,
                               frame: e.context.frame, place: place, time: time)
                 case .subscribe(let s):
-                    for entry in s.subscriptions?.entries ?? [] {
+                    let entries = s.subscriptions?.entries ?? []
+                    for entry in entries {
                         subscribe(Subscription(filter: entry.filter.value, noLocal: packet.version == .v5 && entry.noLocal,
                                                retainAsPublished: packet.version == .v5 && entry.retainAsPublished),
                                   stream: e.context.stream, at: time)
+                    }
+                    if let id = s.packetID?.value, !entries.isEmpty {
+                        var awaiting = awaitingSubacks[e.context.stream] ?? []
+                        if awaiting.count >= Self.maxAwaitingSubacks { awaiting.removeFirst() }
+                        awaiting.append((id, entries.map(\.filter.value)))
+                        awaitingSubacks[e.context.stream] = awaiting
+                    }
+                case .suback(let a):
+                    guard let id = a.packetID?.value, var awaiting = awaitingSubacks[e.context.stream],
+                          let i = awaiting.firstIndex(where: { $0.packetID == id }) else { break }
+                    let asked = awaiting.remove(at: i).filters
+                    awaitingSubacks[e.context.stream] = awaiting
+                    for (filter, code) in zip(asked, (a.codes?.entries ?? []).map(\.value)) where code >= 0x80 {
+                        unsubscribe(filter, stream: e.context.stream)
                     }
                 case .unsubscribe(let u):
                     for f in u.filters?.entries ?? [] { unsubscribe(f.value, stream: e.context.stream) }
@@ -254,6 +274,7 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
         case .connectionClosed(let c):
             for entry in filters.removeValue(forKey: c.stream)?.list ?? [] { count(entry.filter, -1) }
             cursors.removeValue(forKey: c.stream)
+            awaitingSubacks.removeValue(forKey: c.stream)
             guard let will = wills.removeValue(forKey: c.stream) else { break }
             forgetWill(will.topic, of: c.stream)
             // A will is published when the connection ends without a DISCONNECT (§3.1.2.5).
