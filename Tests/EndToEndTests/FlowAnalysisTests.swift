@@ -51,6 +51,8 @@ struct FlowAnalysisTests {
         let takeover = try #require(of("session_takeover").first)
         #expect(takeover["client_id"] as? String == "flows-takeover")
         #expect(takeover["streams"] as? [Int] == [15, 16])
+        // mosquitto closed the older connection: the takeover is the cause its own analysis lacked.
+        #expect((takeover["message"] as? String)?.hasSuffix("the broker ended the older one, the takeover its cause (broker closed it)") == true)
         // The fan-out: each PUBLISH reached the three subscribers; the QoS 2 PUBLISH of the
         // client reset before PUBREL reached none, though flows-sub subscribed to flows/#.
         for q in 0..<3 {

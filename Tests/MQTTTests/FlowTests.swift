@@ -428,6 +428,12 @@ struct ClientsTests {
         #expect(reconnect?.fields.first { $0.key == "intervals_ms" }?.children.map(\.value) == [.int(2000)])
         let takeover = records.first { $0.kind == .sessionTakeover }
         #expect(takeover?.frames == [7, 9])
+        // Stream 2 ended after the takeover, reset: how is said.
+        #expect(takeover?.message.hasSuffix("the older one ended otherwise (reset (RST))") == true)
+        #expect(MQTTClients.olderEnd("broker DISCONNECT #9 (Session taken over)")
+            == "the broker ended the older one, the takeover its cause (broker DISCONNECT #9 (Session taken over))")
+        #expect(MQTTClients.olderEnd("broker reset it: no cause in the capture") == "the broker ended the older one, the takeover its cause (broker reset it)")
+        #expect(MQTTClients.olderEnd(nil) == "the broker closes the older one (its end is not in the capture)")
         // Not a CONNACK, not the server's side.
         let connack = OutputEvent.pdu(StreamContext(frame: 1, time: Timestamp(seconds: 0, nanoseconds: 0), stream: 0, source: "s", destination: "c"),
                                       .toClient, DissectedPDU(protocolName: "mqtt", summary: "CONNACK accepted", fields: [], wireLength: 4))

@@ -29,7 +29,19 @@ public final class MQTTClients: SpanningAnalysis, @unchecked Sendable {
         var lastEnd: Int64?
         /// Connections of the client in this order, with the streams' numbers.
         var streams: [Int] = []
-        var takeovers: [(old: Int, new: Int, oldStream: Int, newStream: Int, time: Int64)] = []
+        var takeovers: [Takeover] = []
+    }
+
+    /// A CONNECT while the client's older connection was open, and how the older one ended.
+    struct Takeover {
+        var old: Int
+        var new: Int
+        var oldStream: Int
+        var newStream: Int
+        var time: Int64
+        /// The older connection's end, in its analysis's words (`broker DISCONNECT #9 (Session
+        /// taken over)`), once the capture shows it.
+        var oldEnding: String?
     }
 
     private var clients: [String: Client] = [:]
@@ -69,6 +81,10 @@ public final class MQTTClients: SpanningAnalysis, @unchecked Sendable {
             guard let (_, client) = clientOf.removeValue(forKey: c.stream) else { return }
             let end = c.lastSeen.seconds &* 1_000_000_000 &+ Int64(c.lastSeen.nanoseconds)
             if client.open?.stream == c.stream { client.open = nil }
+            // The older connection of a takeover: how the broker ended it.
+            if let t = client.takeovers.lastIndex(where: { $0.oldStream == c.stream && $0.oldEnding == nil }) {
+                client.takeovers[t].oldEnding = c.ending ?? c.closeReason
+            }
             client.lastEnd = max(client.lastEnd ?? end, end)
         default:
             break
@@ -94,7 +110,7 @@ public final class MQTTClients: SpanningAnalysis, @unchecked Sendable {
         if let open = client.open, open.stream != stream {
             // The older connection has not ended: the broker takes the session over.
             if client.takeovers.count < Self.maxIntervals {
-                client.takeovers.append((open.frame, frame, open.stream, stream, now))
+                client.takeovers.append(Takeover(old: open.frame, new: frame, oldStream: open.stream, newStream: stream, time: now))
             }
         } else if let end = client.lastEnd, client.intervals.count < Self.maxIntervals {
             client.intervals.append(max(0, Int((now - end) / 1_000_000)))
@@ -103,13 +119,25 @@ public final class MQTTClients: SpanningAnalysis, @unchecked Sendable {
         clientOf[stream] = (id, client)
     }
 
+    /// How the older connection of a takeover ended, in words: the broker ending it (the takeover
+    /// its cause, whatever the connection's own analysis could tell), or otherwise.
+    static func olderEnd(_ ending: String?) -> String {
+        guard let ending else { return "the broker closes the older one (its end is not in the capture)" }
+        if ending.hasPrefix("broker ") {
+            let how = ending.hasSuffix(": no cause in the capture") ? String(ending.dropLast(": no cause in the capture".count)) : ending
+            return "the broker ended the older one, the takeover its cause (\(how))"
+        }
+        return "the older one ended otherwise (\(ending))"
+    }
+
     public func finish(record: (AnalysisRecord) -> Void) {
         for id in order {
             guard let client = clients[id] else { continue }
             for t in client.takeovers {
                 record(AnalysisRecord(
                     protocolName: "mqtt", kind: .sessionTakeover, frames: [t.old, t.new],
-                    message: "Client \(id) connected on stream \(t.newStream) (CONNECT #\(t.new)) while its connection on stream \(t.oldStream) (CONNECT #\(t.old)) was open: the broker closes the older one",
+                    message: "Client \(id) connected on stream \(t.newStream) (CONNECT #\(t.new)) while its connection on stream \(t.oldStream) (CONNECT #\(t.old)) was open: "
+                        + Self.olderEnd(t.oldEnding),
                     reference: "MQTT 3.1.1 §3.1.4, 5.0 §3.1.4",
                     fields: [Field("client_id", "Client ID", .string(id)),
                              Field("streams", "Streams", children: [Field("", "", .int(t.oldStream)), Field("", "", .int(t.newStream))], isList: true)]))
