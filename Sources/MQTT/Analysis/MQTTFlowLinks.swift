@@ -20,9 +20,10 @@ public final class MQTTFlowLinks: Sendable {
         public var completeLatency: Int?
         /// The acknowledgement carried a failure reason code (5.0).
         public var refused = false
-        /// The step that never came before its connection ended (`PUBREL`), when the flow was
-        /// left open.
-        public var neverSent: String?
+        /// The step that never came before its connection ended (PUBREL, say), when the flow was
+        /// left open. (A type, not its name: a note that holds a link stays a plain value, copied
+        /// without reference counting, as every flow note is.)
+        public var neverSent: MQTTPacketType?
     }
 
     public static let maxLinks = 1 << 20
@@ -45,16 +46,14 @@ public final class MQTTFlowLinks: Sendable {
         var ackLatency = UInt32.max
         var completeLatency = UInt32.max
         var refused = false
-        /// 0: none; 1–4: PUBACK, PUBREC, PUBREL, PUBCOMP never sent.
+        /// The packet type that never came; 0: none.
         var neverSent: UInt8 = 0
-
-        static let steps = ["PUBACK", "PUBREC", "PUBREL", "PUBCOMP"]
 
         var link: Link {
             Link(ackFrame: ackFrame == 0 ? nil : ackFrame, ackLatency: ackLatency == .max ? nil : Int(ackLatency),
                  completeFrame: completeFrame == 0 ? nil : completeFrame,
                  completeLatency: completeLatency == .max ? nil : Int(completeLatency), refused: refused,
-                 neverSent: neverSent == 0 ? nil : Self.steps[Int(neverSent) - 1])
+                 neverSent: neverSent == 0 ? nil : MQTTPacketType(rawValue: neverSent))
         }
 
         init() {}
@@ -66,7 +65,7 @@ public final class MQTTFlowLinks: Sendable {
             ackLatency = link.ackLatency.map { UInt32(clamping: $0) } ?? .max
             completeLatency = link.completeLatency.map { UInt32(clamping: $0) } ?? .max
             refused = link.refused
-            neverSent = link.neverSent.flatMap { Self.steps.firstIndex(of: $0) }.map { UInt8($0 + 1) } ?? 0
+            neverSent = link.neverSent?.rawValue ?? 0
         }
     }
 

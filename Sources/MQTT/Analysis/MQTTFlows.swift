@@ -299,7 +299,8 @@ public struct MQTTFlows: Sendable {
                 default: missing = "PUBCOMP never sent"
                 }
                 let reached = flow.step == .published ? "" : flow.step == .received ? ", got PUBREC #\(flow.stepFrame)" : ", released by PUBREL #\(flow.stepFrame)"
-                collect(flow.publishFrame, id) { $0.neverSent = String(missing.prefix { $0 != " " }) }
+                let never: MQTTPacketType = flow.qos == 1 ? .puback : flow.step == .published ? .pubrec : flow.step == .received ? .pubrel : .pubcomp
+                collect(flow.publishFrame, id) { $0.neverSent = never }
                 record(AnalysisRecord(
                     protocolName: "mqtt", kind: flow.step == .published ? .unacknowledged : .incompleteFlow, frames: frames,
                     message: "QoS \(flow.qos) PUBLISH #\(flow.publishFrame) (packet identifier \(id), from the \(sender))\(reached): \(missing) \(ended)",

@@ -51,7 +51,7 @@ extension MQTTFlowNote {
                 children.append(Field("complete_latency_us", "Until The PUBCOMP (µs)", .int(latency)))
             }
             if later.refused { children.append(Field("refused", "Refused", .bool(true))) }
-            if let missing = later.neverSent { children.append(Field("never_sent", "Never Sent", .string(missing))) }
+            if let missing = later.neverSent { children.append(Field("never_sent", "Never Sent", .string(missing.name))) }
         }
         if mayPredateCapture { children.append(Field("may_predate_capture", "May Predate The Capture", .bool(true))) }
         return Field("flow", "Flow", children: children)
@@ -71,7 +71,7 @@ extension MQTTFlowLinks.Link {
             let after = completeLatency.map { " in \(latencyText(microseconds: $0))" } ?? ""
             words.append(refused ? "refused by #\(frame)\(after)" : "completed by #\(frame)\(after)")
         }
-        if let missing = neverSent { words.append("flow incomplete: \(missing) never sent") }
+        if let missing = neverSent { words.append("flow incomplete: \(missing.name) never sent") }
         return words.joined(separator: ", ")
     }
 }
