@@ -104,43 +104,30 @@ struct FlowAnalysisTests {
         // each delivered at once, then the delivery of "slow". The broker model keeps at most
         // 16,384 PUBLISHes awaiting deliveries: had the delivered ones stayed, "slow" would have
         // been made final before its delivery came, undelivered.
-        var sub = SyntheticCapture(clientPort: 41_000), pub = SyntheticCapture(clientPort: 41_001)
-        var order: [(Bool, Int)] = []
-        func on(_ isSub: Bool, _ step: (inout SyntheticCapture) -> Void) {
-            let before = isSub ? sub.records.count : pub.records.count
-            if isSub { step(&sub) } else { step(&pub) }
-            for i in before..<(isSub ? sub.records.count : pub.records.count) { order.append((isSub, i)) }
-        }
+        var two = TwoConnections(firstPort: 41_000)
         for isSub in [true, false] {
-            on(isSub) { c in
+            two.on(isSub) { c in
                 c.handshake()
                 c.send(toServer: true, MQTTBytes.connect(clientID: isSub ? "watcher" : "sender"))
                 c.send(toServer: false, MQTTBytes.connack)
             }
         }
-        on(false) { $0.send(toServer: true, MQTTBytes.publish(topic: "fast", payload: [9])) }
+        two.on(false) { $0.send(toServer: true, MQTTBytes.publish(topic: "fast", payload: [9])) }
         let filters = [0, 1] + MQTTBytes.string("slow") + [0] + MQTTBytes.string("fast") + [0]
-        on(true) { c in
+        two.on(true) { c in
             c.send(toServer: true, [0x82] + MQTTBytes.remainingLength(filters.count) + filters)
             c.send(toServer: false, [0x90, 4, 0, 1, 0, 0])
         }
-        on(false) { $0.send(toServer: true, MQTTBytes.publish(topic: "slow", payload: [1, 2, 3, 4, 5])) }
+        two.on(false) { $0.send(toServer: true, MQTTBytes.publish(topic: "slow", payload: [1, 2, 3, 4, 5])) }
         for _ in 0..<17_000 {
-            on(false) { $0.send(toServer: true, MQTTBytes.publish(topic: "fast", payload: [7, 7, 7])) }
-            on(true) { $0.send(toServer: false, MQTTBytes.publish(topic: "fast", payload: [7, 7, 7])) }
+            two.on(false) { $0.send(toServer: true, MQTTBytes.publish(topic: "fast", payload: [7, 7, 7])) }
+            two.on(true) { $0.send(toServer: false, MQTTBytes.publish(topic: "fast", payload: [7, 7, 7])) }
         }
-        on(true) { $0.send(toServer: false, MQTTBytes.publish(topic: "slow", payload: [1, 2, 3, 4, 5])) }
-        on(true) { $0.close() }
-        on(false) { $0.close() }
-        var capture = sub
+        two.on(true) { $0.send(toServer: false, MQTTBytes.publish(topic: "slow", payload: [1, 2, 3, 4, 5])) }
+        two.on(true) { $0.close() }
+        two.on(false) { $0.close() }
         // 50 µs apart: 34,000 packets in under 2 s, well within the 10 s window.
-        capture.replaceRecords(order.map { $0.0 ? sub.records[$0.1] : pub.records[$0.1] }, spacing: 50)
-        let path = try capture.write(name: "window-\(UInt64.random(in: 0...UInt64.max))")
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let r = try dissect(["--format", "json", path])
-        #expect(r.status == 0)
-        let records = r.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-            .filter { $0["analysis"] != nil }
+        let records = try two.jsonLines(spacing: 50).filter { $0["analysis"] != nil }
         #expect(!records.contains { $0["analysis"] as? String == "undelivered" })
         let byTopic = Dictionary(records.filter { $0["analysis"] as? String == "topic_delivery" }.map { ($0["topic"] as? String ?? "", $0) },
                                  uniquingKeysWith: { a, _ in a })
@@ -154,14 +141,8 @@ struct FlowAnalysisTests {
         // dev-9 connects with a will ("gone" to status/dev-9) and falls silent; the broker closes
         // its side and publishes the will to a watcher at once, before the client's side ends (a
         // reset, later). A PUBLISH of another length to the topic before it is not the will.
-        var dev = SyntheticCapture(clientPort: 41_100), watcher = SyntheticCapture(clientPort: 41_101)
-        var order: [(Bool, Int)] = []
-        func on(_ isDev: Bool, _ step: (inout SyntheticCapture) -> Void) {
-            let before = isDev ? dev.records.count : watcher.records.count
-            if isDev { step(&dev) } else { step(&watcher) }
-            for i in before..<(isDev ? dev.records.count : watcher.records.count) { order.append((isDev, i)) }
-        }
-        on(false) { c in
+        var two = TwoConnections(firstPort: 41_100)
+        two.on(false) { c in
             c.handshake()
             c.send(toServer: true, MQTTBytes.connect(clientID: "watcher"))
             c.send(toServer: false, MQTTBytes.connack)
@@ -169,26 +150,21 @@ struct FlowAnalysisTests {
             c.send(toServer: true, [0x82] + MQTTBytes.remainingLength(filter.count) + filter)
             c.send(toServer: false, [0x90, 3, 0, 1, 0])
         }
-        on(true) { c in
+        two.on(true) { c in
             c.handshake()
             let body = MQTTBytes.string("MQTT") + [4, 0x06, 0, 2] + MQTTBytes.string("dev-9") + MQTTBytes.string("status/dev-9")
                 + MQTTBytes.string("gone")
             c.send(toServer: true, [0x10] + MQTTBytes.remainingLength(body.count) + body)
             c.send(toServer: false, MQTTBytes.connack)
         }
-        on(false) { $0.send(toServer: false, MQTTBytes.publish(topic: "status/dev-9", payload: Array("online".utf8))) }
+        two.on(false) { $0.send(toServer: false, MQTTBytes.publish(topic: "status/dev-9", payload: Array("online".utf8))) }
         // dev-9's own PUBLISH of the will's length to its will topic, delivered: a delivery, not the will.
-        on(true) { $0.send(toServer: true, MQTTBytes.publish(topic: "status/dev-9", payload: Array("idle".utf8))) }
-        on(false) { $0.send(toServer: false, MQTTBytes.publish(topic: "status/dev-9", payload: Array("idle".utf8))) }
-        on(true) { $0.packet(toServer: false, flags: 0x11, payload: []) }
-        on(false) { $0.send(toServer: false, MQTTBytes.publish(topic: "status/dev-9", payload: Array("gone".utf8))) }
-        on(true) { $0.packet(toServer: true, flags: 0x04, payload: []) }
-        var capture = watcher
-        capture.replaceRecords(order.map { $0.0 ? dev.records[$0.1] : watcher.records[$0.1] })
-        let path = try capture.write(name: "will-early-\(UInt64.random(in: 0...UInt64.max))")
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let lines = try dissect(["--format", "json", path]).stdout.split(separator: "\n")
-            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        two.on(true) { $0.send(toServer: true, MQTTBytes.publish(topic: "status/dev-9", payload: Array("idle".utf8))) }
+        two.on(false) { $0.send(toServer: false, MQTTBytes.publish(topic: "status/dev-9", payload: Array("idle".utf8))) }
+        two.on(true) { $0.packet(toServer: false, flags: 0x11, payload: []) }
+        two.on(false) { $0.send(toServer: false, MQTTBytes.publish(topic: "status/dev-9", payload: Array("gone".utf8))) }
+        two.on(true) { $0.packet(toServer: true, flags: 0x04, payload: []) }
+        let lines = try two.jsonLines()
         let gone = try #require(lines.first { ($0["mqtt"] as? [String: Any])?["payload"] as? String == "gone" })
         let will = try #require(lines.first { $0["analysis"] as? String == "will_published" })
         #expect(will["client_id"] as? String == "dev-9" && will["frames"] as? [Int] == [gone["frame"] as! Int])
@@ -200,15 +176,9 @@ struct FlowAnalysisTests {
     func retainAsPublished(asked: Bool) throws {
         // A 5.0 subscriber to "r" (Retain As Published or not); a 5.0 publisher sends a retained
         // PUBLISH; the broker forwards it with RETAIN set (as it must under Retain As Published).
-        var sub = SyntheticCapture(clientPort: 41_200), pub = SyntheticCapture(clientPort: 41_201)
-        var order: [(Bool, Int)] = []
-        func on(_ isSub: Bool, _ step: (inout SyntheticCapture) -> Void) {
-            let before = isSub ? sub.records.count : pub.records.count
-            if isSub { step(&sub) } else { step(&pub) }
-            for i in before..<(isSub ? sub.records.count : pub.records.count) { order.append((isSub, i)) }
-        }
+        var two = TwoConnections(firstPort: 41_200)
         let connack5: [UInt8] = [0x20, 3, 0, 0, 0]
-        on(true) { c in
+        two.on(true) { c in
             c.handshake()
             c.send(toServer: true, MQTTBytes.connect(clientID: "sub5", level: 5))
             c.send(toServer: false, connack5)
@@ -218,19 +188,14 @@ struct FlowAnalysisTests {
         }
         var retained = MQTTBytes.publish5(topic: "r", properties: [], payload: Array("x1".utf8))
         retained[0] |= 0x01
-        on(false) { c in
+        two.on(false) { c in
             c.handshake()
             c.send(toServer: true, MQTTBytes.connect(clientID: "pub5", level: 5))
             c.send(toServer: false, connack5)
             c.send(toServer: true, retained)
         }
-        on(true) { $0.send(toServer: false, retained) }
-        var capture = sub
-        capture.replaceRecords(order.map { $0.0 ? sub.records[$0.1] : pub.records[$0.1] })
-        let path = try capture.write(name: "rap-\(UInt64.random(in: 0...UInt64.max))")
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let records = try dissect(["--format", "json", path]).stdout.split(separator: "\n")
-            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.filter { $0["analysis"] != nil }
+        two.on(true) { $0.send(toServer: false, retained) }
+        let records = try two.jsonLines().filter { $0["analysis"] != nil }
         let topic = try #require(records.first { $0["analysis"] as? String == "topic_delivery" && $0["topic"] as? String == "r" })
         #expect(topic["deliveries"] as? Int == (asked ? 1 : 0))
         #expect(records.contains { $0["analysis"] as? String == "undelivered" } == !asked)
@@ -238,14 +203,8 @@ struct FlowAnalysisTests {
 
     @Test("a filter the SUBACK refuses is no subscription: a PUBLISH to it is not one that no subscriber received")
     func refusedSubscription() throws {
-        var sub = SyntheticCapture(clientPort: 41_300), pub = SyntheticCapture(clientPort: 41_301)
-        var order: [(Bool, Int)] = []
-        func on(_ isSub: Bool, _ step: (inout SyntheticCapture) -> Void) {
-            let before = isSub ? sub.records.count : pub.records.count
-            if isSub { step(&sub) } else { step(&pub) }
-            for i in before..<(isSub ? sub.records.count : pub.records.count) { order.append((isSub, i)) }
-        }
-        on(true) { c in
+        var two = TwoConnections(firstPort: 41_300)
+        two.on(true) { c in
             c.handshake()
             c.send(toServer: true, MQTTBytes.connect(clientID: "asker"))
             c.send(toServer: false, MQTTBytes.connack)
@@ -253,20 +212,15 @@ struct FlowAnalysisTests {
             c.send(toServer: true, [0x82] + MQTTBytes.remainingLength(filters.count) + filters)
             c.send(toServer: false, [0x90, 4, 0, 9, 0x00, 0x80])
         }
-        on(false) { c in
+        two.on(false) { c in
             c.handshake()
             c.send(toServer: true, MQTTBytes.connect(clientID: "teller"))
             c.send(toServer: false, MQTTBytes.connack)
             c.send(toServer: true, MQTTBytes.publish(topic: "open", payload: [1]))
             c.send(toServer: true, MQTTBytes.publish(topic: "secret", payload: [2]))
         }
-        on(true) { $0.send(toServer: false, MQTTBytes.publish(topic: "open", payload: [1])) }
-        var capture = sub
-        capture.replaceRecords(order.map { $0.0 ? sub.records[$0.1] : pub.records[$0.1] })
-        let path = try capture.write(name: "suback-\(UInt64.random(in: 0...UInt64.max))")
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let records = try dissect(["--format", "json", path]).stdout.split(separator: "\n")
-            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.filter { $0["analysis"] != nil }
+        two.on(true) { $0.send(toServer: false, MQTTBytes.publish(topic: "open", payload: [1])) }
+        let records = try two.jsonLines().filter { $0["analysis"] != nil }
         #expect(!records.contains { $0["analysis"] as? String == "undelivered" })
         #expect(records.contains { $0["analysis"] as? String == "topic_delivery" && $0["topic"] as? String == "open" && $0["deliveries"] as? Int == 1 })
     }
@@ -390,5 +344,37 @@ struct FlowAnalysisTests {
         #expect(table.contains("flows/fan/q1                     1     3     3.0"))
         #expect(table.contains("flows-backoff                4 1"))
         #expect(table.contains("     3 mqtt unexpected_ack"))
+    }
+}
+
+/// Two MQTT connections in one capture (client ports `firstPort` and the next), their packets
+/// in the order the steps make them (`on`): the scenarios of the broker model's tests.
+struct TwoConnections {
+    var first: SyntheticCapture
+    var second: SyntheticCapture
+    /// Each packet: whether it is the first connection's, and its place in that connection's records.
+    private var order: [(first: Bool, index: Int)] = []
+
+    init(firstPort: UInt16) {
+        first = SyntheticCapture(clientPort: firstPort)
+        second = SyntheticCapture(clientPort: firstPort + 1)
+    }
+
+    /// Adds the packets `step` makes to the first connection (or the second).
+    mutating func on(_ isFirst: Bool, _ step: (inout SyntheticCapture) -> Void) {
+        let before = isFirst ? first.records.count : second.records.count
+        if isFirst { step(&first) } else { step(&second) }
+        for i in before..<(isFirst ? first.records.count : second.records.count) { order.append((isFirst, i)) }
+    }
+
+    /// The capture (packets `spacing` µs apart) dissected as JSON, its lines parsed.
+    func jsonLines(spacing: Int = 1000) throws -> [[String: Any]] {
+        var capture = first
+        capture.replaceRecords(order.map { $0.first ? first.records[$0.index] : second.records[$0.index] }, spacing: spacing)
+        let path = try capture.write(name: "two-\(UInt64.random(in: 0...UInt64.max))")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try dissect(["--format", "json", path])
+        #expect(result.status == 0)
+        return result.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 }
