@@ -300,9 +300,12 @@ struct ProtoDissect: ParsableCommand {
             var first = options
             first.maxPDUs = nil
             first.countedPDUs = true
+            let tableOptions = renderOptions()
+            let makeTable = { TableRenderer(options: tableOptions) }
+            var table = makeTable()
             _ = readCaptures(registry: makeRegistry(flowLinks: .collect(links), facts: true), options: first,
-                             analysis: SpanningAnalyses([MQTTBroker(links: links)]),
-                             renderer: { TableRenderer(options: renderOptions()) }, writer: OutputWriter(flushEachEvent: false, discarding: true), maxPDUs: nil, quiet: true)
+                             analysis: SpanningAnalyses([MQTTBroker(links: links)]), renderer: makeTable,
+                             writer: OutputWriter(flushEachEvent: false, discarding: true), into: &table, maxPDUs: nil, quiet: true)
             registry = makeRegistry(flowLinks: .read(links))
         }
         // The run is generic over the renderer's type and made for each one: rendering an event
@@ -349,17 +352,10 @@ struct ProtoDissect: ParsableCommand {
 }
 
 extension ProtoDissect {
-    /// Reads every capture file in turn with `registry`, rendering with `renderer` (made by
-    /// `make` for the other workers), out through `writer`; the connections' numbers go on from
-    /// one file to the next. Returns the run's exit status so far and the PDUs it made. `quiet`:
-    /// no warnings (the first pass of a run in two, whose second pass gives them).
-    func readCaptures<R: Renderer>(registry: ProtocolRegistry, options: PipelineOptions, analysis: SpanningAnalysis?,
-                                   renderer make: () -> R, writer: OutputWriter, maxPDUs: Int?, quiet: Bool = false) -> (Int32, Int) {
-        var renderer = make()
-        return readCaptures(registry: registry, options: options, analysis: analysis, renderer: make, writer: writer,
-                            into: &renderer, maxPDUs: maxPDUs, quiet: quiet)
-    }
-
+    /// Reads every capture file in turn with `registry`, rendering with `renderer` (`make` makes
+    /// the other workers'), out through `writer`; the connections' numbers go on from one file to
+    /// the next. Returns the run's exit status so far and the PDUs it made. `quiet`: no warnings
+    /// (the first pass of a run in two, whose second pass gives them).
     func readCaptures<R: Renderer>(registry: ProtocolRegistry, options: PipelineOptions, analysis: SpanningAnalysis?,
                                    renderer make: () -> R, writer: OutputWriter, into renderer: inout R,
                                    maxPDUs count: Int?, quiet: Bool = false) -> (Int32, Int) {

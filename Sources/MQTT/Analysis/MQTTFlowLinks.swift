@@ -39,7 +39,7 @@ public final class MQTTFlowLinks: Sendable {
         }
     }
 
-    /// A `Link` as kept: 32 bytes (about 100 as the struct of optionals).
+    /// A `Link` as kept: 32 bytes (the struct of optionals is 64: twice the table for 2^20 links).
     struct Stored {
         var ackFrame = 0
         var completeFrame = 0
