@@ -9,7 +9,8 @@ struct AMQPContentHeaderDecoder {
         var classID: UInt16?
         var bodySize: UInt64?
         var problems: [Problem] = []
-        /// `content-type=text/plain delivery-mode=2`.
+        /// `content-type=text/plain delivery-mode=2`: made once where a summary line or a text
+        /// line shows it (`AMQPOptions.summaryDetail`, `.textLines`), else empty (a table shows none).
         var propertySummary = ""
         /// The typed header; nil from the fast paths, which read the fields above alone.
         var header: AMQPContentHeader? {
@@ -110,7 +111,7 @@ struct AMQPContentHeaderDecoder {
                                            reference: "AMQP 0-9-1 §4.2.6.1", range: at..<(at + left)))
         }
         result.problems += reader.problems
-        result.propertySummary = header.propertySummary
+        if options.summaryDetail || options.textLines { result.propertySummary = header.propertySummary }
         result.header = header
         return result
     }

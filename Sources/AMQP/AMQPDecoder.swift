@@ -5,8 +5,7 @@ public enum AMQPDecoder {
     /// Decodes one unit from an `AMQPFramer` on its own: no connection state, so no frame-max
     /// check, no message assembly and no request context for close explanations.
     public static func decode(_ unit: AMQPFramedUnit, options: AMQPOptions = AMQPOptions()) -> DissectedPDU {
-        var strings = RecentStrings()
-        return AMQPFrameDecoder(options: options).decode(unit, strings: &strings).pdu
+        AMQPFrameDecoder(options: options).dissect(unit)
     }
 
     /// Decodes the bytes of exactly one frame, header through frame-end. Missing bytes are

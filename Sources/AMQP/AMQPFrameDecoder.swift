@@ -1,34 +1,27 @@
 import Dissection
 
-/// Turns one framed unit into a `DissectedPDU`, without connection state. The connection
+/// Reads one framed unit, without connection state: a frame into its typed values
+/// (`AMQPDecodedFrame`), a protocol header or unframed bytes into their PDU. The connection
 /// dissector adds what needs state (frame-max, message assembly, request context).
 struct AMQPFrameDecoder {
-    /// A decoded frame with what the connection state needs from it.
-    struct Decoded {
-        var pdu: DissectedPDU
-        var method: AMQPMethodDecoder.Result?
-        var header: AMQPContentHeaderDecoder.Result?
-    }
-
     let options: AMQPOptions
 
-    /// `strings`: the connection's recent short strings, which the facts fast path takes its
-    /// strings from (`decodeFacts`); a caller that keeps none passes an empty one.
-    func decode(_ unit: AMQPFramedUnit, requests: [AMQPMethodID: AMQPArgumentValues] = [:], strings: inout RecentStrings) -> Decoded {
+    /// A unit's PDU: a frame's typed values (`decode(_:problems:)`) seen as their field tree,
+    /// without connection state (the connection dissector adds it).
+    func dissect(_ unit: AMQPFramedUnit, requests: [AMQPMethodID: AMQPArgumentValues] = [:]) -> DissectedPDU {
         switch unit {
         case .protocolHeader(let bytes, let problems):
-            return Decoded(pdu: decodeProtocolHeader(bytes, problems: problems))
+            return decodeProtocolHeader(bytes, problems: problems)
         case .unframed(let count, let problems):
             // Text only: the count is the PDU's wire length, which JSON gives as the top-level
             // `length`; an `amqp.length` would repeat it under a name that means a body's length.
             let fields = [Field("frame_type", "Type", .string("unframed")),
                           Field("length", "Length", .int(count), textOnly: true)]
             let summary = problems.last?.message ?? "\(count) bytes not framed"
-            return Decoded(pdu: DissectedPDU(protocolName: "amqp", summary: summary, fields: fields,
-                                             problems: problems, wireLength: count))
+            return DissectedPDU(protocolName: "amqp", summary: summary, fields: fields, problems: problems, wireLength: count)
         case .frame(let framed):
-            let frame = framed.frame, problems = framed.problems
-            return decode(frame, problems: problems, requests: requests, strings: &strings)
+            let decoded = decode(framed.frame, problems: framed.problems)
+            return decoded.dissected(options: options, requests: requests)
         }
     }
 
@@ -64,118 +57,62 @@ struct AMQPFrameDecoder {
         return DissectedPDU(protocolName: "amqp", summary: summary, fields: fields, problems: problems, wireLength: bytes.count)
     }
 
-    func decode(_ frame: AMQPRawFrame, problems framing: [Problem], requests: [AMQPMethodID: AMQPArgumentValues] = [:],
-                strings: inout RecentStrings) -> Decoded {
-        if options.detail == .facts, framing.isEmpty, let fast = decodeFacts(frame, strings: &strings) { return fast }
-        var problems = framing
+    /// A frame's typed values and the problems in its bytes (the framer's first): no field
+    /// tree, no connection state. The field tree is a view of the result
+    /// (`AMQPDecodedFrame+FieldTree.swift`), as is what a table counts.
+    func decode(_ frame: AMQPRawFrame, problems framing: [Problem]) -> AMQPDecodedFrame {
+        var decoded = AMQPDecodedFrame(frame: frame, problems: framing)
         let size = Int(frame.size)
-        var fields: [Field] = []
-        // Room for the frame's own fields, a method's four or a content header's five, and the
-        // frame end: growing an array of fields one append at a time reallocates it.
-        fields.reserveCapacity(frame.type == .body ? 6 : 9)
-        fields.append(Field("frame_type", "Type", .string(frame.type.name ?? "unknown"), line: AMQPTextLines.frameType(frame.type), range: 0..<1))
-        fields.append(Field("channel", "Channel", .int(Int(frame.channel)), range: 1..<3))
-        fields.append(Field("size", "Length", .int(size), range: 3..<7))
-        var summary: String
-        var decoded = Decoded(pdu: DissectedPDU(protocolName: "amqp", summary: "", fields: [], wireLength: frame.wireLength))
-
         switch frame.type {
         case .method:
             let result = AMQPMethodDecoder(options: options).decode(frame.payload, isWhole: frame.isWhole)
-            result.method?.appendFields(to: &fields, arguments: result.arguments, argumentsRange: result.argumentsRange, options: options)
-            problems += result.problems
-            if let spec = result.spec {
-                summary = options.summaryDetail ? AMQPMethodDecoder.summary(spec, result.values) : spec.fullName
-                if spec.classID == 10, spec.methodID == 11 || spec.methodID == 21,
-                   let user = AMQPSASL.user(mechanism: result.values.string("mechanism") ?? requests[.connectionStartOK]?.string("mechanism"),
-                                            response: result.values["response"]) {
-                    fields.append(Field("sasl_user", "SASL user", .string(user)))
-                }
-                fields += AMQPFrameDecoder.connectionSummaryFields(spec, result.values, depthLimit: options.effectiveTableDepth)
-                if let reason = AMQPFrameDecoder.reasonField(result.values) { fields.append(reason) }
-                if spec.classID == 10, spec.methodName == "blocked" {
-                    let reason = result.values.string("reason").map { " (\($0))" } ?? ""
-                    fields.append(Field("explanation", "Explanation",
-                                        .string("The broker stopped reading from this connection's publishers because a resource alarm is in effect\(reason), such as low memory or disk space; publishes wait until connection.unblocked.")))
-                } else if let explanation = explain(spec, result.values, requests: requests) {
-                    fields.append(Field("explanation", "Explanation", .string(explanation)))
-                }
-                // AMQP 0-9-1 §4.2.3 / §2.3.5: channel 0 is the connection's; connection methods use no other.
-                if (spec.classID == 10) != (frame.channel == 0) {
-                    problems.append(Problem(.error, .wrongChannel,
-                                            spec.classID == 10
-                                                ? "\(spec.fullName) must be sent on channel 0, not \(frame.channel)"
-                                                : "\(spec.fullName) cannot be sent on channel 0, which belongs to the connection",
-                                            reference: "AMQP 0-9-1 §4.2.3", range: 1..<3))
-                }
-            } else if let id = result.id {
-                summary = id.description
-            } else {
-                summary = "method (truncated)"
+            decoded.problems += result.problems
+            // AMQP 0-9-1 §4.2.3 / §2.3.5: channel 0 is the connection's; connection methods use no other.
+            if let spec = result.spec, (spec.classID == 10) != (frame.channel == 0) {
+                decoded.problems.append(Problem(.error, .wrongChannel,
+                                                spec.classID == 10
+                                                    ? "\(spec.fullName) must be sent on channel 0, not \(frame.channel)"
+                                                    : "\(spec.fullName) cannot be sent on channel 0, which belongs to the connection",
+                                                reference: "AMQP 0-9-1 §4.2.3", range: 1..<3))
             }
             decoded.method = result
         case .header:
             let result = AMQPContentHeaderDecoder(options: options).decode(frame.payload, isWhole: frame.isWhole)
-            result.header?.appendFields(to: &fields, options: options)
-            problems += result.problems
-            summary = AMQPFrameDecoder.headerSummary(result, detailed: options.summaryDetail)
+            decoded.problems += result.problems
             if frame.channel == 0 {
-                problems.append(Problem(.error, .wrongChannel, "content header on channel 0, which carries no content",
-                                        reference: "AMQP 0-9-1 §4.2.3", range: 1..<3))
+                decoded.problems.append(Problem(.error, .wrongChannel, "content header on channel 0, which carries no content",
+                                                reference: "AMQP 0-9-1 §4.2.3", range: 1..<3))
             }
             decoded.header = result
         case .body:
-            let body = Preview.value(of: frame.payload, length: size, limit: options.bodyPreviewBytes)
-            fields.append(Field("body", "Body", body, range: 7..<(7 + frame.payload.count)))
-            // `body_length`, not `length`, which is the whole frame's wire length at the top level.
-            fields.append(Field("body_length", "Body length", .int(size), range: 3..<7))
-            summary = AMQPFrameDecoder.bodySummary(frame, detailed: options.summaryDetail)
             if frame.channel == 0 {
-                problems.append(Problem(.error, .wrongChannel, "content body on channel 0, which carries no content",
-                                        reference: "AMQP 0-9-1 §4.2.3", range: 1..<3))
+                decoded.problems.append(Problem(.error, .wrongChannel, "content body on channel 0, which carries no content",
+                                                reference: "AMQP 0-9-1 §4.2.3", range: 1..<3))
             }
         case .heartbeat:
-            summary = "heartbeat"
             // AMQP 0-9-1 §4.2.7: heartbeat frames have channel 0 and no payload.
             if frame.channel != 0 {
-                problems.append(Problem(.error, .heartbeatChannel, "heartbeat on channel \(frame.channel); heartbeats must use channel 0",
-                                        reference: "AMQP 0-9-1 §4.2.7", range: 1..<3))
+                decoded.problems.append(Problem(.error, .heartbeatChannel, "heartbeat on channel \(frame.channel); heartbeats must use channel 0",
+                                                reference: "AMQP 0-9-1 §4.2.7", range: 1..<3))
             }
             if size != 0 {
-                problems.append(Problem(.error, .heartbeatPayload, "heartbeat carries \(size) payload bytes; it must carry none",
-                                        reference: "AMQP 0-9-1 §4.2.7", range: 3..<7))
+                decoded.problems.append(Problem(.error, .heartbeatPayload, "heartbeat carries \(size) payload bytes; it must carry none",
+                                                reference: "AMQP 0-9-1 §4.2.7", range: 3..<7))
             }
         default:
-            summary = "frame type \(frame.type)"
-            problems.append(Problem(.error, .unknownFrameType, "frame type \(frame.type) is not defined by AMQP 0-9-1",
-                                    reference: "AMQP 0-9-1 §4.2.3", range: 0..<1))
-            if !frame.payload.isEmpty {
-                fields.append(Field("payload", "Payload", Preview.value(of: frame.payload, length: size, limit: options.bodyPreviewBytes),
-                                    range: 7..<(7 + frame.payload.count)))
-            }
+            decoded.problems.append(Problem(.error, .unknownFrameType, "frame type \(frame.type) is not defined by AMQP 0-9-1",
+                                            reference: "AMQP 0-9-1 §4.2.3", range: 0..<1))
         }
-
-        if let end = frame.frameEnd {
-            fields.append(Field("frame_end", "Frame-End", .int(Int(end)),
-                                line: AMQPTextLines.frameEnd(end),
-                                range: (7 + size)..<(8 + size), textOnly: true))
-            // AMQP 0-9-1 §4.2.3: frame-end must be 0xCE, else the frame is malformed.
-            if end != AMQPSpec.frameEnd {
-                problems.append(Problem(.error, .badFrameEnd,
-                                        "frame-end is \(AMQPHex.string(UInt64(end), digits: 2)), not 0xCE: the frame's size or bytes are wrong; looking for the next frame boundary",
-                                        reference: "AMQP 0-9-1 §4.2.3", range: (7 + size)..<(8 + size)))
-                summary += " [bad frame-end]"
-            }
+        // AMQP 0-9-1 §4.2.3: frame-end must be 0xCE, else the frame is malformed.
+        if let end = frame.frameEnd, end != AMQPSpec.frameEnd {
+            decoded.problems.append(Problem(.error, .badFrameEnd,
+                                            "frame-end is \(AMQPHex.string(UInt64(end), digits: 2)), not 0xCE: the frame's size or bytes are wrong; looking for the next frame boundary",
+                                            reference: "AMQP 0-9-1 §4.2.3", range: (7 + size)..<(8 + size)))
         }
-        if !frame.isWhole {
-            summary += " [truncated]"
-        }
-        decoded.pdu = DissectedPDU(protocolName: "amqp", summary: summary, fields: fields, problems: problems,
-                                   wireLength: frame.wireLength)
         return decoded
     }
 
-    private func explain(_ spec: AMQPMethodSpec, _ values: AMQPArgumentValues,
+    static func explain(_ spec: AMQPMethodSpec, _ values: AMQPArgumentValues,
                          requests: [AMQPMethodID: AMQPArgumentValues]) -> String? {
         guard spec.methodName == "close" || (spec.classID == 60 && spec.methodName == "return"),
               let code = values.int("reply-code") else { return nil }
@@ -227,7 +164,7 @@ struct AMQPFrameDecoder {
     /// A content header's summary line: `content header basic body-size=N` and its property summary.
     /// Without `detailed`, the class alone (a table does not print summaries).
     static func headerSummary(_ result: AMQPContentHeaderDecoder.Result, detailed: Bool) -> String {
-        var line = ByteSink(capacity: 48 + result.propertySummary.utf8.count)
+        var line = ByteSink(capacity: 128)
         writeHeaderSummary(result, detailed: detailed, into: &line)
         return line.take()
     }
@@ -245,9 +182,10 @@ struct AMQPFrameDecoder {
             line.literal(" body-size=")
             if bodySize <= UInt64(Int.max) { line.append(Int(bodySize)) } else { line.append(String(bodySize)) }
         }
-        if !result.propertySummary.isEmpty {
+        let propertySummary = result.propertySummary
+        if !propertySummary.isEmpty {
             line.literal(" ")
-            line.append(result.propertySummary)
+            line.append(propertySummary)
         }
     }
 

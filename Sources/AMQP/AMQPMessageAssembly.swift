@@ -7,29 +7,17 @@ struct AMQPMessageAssembly {
     enum Stage: Equatable { case awaitingHeader, awaitingBody }
 
     var method: AMQPMethodSpec
-    /// The method's values, as the full decoder and the written paths read them (empty when
-    /// `arguments` holds them).
+    /// The method's arguments by spec name.
     private var methodValues: AMQPArgumentValues
-    /// The method's arguments as the counted path read them, typed (no list made).
-    private var arguments: AMQPFrequentArguments?
     var stage = Stage.awaitingHeader
     var bodySize: UInt64 = 0
     var received: UInt64 = 0
+    /// The content header's property summary, as its decoder made it.
     var propertySummary = ""
-    /// The content header's `properties` as the header frame showed them, kept when the
-    /// message's `field()` will be shown as JSON (the same object again). Not kept for text and
-    /// tables, which show only `propertySummary`.
-    private var headerProperties: KeptProperties?
-
-    /// A header's `properties`, as kept for its message.
-    enum KeptProperties {
-        /// The JSON object the header frame's written JSON holds (a copy of its bytes).
-        case json([UInt8])
-        /// The header frame's field, its byte ranges dropped (they were the header's).
-        case field(Field)
-        /// The header has no properties.
-        case none
-    }
+    /// The typed content header, kept when the message's `field()` will be shown as JSON, which
+    /// repeats the header's `properties` object. Not kept for text and tables, which show only
+    /// `propertySummary`.
+    private var header: AMQPContentHeaderDecoder.Result.Typed?
     var preview: [UInt8] = []
     var previewLimit: Int
     /// Body bytes the capture or the hold limit kept from the preview.
@@ -42,50 +30,19 @@ struct AMQPMessageAssembly {
         self.previewLimit = max(previewLimit, 0)
     }
 
-    /// A message whose method the counted path read (`arguments` are of `method`).
-    init(method: AMQPMethodSpec, arguments: AMQPFrequentArguments, previewLimit: Int) {
-        self.method = method
-        self.methodValues = AMQPArgumentValues()
-        self.arguments = arguments
-        self.previewLimit = max(previewLimit, 0)
-    }
-
     /// Whether a content header is of the method's class (AMQP 0-9-1 §4.2.6.1; a header that
     /// names none is not judged).
     func isOfMethodClass(_ header: AMQPContentHeaderDecoder.Result) -> Bool {
         header.classID.map { $0 == method.classID } ?? true
     }
 
-    /// Takes the content header: its body size and properties; body frames come next.
-    /// `properties`, what the header frame showed of its properties, is kept for
-    /// `field(options:)` when given.
-    mutating func take(header: AMQPContentHeaderDecoder.Result, properties: KeptProperties? = nil) {
+    /// Takes the content header: its body size and properties; body frames come next. With
+    /// `keepingProperties`, the typed header is kept for the `properties` of `field(options:)`.
+    mutating func take(header: AMQPContentHeaderDecoder.Result, keepingProperties: Bool) {
         bodySize = header.bodySize ?? 0
         propertySummary = header.propertySummary
-        headerProperties = properties
+        if keepingProperties { self.header = header.typed }
         stage = .awaitingBody
-    }
-
-    /// What a message keeps of its header frame's `properties` (`pdu`, that frame's PDU, as the
-    /// JSON and tree details make it): the object its written JSON holds, or its field.
-    static func keptProperties(of pdu: DissectedPDU) -> KeptProperties {
-        if pdu.hasJSONTree {
-            return pdu.withJSONTreeBytes { bytes -> KeptProperties in
-                // A written header's object ends with its `properties` member, when it has one:
-                // the first such key, as the members before it are numbers.
-                let key = Array(",\"properties\":".utf8)
-                guard bytes.count > key.count + 1 else { return .none }
-                for start in 0...(bytes.count - key.count - 1) where bytes[start] == key[0] {
-                    guard bytes[start..<(start + key.count)].elementsEqual(key) else { continue }
-                    // Up to the frame object's closing brace.
-                    return .json(Array(bytes[(start + key.count)..<(bytes.count - 1)]))
-                }
-                return .none
-            }
-        }
-        guard var properties = pdu.fields.first(where: { $0.key == "properties" }) else { return .none }
-        dropRanges(&properties)
-        return .field(properties)
     }
 
     private static func dropRanges(_ field: inout Field) {
@@ -93,19 +50,12 @@ struct AMQPMessageAssembly {
         for i in field.children.indices { dropRanges(&field.children[i]) }
     }
 
-    /// The content header's `properties` field, JSON only and without byte ranges (they were the
-    /// header frame's), from what was kept of it; nil when nothing was kept or it has none. The
-    /// header's problems were reported on the header frame.
-    private func propertiesField() -> Field? {
-        var properties: Field
-        switch headerProperties {
-        case nil, .none?:
-            return nil
-        case .json(let bytes)?:
-            properties = Field("properties", "Properties", .json(bytes))
-        case .field(let field)?:
-            properties = field
-        }
+    /// The content header's `properties` field as its frame shows it, JSON only and without
+    /// byte ranges (they were the header frame's); nil when the header was not kept or has no
+    /// properties. The header's problems were reported on the header frame.
+    private func propertiesField(options: AMQPOptions) -> Field? {
+        guard var properties = header?.header.propertiesField(options: options) else { return nil }
+        Self.dropRanges(&properties)
         properties.jsonOnly = true
         return properties
     }
@@ -139,7 +89,6 @@ struct AMQPMessageAssembly {
     /// The value of the method's argument at `index` (of `method.arguments`): read at that
     /// index, where a whole method's values are, else looked up by name.
     private func methodValue(at index: Int) -> AMQPArgumentValue? {
-        if let arguments { return arguments.value(at: index) }
         let entries = methodValues.entries
         if index < entries.count, entries[index].spec === method.arguments[index] { return entries[index].value }
         return methodValues[method.arguments[index].name]
@@ -156,52 +105,6 @@ struct AMQPMessageAssembly {
     private func methodString(at index: Int?) -> String? {
         guard let index else { return nil }
         return methodValue(at: index)?.stringValue
-    }
-
-    /// The `message` field's text lines, as `TextTree` writes `field()` one level down,
-    /// written without making the field (the text fast path, `PDUDetail.text`).
-    func writeText(into out: inout ByteSink, style: TextTree.Style) {
-        out.literal("    Message\n        Method: ")
-        out.append(method.fullName)
-        out.literal("\n")
-        for index in method.messageArguments {
-            guard let value = methodValue(at: index) else { continue }
-            let label = method.arguments[index].label
-            switch value {
-            case .string(let s):
-                out.literal("        ")
-                out.append(label)
-                out.literal(": ")
-                out.append(s.isEmpty ? "\"\"" : s)
-            case .int(let v):
-                out.literal("        ")
-                out.append(label)
-                out.literal(": ")
-                out.append(v)
-            case .bool(let b):
-                out.literal("        ")
-                out.append(label)
-                out.literal(b ? ": True" : ": False")
-            default:
-                continue
-            }
-            out.literal("\n")
-        }
-        if !propertySummary.isEmpty {
-            out.literal("        Properties: ")
-            out.append(propertySummary)
-            out.literal("\n")
-        }
-        out.literal("        Body size: ")
-        if bodySize <= UInt64(Int.max) { out.append(Int(bodySize)) } else { out.append(String(bodySize)) }
-        out.literal("\n        Body")
-        preview.withUnsafeBufferPointer {
-            TextTree.writePreview(of: $0, length: Int(clamping: bodySize), limit: previewLimit, style: style, into: &out)
-        }
-        out.literal("\n        Body frames: ")
-        out.append(bodyFrames)
-        out.literal("\n")
-        if previewMissing { out.literal("        Body preview incomplete: True\n") }
     }
 
     /// The `message` field: the method's routing, the properties, and the body preview. The
@@ -224,7 +127,7 @@ struct AMQPMessageAssembly {
         if !propertySummary.isEmpty {
             children.append(Field("properties", "Properties", .string(propertySummary), textOnly: true))
         }
-        if let properties = propertiesField() { children.append(properties) }
+        if let properties = propertiesField(options: options) { children.append(properties) }
         children.append(Field("body_size", "Body size", bodySize <= UInt64(Int.max) ? .int(Int(bodySize)) : .string(String(bodySize))))
         let length = Int(clamping: bodySize)
         children.append(Field("body", "Body", Preview.value(of: preview[...], length: length, limit: previewLimit)))

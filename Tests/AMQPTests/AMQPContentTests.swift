@@ -66,7 +66,9 @@ struct AMQPContentTests {
         let pdus = dissect(bytes, options: options)
         try #require(pdus.count == 5)
         if case .text = detail {
-            let text = String(decoding: pdus[4].textTree, as: UTF8.self)
+            var sink = ByteSink()
+            TextTree.write(pdus[4].fields, depth: 1, style: TextTree.Style(), into: &sink)
+            let text = String(decoding: sink.bytes, as: UTF8.self)
             #expect(text.contains("\n        Properties: content-type=text/plain content-encoding=gzip headers=1 delivery-mode=2"), "\(text)")
             return
         }
@@ -289,7 +291,7 @@ struct AMQPContentTests {
         let message = AMQPMessageAssembly(method: publish, values: partial, previewLimit: 8)
         #expect(message.field(options: AMQPOptions()).children.map(\.key).prefix(2) == ["method", "routing_key"])
         var text = ByteSink()
-        message.writeText(into: &text, style: TextTree.Style())
+        TextTree.write([message.field(options: AMQPOptions())], depth: 1, style: TextTree.Style(), into: &text)
         #expect(String(decoding: text.bytes, as: UTF8.self).contains("\n        Routing-Key: only-key\n"))
     }
 }

@@ -69,19 +69,4 @@ import Testing
         #expect(!tree.output.isEmpty)
         Self.expectSame(tree.output, json.output)
     }
-
-    @Test("the text and JSON fast paths are taken for the frequent AMQP PDUs of the samples (MQTT has none: its one decoder's tree)")
-    func fastPathTaken() throws {
-        var text: [String: Int] = [:], json: [String: Int] = [:]
-        for capture in Repo.sampleCaptures() {
-            let path = Repo.samples.appendingPathComponent(capture).path
-            text.merge(try Self.text(path, .text(TextTree.Style()), RenderOptions()).fast, uniquingKeysWith: +)
-            json.merge(try Self.json(path, .json).fast, uniquingKeysWith: +)
-        }
-        // The samples hold hundreds of deliveries, headers and bodies.
-        for fast in [text, json] {
-            #expect(fast["mqtt", default: 0] == 0)
-            #expect(fast["amqp", default: 0] > 100)
-        }
-    }
 }

@@ -33,7 +33,15 @@ extension AMQPContentHeader {
                                             .string(words.dropFirst().map { AMQPHex.string(UInt64($0), digits: 4) }.joined(separator: " "))))
         }
         fields.append(flagField)
+        if let properties = propertiesField(options: options) { fields.append(properties) }
+    }
 
+    /// The `properties` field: each property present, by the class's property order; nil when
+    /// none is present.
+    func propertiesField(options: AMQPOptions) -> Field? {
+        guard let classID, let propertyFlags, let propertiesRange else { return nil }
+        let flags = propertyFlags.value
+        let properties = AMQPSpec.properties(classID: classID.value) ?? []
         var propertyFields: [Field] = []
         propertyFields.reserveCapacity(flags.setCount)
         for (i, prop) in properties.enumerated() where flags.isSet(i) {
@@ -49,9 +57,8 @@ extension AMQPContentHeader {
                 propertyFields.append(property.field(prop, bitLines: nil, depthLimit: options.effectiveTableDepth))
             }
         }
-        if !propertyFields.isEmpty, let propertiesRange {
-            fields.append(Field("properties", "Properties", range: propertiesRange, children: propertyFields))
-        }
+        guard !propertyFields.isEmpty else { return nil }
+        return Field("properties", "Properties", range: propertiesRange, children: propertyFields)
     }
 
     /// The properties people look for first, as `name=value` pairs: strings, numbers, times and

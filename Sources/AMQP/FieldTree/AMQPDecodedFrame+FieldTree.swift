@@ -1,0 +1,100 @@
+import Dissection
+
+/// The field tree and summary line of a frame: a view of its typed values and of what the
+/// connection added (`AMQPFrameNote`). It decides nothing about the bytes: the decoder and the
+/// connection found the problems.
+extension AMQPDecodedFrame {
+    /// The frame's PDU: its fields, then the note's, its summary line and its problems.
+    /// `requests`: the peer's last requests on the channel, which a close explanation and a SASL
+    /// response read.
+    func dissected(options: AMQPOptions, requests: [AMQPMethodID: AMQPArgumentValues],
+                   note: AMQPFrameNote? = nil) -> DissectedPDU {
+        let size = Int(frame.size)
+        var fields: [Field] = []
+        // Room for the frame's own fields, a method's four or a content header's five, and the
+        // frame end: growing an array of fields one append at a time reallocates it.
+        fields.reserveCapacity(frame.type == .body ? 6 : 9)
+        fields.append(Field("frame_type", "Type", .string(frame.type.name ?? "unknown"), line: AMQPTextLines.frameType(frame.type), range: 0..<1))
+        fields.append(Field("channel", "Channel", .int(Int(frame.channel)), range: 1..<3))
+        fields.append(Field("size", "Length", .int(size), range: 3..<7))
+        var summary: String
+
+        switch frame.type {
+        case .method:
+            guard let result = method else { summary = "method (truncated)"; break }
+            result.method?.appendFields(to: &fields, arguments: result.arguments, argumentsRange: result.argumentsRange, options: options)
+            if let spec = result.spec {
+                summary = options.summaryDetail ? AMQPMethodDecoder.summary(spec, result.values) : spec.fullName
+                if spec.classID == 10, spec.methodID == 11 || spec.methodID == 21,
+                   let user = AMQPSASL.user(mechanism: result.values.string("mechanism") ?? requests[.connectionStartOK]?.string("mechanism"),
+                                            response: result.values["response"]) {
+                    fields.append(Field("sasl_user", "SASL user", .string(user)))
+                }
+                fields += AMQPFrameDecoder.connectionSummaryFields(spec, result.values, depthLimit: options.effectiveTableDepth)
+                if let reason = AMQPFrameDecoder.reasonField(result.values) { fields.append(reason) }
+                if spec.classID == 10, spec.methodName == "blocked" {
+                    let reason = result.values.string("reason").map { " (\($0))" } ?? ""
+                    fields.append(Field("explanation", "Explanation",
+                                        .string("The broker stopped reading from this connection's publishers because a resource alarm is in effect\(reason), such as low memory or disk space; publishes wait until connection.unblocked.")))
+                } else if let explanation = AMQPFrameDecoder.explain(spec, result.values, requests: requests) {
+                    fields.append(Field("explanation", "Explanation", .string(explanation)))
+                }
+            } else if let id = result.id {
+                summary = id.description
+            } else {
+                summary = "method (truncated)"
+            }
+        case .header:
+            guard let result = header else { summary = "content header ?"; break }
+            result.header?.appendFields(to: &fields, options: options)
+            summary = AMQPFrameDecoder.headerSummary(result, detailed: options.summaryDetail)
+        case .body:
+            let body = Preview.value(of: frame.payload, length: size, limit: options.bodyPreviewBytes)
+            fields.append(Field("body", "Body", body, range: 7..<(7 + frame.payload.count)))
+            // `body_length`, not `length`, which is the whole frame's wire length at the top level.
+            fields.append(Field("body_length", "Body length", .int(size), range: 3..<7))
+            summary = AMQPFrameDecoder.bodySummary(frame, detailed: options.summaryDetail)
+        case .heartbeat:
+            summary = "heartbeat"
+        default:
+            summary = "frame type \(frame.type)"
+            if !frame.payload.isEmpty {
+                fields.append(Field("payload", "Payload", Preview.value(of: frame.payload, length: size, limit: options.bodyPreviewBytes),
+                                    range: 7..<(7 + frame.payload.count)))
+            }
+        }
+
+        if let end = frame.frameEnd {
+            fields.append(Field("frame_end", "Frame-End", .int(Int(end)),
+                                line: AMQPTextLines.frameEnd(end),
+                                range: (7 + size)..<(8 + size), textOnly: true))
+            if end != AMQPSpec.frameEnd { summary += " [bad frame-end]" }
+        }
+        if !frame.isWhole {
+            summary += " [truncated]"
+        }
+        note?.appendFields(to: &fields, options: options)
+        return DissectedPDU(protocolName: "amqp", summary: summary, fields: fields, problems: problems,
+                            wireLength: frame.wireLength)
+    }
+}
+
+extension AMQPFrameNote {
+    /// The note's fields, after the frame's own: the queue (and the deliveries a `multiple`
+    /// settlement covered), the publish's number or what a confirm covers, the message completed.
+    func appendFields(to fields: inout [Field], options: AMQPOptions) {
+        if let attribution { fields += attribution.fields }
+        if let publishSequence {
+            fields.append(Field("publish_seq", "Publish sequence number (confirm mode)", .int(publishSequence)))
+        }
+        if let confirm {
+            // Written as bytes, made a String once (interpolating cost several times as much).
+            var text = ByteSink(capacity: 80)
+            if confirm.acknowledged { text.literal("confirms ") } else { text.literal("rejects (the broker could not take responsibility for) ") }
+            if confirm.multiple { text.literal("publishes up to #") } else { text.literal("publish #") }
+            text.append(confirm.deliveryTag)
+            fields.append(Field("confirms", "Confirms", .string(text.take())))
+        }
+        if let message { fields.append(message.field(options: options)) }
+    }
+}

@@ -1,0 +1,40 @@
+import Dissection
+
+/// One frame read into typed values: its method (the generated struct and its arguments by
+/// name) or content header, and every problem found in it — the framer's, the decoder's, and
+/// then the connection's (limits, channel state, message assembly). What the connection
+/// dissector hands its views: the field tree (`AMQPDecodedFrame+FieldTree.swift`) and what a
+/// table counts (`AMQPDecodedFrame+Counted.swift`).
+struct AMQPDecodedFrame {
+    var frame: AMQPRawFrame
+    /// A method frame's method; nil for other frame types.
+    var method: AMQPMethodDecoder.Result?
+    /// A content header frame's header; nil for other frame types.
+    var header: AMQPContentHeaderDecoder.Result?
+    var problems: [Problem]
+
+    init(frame: AMQPRawFrame, problems: [Problem]) {
+        self.frame = frame
+        self.problems = problems
+    }
+}
+
+/// What the connection's state adds to a frame (`AMQPConnectionDissector`): the queue it was
+/// attributed to, its number in confirm mode, what a broker's confirm covers, and the message
+/// it completed. Typed: the views make fields or counts of it.
+struct AMQPFrameNote {
+    var attribution: AMQPQueueTracker.Attribution?
+    /// A client's basic.publish on a channel in confirm mode: its number, from 1.
+    var publishSequence: Int?
+    /// The broker's basic.ack or basic.nack on a channel in confirm mode.
+    var confirm: Confirm?
+    /// The message this frame completed.
+    var message: AMQPMessageAssembly?
+
+    struct Confirm {
+        /// basic.ack (true) or basic.nack.
+        var acknowledged: Bool
+        var multiple: Bool
+        var deliveryTag: Int
+    }
+}
