@@ -25,7 +25,7 @@ public func fuzzViews(_ data: [UInt8]) {
     switch (selector >> 3) & 0x03 {
     case 0: detail = .tree
     case 1: detail = .facts
-    case 2: detail = .text(render.textTreeStyle)
+    case 2: detail = .text
     default: detail = .json
     }
     let port: UInt16 = selector & 0x20 != 0 ? 5672 : 1883

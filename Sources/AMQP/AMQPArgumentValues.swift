@@ -39,25 +39,6 @@ extension AMQPArgumentValue {
         default: return nil
         }
     }
-
-    /// A value of a fixed-size or short-string type (octet, short, long, longlong, timestamp,
-    /// shortstr) read from `r`, a short string's text made by `shortString`; nil when the bytes
-    /// run out, and for the other types (bit, longstr, table), which their readers take apart.
-    @inline(__always)
-    static func readScalar(_ type: AMQPWireType, from r: inout ByteReader,
-                           shortString: (ArraySlice<UInt8>) -> String) -> AMQPArgumentValue? {
-        switch type {
-        case .octet: return r.readUInt8().map { .int(Int($0)) }
-        case .short: return r.readUInt16().map { .int(Int($0)) }
-        case .long: return r.readUInt32().map { .int(Int($0)) }
-        case .longlong, .timestamp: return r.readUInt64().map { .int(Int(clamping: $0)) }
-        case .shortstr:
-            guard let length = r.readUInt8(), let bytes = r.readBytes(Int(length)) else { return nil }
-            return .string(shortString(bytes))
-        case .bit, .longstr, .table:
-            return nil
-        }
-    }
 }
 
 /// Decoded values by spec name, in wire order.

@@ -57,13 +57,6 @@ public struct AMQPConnectionDissector: StreamDissector {
             _ = take(at: i)
         }
 
-        /// `body` with the value at `i`, in place (reading a member of `values[i]` could copy
-        /// the whole value first).
-        @inline(__always)
-        mutating func withValue<R>(at i: Int, _ body: (inout Value) -> R) -> R {
-            body(&values[i])
-        }
-
         /// Adds `value` for a key that has none (`slot(key)` is nil), moved in, not copied.
         @inline(__always)
         mutating func add(_ key: ChannelKey, _ value: consuming Value) {

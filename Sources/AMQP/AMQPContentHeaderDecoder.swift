@@ -12,13 +12,13 @@ struct AMQPContentHeaderDecoder {
         /// `content-type=text/plain delivery-mode=2`: made once where a summary line or a text
         /// line shows it (`AMQPOptions.summaryDetail`, `.textLines`), else empty (a table shows none).
         var propertySummary = ""
-        /// The typed header; nil from the fast paths, which read the fields above alone.
+        /// The typed header.
         var header: AMQPContentHeader? {
             get { typed?.header }
             set { typed = newValue.map(Typed.init) }
         }
         /// `header`, boxed: a header holds every basic property inline (about 600 bytes), and a
-        /// result is copied through several layers per frame, fast paths included (callgrind,
+        /// result is copied through several layers per frame (callgrind,
         /// amqp-properties.pcap, json: about 100,000 more instructions in memcpy unboxed).
         var typed: Typed?
 

@@ -10,8 +10,7 @@ struct AMQPMethodDecoder {
         /// The arguments by spec name, for connection state and summaries (made from `method`).
         var values = AMQPArgumentValues()
         var problems: [Problem] = []
-        /// The typed method; nil when the frame ends before its ids (and from the fast paths,
-        /// which read `values` alone).
+        /// The typed method; nil when the frame ends before its ids.
         var method: AMQPMethod?
         /// The bytes the arguments were read from, up to where reading stopped.
         var argumentsRange: Range<Int> = 11..<11
@@ -114,17 +113,6 @@ extension AMQPMethodDecoder {
             line.append(spec.fullName)
             appendSummaryParts(values, to: &line)
             return line.take()
-        }
-    }
-
-    /// `summary(spec, values)`, appended to `line`: for the frequent methods without a String.
-    static func writeSummary(_ spec: AMQPMethodSpec, _ values: AMQPArgumentValues, into line: inout ByteSink) {
-        switch (spec.classID, spec.methodID) {
-        case (10, 11), (10, 21), (10, 50), (20, 40), (60, 50):
-            line.append(summary(spec, values))
-        default:
-            line.append(spec.fullName)
-            appendSummaryParts(values, to: &line)
         }
     }
 

@@ -119,23 +119,6 @@ struct AMQPQueueTracker {
             return fields
         }
 
-        /// `fields` as the text tree's lines (`TextTree.write` at depth 1), written without
-        /// making the fields: a delivery and an acknowledgement each have one.
-        func writeText(into out: inout ByteSink, style: TextTree.Style) {
-            if let queue {
-                out.append(spaces: 4)
-                writeQueueLabel(into: &out)
-                TextTree.writeValue(.string(queue), style: style, into: &out)
-                out.literal("\n")
-            }
-            if let ackedCount {
-                out.append(spaces: 4)
-                out.append(Self.ackedCountLabel)
-                TextTree.writeValue(.int(ackedCount), style: style, into: &out)
-                out.literal("\n")
-            }
-        }
-
         /// `Queue (from basic.consume)` and the like, written as bytes (interpolating a delivery
         /// tag into a String cost several times as much).
         private func writeQueueLabel(into out: inout ByteSink) {
@@ -161,22 +144,6 @@ struct AMQPQueueTracker {
         // would be called on a copy of `self`, which shares the array, so the in-out access
         // copied it per frame.
         return Self.track(step, values, maxOutstanding: maxOutstanding, &channelStates[i])
-    }
-
-    /// `track` for a basic.ack, basic.nack or basic.reject read without its values (the counted
-    /// path): its delivery tag and `multiple` (false for basic.reject, which has none).
-    mutating func settle(_ id: AMQPMethodID, deliveryTag: Int, multiple: Bool, channel: UInt16, from direction: Direction) -> Attribution? {
-        guard case .settle = Step(id, from: direction) else { return nil }
-        let i = slot(channel)
-        return Self.settle(deliveryTag, multiple: multiple, &channelStates[i])
-    }
-
-    /// `track` for a basic.deliver read without its values (the counted path): the queue it is
-    /// attributed to (`Attribution.Source.consume`), if any.
-    mutating func deliver(consumerTag: String, deliveryTag: Int, channel: UInt16, from direction: Direction) -> String? {
-        guard case .deliver = Step(.basicDeliver, from: direction) else { return nil }
-        let i = slot(channel)
-        return Self.deliver(consumerTag, deliveryTag, maxOutstanding: maxOutstanding, &channelStates[i])?.queue
     }
 
     private static func track(_ step: Step, _ values: AMQPArgumentValues, maxOutstanding: Int,

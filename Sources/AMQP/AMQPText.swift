@@ -66,12 +66,6 @@ enum AMQPText {
         return Timestamp(seconds: Int64(seconds), nanoseconds: 0, fractionalDigits: 0).iso8601SecondsUTC
     }
 
-    /// `utcTime`, written in place (the years `utcTime` writes as a date, 1970 to 9999).
-    static func writeUTCTime(_ seconds: UInt64, into sink: inout ByteSink) {
-        if seconds < 253_402_300_800, sink.appendDateTime(seconds: Int64(seconds), utc: true) { return }
-        sink.append(utcTime(seconds))
-    }
-
     /// A value for a summary line: bare when simple, quoted when empty or spaced, cut when long.
     static func summaryValue(_ s: String, limit: Int = 60) -> String {
         var v = s

@@ -16,14 +16,6 @@ enum AMQPTextLines {
     /// `Type: method (1)`.
     static func frameType(_ type: AMQPFrameType) -> String { frameTypes[Int(type.rawValue)] }
 
-    /// `frameType` indented one level, with its newline, as immortal bytes (the text fast path
-    /// writes one per frame).
-    static func frameTypeLine(_ type: AMQPFrameType) -> ImmortalBytes { frameTypeLines[Int(type.rawValue)] }
-    private static let frameTypeLines = ImmortalTable(frameTypes.map { "    " + $0 + "\n" })
-
-    /// `frameEnd` of a good frame-end, indented one level, with its newline, as immortal bytes.
-    static let goodFrameEndLine = ImmortalBytes("    " + goodFrameEnd + "\n")
-
     /// `Frame-End: 0xCE`.
     static func frameEnd(_ end: UInt8) -> String {
         end == AMQPSpec.frameEnd ? goodFrameEnd : "Frame-End: \(AMQPHex.string(UInt64(end), digits: 2))"

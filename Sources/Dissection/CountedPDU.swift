@@ -1,10 +1,10 @@
-/// What a table counts of one frequent PDU, made by a decoder's facts fast path
+/// What a table counts of one frequent PDU, made by a decoder's facts view
 /// (`PDUDetail.facts`) as a plain value: no `DissectedPDU` box, no `PDUFacts` box, no summary.
 /// A dissector hands these out only into a `PDUBatch` (a pipeline asks for them when its events
 /// feed a table: `OutputEvent.counted`); into an array of `DissectedPDU` the same PDU comes as
 /// the box it always was, with these facts.
 ///
-/// It holds what `PDUFacts` would for such a PDU and nothing else: the fast paths take no PDU
+/// It holds what `PDUFacts` would for such a PDU and nothing else: the facts views take no PDU
 /// with a client id, a version, an identity or a close, and none with a problem (those are
 /// decoded in full). Small on purpose: it is appended to an array per PDU, so the optional
 /// numbers are stored as numbers with -1 for none, and an AMQP message completed by the PDU (one
@@ -117,7 +117,7 @@ public protocol PDUOutput {
     /// PDUs put here so far.
     var count: Int { get }
     mutating func append(_ pdu: DissectedPDU)
-    /// A PDU a facts fast path read: kept as `counted`, or as the box `make` makes of it (which
+    /// A PDU a facts view read: kept as `counted`, or as the box `make` makes of it (which
     /// must hold the same facts and wire length).
     mutating func append(counted: consuming CountedPDU, orBox make: (borrowing CountedPDU) -> DissectedPDU)
 }

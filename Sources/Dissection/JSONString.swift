@@ -50,21 +50,6 @@ public enum JSONString {
         escape(s, then: UInt8(ascii: ":"), into: &out)
     }
 
-    /// A preview's shown bytes as a quoted, escaped string when they are text (`Preview.textPrefix`,
-    /// which drops a sequence cut at the end when `allowCutTail`): the count of bytes written, or
-    /// nil, with nothing written, when they are not text. Most payloads are printable ASCII with
-    /// nothing to escape: those are found in one pass and written as they are.
-    @inlinable
-    public static func writeText(_ shown: UnsafeBufferPointer<UInt8>, allowCutTail: Bool, into out: inout ByteSink) -> Int? {
-        if ByteWords.isPlainASCII(shown) {
-            out.append(quoted: shown)
-            return shown.count
-        }
-        guard let (count, _) = Preview.textPrefix(shown, allowCutTail: allowCutTail) else { return nil }
-        escape(bytes: UnsafeBufferPointer(rebasing: shown[..<count]), into: &out)
-        return count
-    }
-
     /// The bytes of a string, escaped between quotes, then `suffix` if given.
     @inlinable @inline(__always)
     public static func escape(bytes p: UnsafeBufferPointer<UInt8>, then suffix: UInt8? = nil, into out: inout ByteSink) {

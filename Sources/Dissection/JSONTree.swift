@@ -1,6 +1,5 @@
 /// The field tree as the JSON format shows it (see `Field` for the shape): the JSON renderer
-/// writes PDU trees with it, and a decoder's JSON fast path (`PDUDetail.json`) writes the pieces
-/// it keeps ready-made with it, so both give the same bytes.
+/// writes PDU trees with it.
 public enum JSONTree {
     /// The pairs of `fields` inside braces.
     public static func writeObject(_ fields: [Field], showSecrets: Bool, into out: inout ByteSink) {

@@ -3,26 +3,20 @@
 public enum PDUDetail: Sendable, Equatable {
     /// The field tree and summary line, as text and JSON show them. The default.
     case tree
-    /// `DissectedPDU.facts` and the problems, without the field tree or the summary's detail,
-    /// for the PDUs a decoder has a fast path for (the frequent ones; `MQTTOptions.detail` and
-    /// `AMQPOptions.detail` list them). A PDU
-    /// whose fast path finds anything unusual is decoded in full instead, so its problems are
-    /// the same as in `.tree`. Tables need no more.
+    /// What a table counts: a PDU with no problem as a `CountedPDU` (into a `PDUBatch`) or a box
+    /// of its `DissectedPDU.facts`, without the field tree or the summary's detail; any other
+    /// as its field tree, so the problems are the same as in `.tree`. Tables need no more.
     case facts
-    /// `DissectedPDU.textTree` (the tree as the text format prints it, written with this style)
-    /// and the summary, without the field tree, for the PDUs a decoder has a text fast path for
-    /// (the frequent ones). As with `facts`, a PDU the fast path finds anything unusual in is
-    /// decoded in full, so its problems are the same as in `.tree`. Text output needs no more.
-    case text(TextTree.Style)
-    /// `DissectedPDU.jsonTree` (the tree as the JSON format prints it) and the summary, without
-    /// the field tree, for the PDUs a decoder has a JSON fast path for (MQTT's frequent packets).
-    /// As with `facts`, anything unusual is decoded in full. JSON output needs no more.
+    /// The tree, for the text format.
+    case text
+    /// The tree, for the JSON format: the analysis's words for the text line
+    /// (`DissectedPDU.annotations`) are left out, as JSON prints its values instead.
     case json
 }
 
 /// What summaries count about one PDU, typed: its kind, MQTT topic and payload, AMQP channel,
 /// queue, completed message and close. `init(deriving:)` reads them off a field tree, by the
-/// well-known root keys decoders use; a decoder's fast path (`PDUDetail.facts`) sets them
+/// well-known root keys decoders use; a decoder's facts view (`PDUDetail.facts`) sets them
 /// directly, without building the tree. Both ways give the same facts for the same bytes.
 public struct PDUFacts: Sendable, Equatable {
     /// The values live in one shared, copy-on-write box: a PDU's facts are copied with it

@@ -6,16 +6,15 @@ import Musl
 import Darwin
 #endif
 
-/// Boxes of PDUs that were used and let go, kept per thread for the next PDUs a written or facts
-/// fast path makes: a box and its buffer cost two allocations to make and two frees to let go
-/// (about 700 instructions a PDU), a box from here a few stores.
+/// Boxes of PDUs that were used and let go, kept per thread for the next PDUs a decoder's
+/// facts view makes: a box costs an allocation to make and a free to let go, a box from here a
+/// few stores.
 ///
 /// A box comes here only from `DissectedPDU.recycle`, and only when nothing else holds it; it is
 /// taken again by one PDU, which then holds it alone. Each thread has its own pool.
 enum PDUPool {
-    /// At most this many boxes are kept per thread, each with a buffer of at most `maxKeptTail` bytes.
+    /// At most this many boxes are kept per thread.
     static let maxSpares = 256
-    static let maxKeptTail = 16 << 10
 
     final class Spares {
         // Each thread has its own pool (a thread-specific key), and no access to it calls back into the pool.
@@ -69,7 +68,7 @@ extension DissectedPDU {
             // go), from the last; the array keeps its capacity.
             while var pdu = pdus.popLast() {
                 guard spares.boxes.count < PDUPool.maxSpares else { continue }
-                guard isKnownUniquelyReferenced(&pdu.storage), pdu.storage.tailCapacity <= PDUPool.maxKeptTail else { continue }
+                guard isKnownUniquelyReferenced(&pdu.storage) else { continue }
                 spares.boxes.append((consume pdu).storage)
             }
         }

@@ -3,7 +3,7 @@ public enum Preview {
     /// The value for a payload: `.text` when all of it that is held is valid UTF-8 and
     /// printable enough, else `.bytes`, each cut to `limit` bytes; `length` is the full length.
     public static func value(of bytes: ArraySlice<UInt8>, length: Int, limit: Int) -> FieldValue {
-        // A negative limit shows nothing (as `TextTree.writePreview` does), rather than trapping.
+        // A negative limit shows nothing, rather than trapping.
         let shown = bytes.prefix(max(0, limit))
         if let text = utf8Text(shown, allowCutTail: shown.count < bytes.count || shown.count < length) {
             return .text(preview: text, length: length)

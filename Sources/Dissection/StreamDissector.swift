@@ -18,7 +18,7 @@ public protocol StreamDissector {
     /// More PDUs from the bytes a limited `receive` was given, at most `limit`; true when there
     /// are more still. Called until false, before anything else is given to the dissector.
     mutating func receiveMore(from direction: Direction, into output: inout [DissectedPDU], limit: Int) -> Bool
-    /// `receive(_:from:into:limit:)` into a batch: the PDUs a facts fast path reads (with
+    /// `receive(_:from:into:limit:)` into a batch: the PDUs a facts view makes (with
     /// `PDUDetail.facts`) come as `CountedPDU` values, not boxes, the rest as boxes, in order.
     /// The same PDUs, facts and problems as the array's form.
     mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout PDUBatch, limit: Int) -> Bool

@@ -1,7 +1,5 @@
 /// The field tree as the text format shows it: one line per field, indented four spaces per
-/// level, `label: value` or the field's own `line`. The text renderer writes PDU trees with it,
-/// and a decoder's text fast path (`PDUDetail.text`) writes the pieces it keeps ready-made with
-/// it, so both give the same bytes.
+/// level, `label: value` or the field's own `line`. The text renderer writes PDU trees with it.
 public enum TextTree {
     /// What changes how values read.
     public struct Style: Sendable, Equatable {
@@ -70,19 +68,6 @@ public enum TextTree {
                 out.append(hiddenSecret)
                 out.literal(" (use --show-secrets)")
             }
-        }
-    }
-
-    /// `: ` and the preview of `bytes` (the first of `length` bytes) that `Preview.value` would
-    /// make with `limit`, as `writeValue` writes it, without making the value.
-    public static func writePreview(of bytes: UnsafeBufferPointer<UInt8>, length: Int, limit: Int, style: Style,
-                                    into out: inout ByteSink) {
-        let shown = UnsafeBufferPointer(rebasing: bytes.prefix(max(0, limit)))
-        out.literal(": ")
-        if let count = JSONString.writeText(shown, allowCutTail: shown.count < bytes.count || shown.count < length, into: &out) {
-            writeCut(count < length, length: length, into: &out)
-        } else {
-            writeHex(shown, length: length, style: style, into: &out)
         }
     }
 

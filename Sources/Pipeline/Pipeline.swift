@@ -16,7 +16,7 @@ public struct PipelineOptions {
     /// The place of the first reassembly event in the whole run, likewise: what a run in workers
     /// tells its renderers (`EventRenderer.setPosition`) continues from one capture to the next.
     public var firstEvent = 0
-    /// Whether the PDUs dissectors read with a facts fast path (`PDUDetail.facts`) are handed on
+    /// Whether the PDUs dissectors make with a facts view (`PDUDetail.facts`) are handed on
     /// as `OutputEvent.counted` (their facts as values, no box), not as `.pdu`: for a consumer
     /// that counts facts and nothing more, a table. Off by default.
     public var countedPDUs = false

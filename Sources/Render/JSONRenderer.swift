@@ -50,11 +50,7 @@ public struct JSONRenderer: Renderer {
             out.literal(",")
             JSONString.escape(pdu.protocolName, into: &out)
             out.literal(":")
-            if pdu.hasJSONTree {
-                pdu.withJSONTreeBytes { out.append(bytes: $0) }
-            } else {
-                JSONTree.writeObject(pdu.fields, showSecrets: options.showSecrets, into: &out)
-            }
+            JSONTree.writeObject(pdu.fields, showSecrets: options.showSecrets, into: &out)
             out.literal(",\"problems\":[")
             for (i, p) in pdu.problems.enumerated() {
                 if i > 0 { out.literal(",") }

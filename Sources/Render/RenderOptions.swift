@@ -25,8 +25,7 @@ public struct RenderOptions: Sendable {
 }
 
 extension RenderOptions {
-    /// How the text tree shows values with these options; also what a decoder's text fast path
-    /// (`PDUDetail.text`) needs to write the tree the same way.
+    /// How the text tree shows values with these options.
     public var textTreeStyle: TextTree.Style {
         TextTree.Style(hexPreviewBytes: hexPreviewBytes, showSecrets: showSecrets)
     }

@@ -4,7 +4,7 @@ import Dissection
 /// key and per queue (AMQP), the channel and connection closes, and the problems by kind. Fits
 /// an 80-column terminal; sections with nothing to show are left out.
 ///
-/// It reads only the common model: each PDU's `PDUFacts` (set by a decoder's fast path, or
+/// It reads only the common model: each PDU's `PDUFacts` (set by a decoder's facts view, or
 /// read off the field tree's well-known root keys), its problems, and the connection summaries.
 public struct TableRenderer: Renderer {
     public let options: RenderOptions

@@ -77,11 +77,7 @@ public struct TextRenderer: Renderer {
             if problemCount > 0 { out.append(paint(" [\(problemCount) problem\(problemCount == 1 ? "" : "s")]", "31")) }
             out.literal("\n")
             if options.showTree {
-                if pdu.hasTextTree {
-                    pdu.withTextTreeBytes { out.append(bytes: $0) }
-                } else {
-                    TextTree.write(pdu.fields, depth: 1, style: style, into: &out)
-                }
+                TextTree.write(pdu.fields, depth: 1, style: style, into: &out)
             }
             if problemCount > 0 {
                 for p in pdu.problems {

@@ -230,8 +230,8 @@ struct ProtoDissect: ParsableCommand {
         }
         // Text shows the tree as lines: the frequent PDUs are written as lines straight away.
         if format == .text {
-            mqtt.detail = .text(renderOptions().textTreeStyle)
-            amqp.detail = .text(renderOptions().textTreeStyle)
+            mqtt.detail = .text
+            amqp.detail = .text
         }
         if format == .json {
             mqtt.detail = .json

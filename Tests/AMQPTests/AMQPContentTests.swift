@@ -43,19 +43,15 @@ struct AMQPContentTests {
         #expect(pdu.summary.hasPrefix("content header basic body-size=12 content-type=text/plain content-encoding=gzip headers=1 delivery-mode=2"))
     }
 
-    /// The JSON object of a PDU's tree, as the JSON format prints it (written or from fields).
+    /// The JSON object of a PDU's tree, as the JSON format prints it.
     private static func jsonObject(_ pdu: DissectedPDU) -> NSDictionary? {
         var sink = ByteSink()
-        if pdu.hasJSONTree {
-            pdu.withJSONTreeBytes { sink.append(bytes: $0) }
-        } else {
-            JSONTree.writeObject(pdu.fields, showSecrets: false, into: &sink)
-        }
+        JSONTree.writeObject(pdu.fields, showSecrets: false, into: &sink)
         return (try? JSONSerialization.jsonObject(with: Data(sink.bytes))) as? NSDictionary
     }
 
     @Test("a completed message's properties are its content header's object in JSON, a summary line in text",
-          arguments: [PDUDetail.tree, .json, .text(TextTree.Style())])
+          arguments: [PDUDetail.tree, .json, .text])
     func messageProperties(detail: PDUDetail) throws {
         let bytes = Wire.protocolHeader + Wire.method(20, 10, channel: 1, Wire.shortstr(""))
             + Wire.publish(channel: 1, exchange: "x", routingKey: "k")
@@ -187,26 +183,6 @@ struct AMQPContentTests {
     func incompleteAtEnd() {
         let pdus = AMQPDecoder.decodeAll(Wire.publish(channel: 1, exchange: "", routingKey: "q") + Wire.contentHeader(channel: 1, bodySize: 10))
         #expect(pdus.contains { $0.has("message-incomplete") })
-    }
-
-    @Test("the text format's property-flag lines of every class are the full decoder's flag lines, indented, set and clear")
-    func flagLinePieces() {
-        var classesWithProperties = 0
-        for id in 0...300 {
-            let pieces = AMQPPropertyPieces.of(classID: UInt16(id))
-            guard let cls = AMQPSpec.class(id: UInt16(id)), !cls.properties.isEmpty else {
-                #expect(pieces.isEmpty, "class \(id) has no properties")
-                continue
-            }
-            classesWithProperties += 1
-            let lines = AMQPContentHeaderDecoder.flagLines(classID: cls.id, properties: cls.properties)
-            #expect(pieces.count == lines.count)
-            for (piece, line) in zip(pieces, lines) {
-                #expect(String(decoding: piece.flagPresent.buffer, as: UTF8.self) == "        " + line.present + "\n")
-                #expect(String(decoding: piece.flagAbsent.buffer, as: UTF8.self) == "        " + line.absent + "\n")
-            }
-        }
-        #expect(classesWithProperties >= 1)
     }
 
     @Test("messages are assembled per channel and per direction, their frames interleaved; those left open end per direction")

@@ -6,39 +6,32 @@ import Render
 import Testing
 
 /// `PDUDetail.text` and `.json` (what the text and JSON formats run with) must print exactly what
-/// the field tree prints, on real and hostile captures, while the frequent PDUs skip their trees.
+/// the field tree prints, on real and hostile captures.
 @Suite struct TextDetailTests {
-    /// What `renderer` prints for the capture decoded with `detail`, and how many PDUs of each
-    /// protocol came with a written tree (`written` picks the text or the JSON one).
-    static func run<R: Renderer>(_ path: String, _ detail: PDUDetail, _ renderer: R,
-                                 written: (DissectedPDU) -> [UInt8]) throws -> (output: String, fast: [String: Int]) {
+    /// What `renderer` prints for the capture decoded with `detail`.
+    static func run<R: Renderer>(_ path: String, _ detail: PDUDetail, _ renderer: R) throws -> String {
         var reader = try CaptureFileReader(path: path)
         defer { reader.close() }
         let pipeline = Pipeline(registry: FactsDetailTests.registry(detail, for: path))
         var renderer = renderer
         var output = ""
-        var fast: [String: Int] = [:]
         do {
             try pipeline.run(&reader) { event in
                 renderer.render(event, into: &output)
-                if case .pdu(let e) = event, case let pdu = e.pdu, !written(pdu).isEmpty {
-                    fast[pdu.protocolName, default: 0] += 1
-                    #expect(pdu.fields.isEmpty, "a fast-path PDU builds no field tree")
-                }
                 return true
             }
         } catch is CaptureError {
             // A capture cut short: what came before is compared all the same.
         }
-        return (output, fast)
+        return output
     }
 
-    static func text(_ path: String, _ detail: PDUDetail, _ options: RenderOptions) throws -> (output: String, fast: [String: Int]) {
-        try run(path, detail, TextRenderer(options: options), written: \.textTree)
+    static func text(_ path: String, _ detail: PDUDetail, _ options: RenderOptions) throws -> String {
+        try run(path, detail, TextRenderer(options: options))
     }
 
-    static func json(_ path: String, _ detail: PDUDetail) throws -> (output: String, fast: [String: Int]) {
-        try run(path, detail, JSONRenderer(options: RenderOptions()), written: \.jsonTree)
+    static func json(_ path: String, _ detail: PDUDetail) throws -> String {
+        try run(path, detail, JSONRenderer(options: RenderOptions()))
     }
 
     /// Records the first line where two outputs differ.
@@ -54,10 +47,9 @@ import Testing
     func sameAsTree(capture: String) throws {
         for options in [RenderOptions(), RenderOptions(showSecrets: true, hexPreviewBytes: 4)] {
             let tree = try Self.text(capture, .tree, options)
-            let text = try Self.text(capture, .text(options.textTreeStyle), options)
-            #expect(tree.fast.isEmpty, "the tree detail never takes the fast path")
-            #expect(!tree.output.isEmpty)
-            Self.expectSame(tree.output, text.output)
+            let text = try Self.text(capture, .text, options)
+            #expect(!tree.isEmpty)
+            Self.expectSame(tree, text)
         }
     }
 
@@ -65,8 +57,7 @@ import Testing
     func jsonSameAsTree(capture: String) throws {
         let tree = try Self.json(capture, .tree)
         let json = try Self.json(capture, .json)
-        #expect(tree.fast.isEmpty, "the tree detail never takes the fast path")
-        #expect(!tree.output.isEmpty)
-        Self.expectSame(tree.output, json.output)
+        #expect(!tree.isEmpty)
+        Self.expectSame(tree, json)
     }
 }

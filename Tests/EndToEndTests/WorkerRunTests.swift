@@ -90,7 +90,7 @@ import Testing
     static func registry(_ format: Format, for path: String) -> ProtocolRegistry {
         let detail: PDUDetail
         switch format {
-        case .text: detail = .text(options(rows: 1000).textTreeStyle)
+        case .text: detail = .text
         case .json: detail = .json
         case .table: detail = .facts
         }

@@ -107,21 +107,4 @@ struct ByteSinkTests {
         sink.appendFraction(Timestamp(seconds: 0, nanoseconds: nanoseconds, fractionalDigits: digits))
         #expect(sink.take() == expected)
     }
-
-    @Test("immortal bytes and tables keep each piece's UTF-8, in order, and a sink appends them as written")
-    func immortalPieces() {
-        let texts = ["", "a", "    Remaining Length: ", "→ ü 日本", String(repeating: "x", count: 300)]
-        let table = ImmortalTable(texts)
-        #expect(table.count == texts.count)
-        var sink = ByteSink(capacity: 8)
-        var expected: [UInt8] = []
-        for (i, text) in texts.enumerated().reversed() {
-            #expect(Array(table[i].buffer) == Array(text.utf8), "piece \(i)")
-            #expect(Array(ImmortalBytes(text).buffer) == Array(text.utf8))
-            sink.append(table[i])
-            expected += Array(text.utf8)
-        }
-        #expect(Array(sink.bytes) == expected)
-        #expect(ImmortalTable([String]()).count == 0)
-    }
 }

@@ -57,92 +57,6 @@ struct DissectedPDUTests {
         #expect(shared.summary == "PUBLISH QoS 0 a/b (1 bytes)" && shared.fields.count == 1)
     }
 
-    private static func written(_ format: DissectedPDU.WrittenTree, summary: String = "PUBACK id=7",
-                                tree: String = "    Message Identifier: 7\n") -> DissectedPDU {
-        Array(summary.utf8).withUnsafeBufferPointer { s in
-            Array(tree.utf8).withUnsafeBufferPointer { t in
-                DissectedPDU(protocolName: "mqtt", summaryBytes: s, writtenTree: t, format: format, wireLength: 4)
-            }
-        }
-    }
-
-    private static func bytes(_ body: ((UnsafeBufferPointer<UInt8>) -> Void) -> Void) -> String {
-        var out = ""
-        body { out = String(decoding: $0, as: UTF8.self) }
-        return out
-    }
-
-    @Test("a written PDU keeps its summary and tree as bytes, and gives them as a String and an array too")
-    func writtenParts() {
-        let text = DissectedPDUTests.written(.text)
-        #expect(text.summary == "PUBACK id=7")
-        #expect(text.textTree == Array("    Message Identifier: 7\n".utf8))
-        #expect(text.jsonTree.isEmpty && text.fields.isEmpty && text.problems.isEmpty)
-        #expect(text.hasTextTree && !text.hasJSONTree)
-        #expect(DissectedPDUTests.bytes { f in text.withSummaryBytes { f($0) } } == "PUBACK id=7")
-        #expect(DissectedPDUTests.bytes { f in text.withTextTreeBytes { f($0) } } == "    Message Identifier: 7\n")
-        let json = DissectedPDUTests.written(.json, tree: "{\"packet_id\":7}")
-        #expect(json.jsonTree == Array("{\"packet_id\":7}".utf8) && json.textTree.isEmpty)
-        #expect(json.hasJSONTree && !json.hasTextTree)
-        #expect(DissectedPDUTests.bytes { f in json.withJSONTreeBytes { f($0) } } == "{\"packet_id\":7}")
-        // A summary given as a String, and no summary at all.
-        let named = Array("    Topic: a\n".utf8).withUnsafeBufferPointer {
-            DissectedPDU(protocolName: "amqp", summary: "body 3 bytes", writtenTree: $0, format: .text, wireLength: 3)
-        }
-        #expect(named.summary == "body 3 bytes" && named.textTree == Array("    Topic: a\n".utf8))
-        #expect(DissectedPDUTests.bytes { f in named.withSummaryBytes { f($0) } } == "body 3 bytes")
-        let bare = DissectedPDUTests.written(.text, summary: "", tree: "")
-        #expect(bare.summary == "" && bare.textTree.isEmpty && !bare.hasTextTree)
-    }
-
-    @Test("copies of a written PDU are values: changing the summary, the tree or another part of one leaves the other")
-    func writtenCopies() {
-        let original = DissectedPDUTests.written(.text)
-        var a = original
-        a.summary += " [1 problem]"
-        a.textTree.append(contentsOf: Array("    Queue: q\n".utf8))
-        var b = original
-        b.problems.append(Problem(.note, "n", "a note")) // copies the box, tail included
-        var c = DissectedPDUTests.written(.json, tree: "{\"packet_id\":7}")
-        let cOriginal = c
-        c.jsonTree.removeLast()
-        c.jsonTree.append(contentsOf: Array(",\"queue\":\"q\"}".utf8))
-        #expect(original.summary == "PUBACK id=7" && original.textTree == Array("    Message Identifier: 7\n".utf8))
-        #expect(a.summary == "PUBACK id=7 [1 problem]")
-        #expect(a.textTree == Array("    Message Identifier: 7\n    Queue: q\n".utf8) && a.hasTextTree)
-        #expect(b.summary == "PUBACK id=7" && b.textTree == original.textTree && b.problems.count == 1)
-        #expect(original.problems.isEmpty)
-        #expect(c.jsonTree == Array("{\"packet_id\":7,\"queue\":\"q\"}".utf8))
-        #expect(cOriginal.jsonTree == Array("{\"packet_id\":7}".utf8))
-    }
-
-    @Test("fields a connection adds go after a written tree's lines, or before its closing brace")
-    func appendToWritten() {
-        var scratch = ByteSink()
-        var text = DissectedPDUTests.written(.text)
-        text.appendFields([Field("queue", "Queue", .string("q"))], style: TextTree.Style(), scratch: &scratch)
-        #expect(text.textTree == Array("    Message Identifier: 7\n    Queue: q\n".utf8))
-        var json = DissectedPDUTests.written(.json, tree: "{\"packet_id\":7}")
-        json.appendFields([Field("queue", "Queue", .string("q"))], style: TextTree.Style(), scratch: &scratch)
-        #expect(json.jsonTree == Array("{\"packet_id\":7,\"queue\":\"q\"}".utf8))
-        #expect(json.fields.isEmpty && text.fields.isEmpty)
-    }
-
-    @Test("lines added to a written text tree go after its lines, in its own copy only")
-    func appendLines() {
-        let original = DissectedPDUTests.written(.text)
-        var grown = original
-        Array("    Message\n".utf8).withUnsafeBufferPointer { grown.appendTextLines($0) }
-        Array("        Body size: 3\n".utf8).withUnsafeBufferPointer { grown.appendTextLines($0) }
-        #expect(grown.textTree == Array("    Message Identifier: 7\n    Message\n        Body size: 3\n".utf8))
-        #expect(grown.summary == "PUBACK id=7")
-        #expect(original.textTree == Array("    Message Identifier: 7\n".utf8))
-        // A tree held as an array (made by the full decoder's path) grows the same way.
-        var array = DissectedPDU(protocolName: "mqtt", summary: "s", fields: [], wireLength: 1, textTree: Array("    A: 1\n".utf8))
-        Array("    B: 2\n".utf8).withUnsafeBufferPointer { array.appendTextLines($0) }
-        #expect(array.textTree == Array("    A: 1\n    B: 2\n".utf8))
-    }
-
     @Test("a PDU's identity, message and close read back as set, cleared or never set, and compare by value")
     func factsExtras() {
         var facts = PDUFacts(kind: "basic.deliver")
@@ -163,55 +77,33 @@ struct DissectedPDUTests {
         #expect(copy != facts)
     }
 
-    /// A written PDU with `tag` in its summary and tree.
-    private static func written(_ tag: String, format: DissectedPDU.WrittenTree = .text) -> DissectedPDU {
-        let summary = Array("PUBACK id=\(tag)".utf8), tree = Array("    Message Identifier: \(tag)\n".utf8)
-        return summary.withUnsafeBufferPointer { s in
-            tree.withUnsafeBufferPointer { t in
-                DissectedPDU(protocolName: "mqtt", summaryBytes: s, writtenTree: t, format: format, wireLength: 4)
-            }
-        }
+    /// A PDU with `tag` in its summary, as the facts view makes one (from the pool when it has a box).
+    private static func made(_ tag: String) -> DissectedPDU {
+        DissectedPDU(protocolName: "mqtt", summary: "PUBACK id=\(tag)", wireLength: 4, kind: "PUBACK")
     }
 
     @Test("boxes of PDUs let go are reused for new ones, which start empty; a PDU still held keeps its own")
     func recycledBoxes() {
         // Whatever an earlier test on this thread left in the pool is taken first.
         while PDUPool.take() != nil {}
-        var batch = (0..<5).map { DissectedPDUTests.written("old-\($0)") }
+        var batch = (0..<5).map { DissectedPDUTests.made("old-\($0)") }
         batch[0].problems.append(Problem(.error, "e", "a problem"))
-        batch[1].facts = PDUFacts(kind: "PUBACK")
+        batch[1].facts?.queue = "q"
         batch[2].fields.append(Field("x", "X", .int(1)))
-        batch[3].appendTextLines(UnsafeBufferPointer(start: nil, count: 0))
-        batch[3].appendFields([Field("queue", "Queue", .string("q"))], style: TextTree.Style(), scratch: &Self.scratch)
+        batch[3].annotations.append("acknowledged by #9")
         let held = batch[4]
         DissectedPDU.recycle(&batch)
         #expect(batch.isEmpty)
         #expect(PDUPool.current.boxes.count == 4, "the held PDU's box stays with it")
 
-        let fresh = (0..<6).map { DissectedPDUTests.written("new-\($0)", format: $0 % 2 == 0 ? .text : .json) }
+        let fresh = (0..<6).map { DissectedPDUTests.made("new-\($0)") }
         #expect(PDUPool.current.boxes.isEmpty)
         for (i, pdu) in fresh.enumerated() {
             #expect(pdu.summary == "PUBACK id=new-\(i)")
-            #expect(pdu.problems.isEmpty && pdu.facts == nil && pdu.fields.isEmpty)
-            if i % 2 == 0 {
-                #expect(String(decoding: pdu.textTree, as: UTF8.self) == "    Message Identifier: new-\(i)\n")
-                #expect(!pdu.hasJSONTree)
-            } else {
-                #expect(String(decoding: pdu.jsonTree, as: UTF8.self) == "    Message Identifier: new-\(i)\n")
-                #expect(!pdu.hasTextTree)
-            }
+            #expect(pdu.problems.isEmpty && pdu.fields.isEmpty && pdu.annotations.isEmpty)
+            #expect(pdu.facts == PDUFacts(kind: "PUBACK"))
         }
         #expect(held.summary == "PUBACK id=old-4")
-        #expect(String(decoding: held.textTree, as: UTF8.self) == "    Message Identifier: old-4\n")
-
-        // Lines added to a reused box (whose buffer may be larger than its bytes) follow its own tree.
-        var again = fresh
-        DissectedPDU.recycle(&again)
-        var grown = DissectedPDUTests.written("g")
-        let lines = Array("    Confirms: confirms publish #1\n".utf8)
-        lines.withUnsafeBufferPointer { grown.appendTextLines($0) }
-        #expect(String(decoding: grown.textTree, as: UTF8.self) == "    Message Identifier: g\n    Confirms: confirms publish #1\n")
-        #expect(grown.summary == "PUBACK id=g")
     }
 
     @Test("a facts PDU made in a reused box has its kind and nothing else, whatever the box held; facts held elsewhere are left alone")
@@ -243,7 +135,7 @@ struct DissectedPDUTests {
         for pdu in fresh {
             #expect(pdu.facts == PDUFacts(kind: "PUBACK"))
             #expect(pdu.protocolName == "mqtt" && pdu.summary == "PUBACK" && pdu.wireLength == 4)
-            #expect(pdu.problems.isEmpty && pdu.fields.isEmpty && !pdu.hasTextTree && !pdu.hasJSONTree)
+            #expect(pdu.problems.isEmpty && pdu.fields.isEmpty)
         }
         #expect(heldFacts.kind == "channel.close" && heldFacts.queue == "q" && heldFacts.close?.replyCode == 406)
         #expect(heldFacts.topic == "a/b" && heldFacts.identity?.vhost == "/")
@@ -264,6 +156,4 @@ struct DissectedPDUTests {
         pdu.facts!.channel = 3
         #expect(shared.channel == nil && pdu.facts?.channel == 3)
     }
-
-    nonisolated(unsafe) private static var scratch = ByteSink()
 }

@@ -83,7 +83,7 @@ let benchmarks: @Sendable () -> Void = {
 
     // The detail each output format runs with: the frequent PDUs' trees written as text or JSON
     // straight from the bytes (`PDUDetail.text`, `.json`), or only their facts (tables).
-    for (name, detail) in [("text", PDUDetail.text(TextTree.Style())), ("json", PDUDetail.json), ("facts", PDUDetail.facts)] {
+    for (name, detail) in [("text", PDUDetail.text), ("json", PDUDetail.json), ("facts", PDUDetail.facts)] {
         Benchmark("MQTT frame and decode a stream with detail \(name), per PUBLISH") { benchmark in
             var options = MQTTOptions(assumedVersion: .v3_1_1)
             options.detail = detail
@@ -114,7 +114,7 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    for (name, detail) in [("text", PDUDetail.text(TextTree.Style())), ("json", PDUDetail.json), ("facts", PDUDetail.facts)] {
+    for (name, detail) in [("text", PDUDetail.text), ("json", PDUDetail.json), ("facts", PDUDetail.facts)] {
         Benchmark("AMQP frame and decode a stream with detail \(name), per message") { benchmark in
             var options = AMQPOptions()
             options.detail = detail
