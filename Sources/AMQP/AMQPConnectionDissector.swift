@@ -129,7 +129,24 @@ public struct AMQPConnectionDissector: StreamDissector {
     /// showed the connection's start.
     private var openChannels = ChannelBits()
     /// Channels the client put in confirm mode (confirm.select), with the number of its last publish.
-    private var confirmSequence = ChannelTable<Int>()
+    private var confirms = ChannelTable<Confirms>()
+    /// A channel in confirm mode: its last publish's number, and the publishes awaiting the
+    /// broker's confirm, oldest first.
+    private struct Confirms {
+        var last = 0
+        var pending: [Pending] = []
+
+        struct Pending {
+            var number: Int
+            var frame: Int
+            var time: Timestamp
+        }
+    }
+    /// Where the bytes being dissected were captured (`locate`): the analysis links frames by it.
+    private var frame = 0
+    private var time = Timestamp(seconds: 0, nanoseconds: 0)
+    /// The analysis's records found since `takeRecords` last took them.
+    private var records: [AnalysisRecord] = []
     /// Which queue each delivery and each client acknowledgement concerns.
     private var queues: AMQPQueueTracker
     /// Whether messages keep their content header's payload for the JSON `properties` object of
@@ -152,6 +169,33 @@ public struct AMQPConnectionDissector: StreamDissector {
         case .json, .tree: keepsHeaders = true
         case .text, .facts: keepsHeaders = false
         }
+    }
+
+    public var analyses: Bool { options.analysis }
+
+    public mutating func locate(frame: Int, time: Timestamp) {
+        self.frame = frame
+        self.time = time
+    }
+
+    public mutating func takeRecords(into records: inout [AnalysisRecord]) {
+        guard !self.records.isEmpty else { return }
+        records += self.records
+        self.records.removeAll()
+    }
+
+    /// The connection ended: what each channel still open left (deliveries unacknowledged,
+    /// publishes unconfirmed, a consumer held at its prefetch limit).
+    public mutating func end(_ reason: String, record: (AnalysisRecord) -> Void) -> ConnectionAnalysis? {
+        guard options.analysis else { return nil }
+        let ended = "the connection ended (\(reason))"
+        for left in queues.leftOpen() { recordLeft(left, ended: ended) }
+        for (code, state) in zip(confirms.codes, confirms.values) {
+            recordUnconfirmed(state, channel: ChannelKey(code: code).channel, ended: ended)
+        }
+        for r in records { record(r) }
+        records.removeAll()
+        return nil
     }
 
     public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout [DissectedPDU]) {
@@ -313,6 +357,7 @@ public struct AMQPConnectionDissector: StreamDissector {
         }
         checkLimits(frame, &decoded.problems)
         var note = AMQPFrameNote()
+        note.analysis = options.analysis
         track(&decoded, &note, from: direction, framerLostSync: lostSync)
         if options.detail == .facts, let counted = decoded.counted(note) {
             output.append(counted: counted, orBox: { $0.dissected(protocolName: "amqp") })
@@ -320,6 +365,10 @@ public struct AMQPConnectionDissector: StreamDissector {
         }
         var pdu = decoded.dissected(options: options, requests: channelRequests, note: note)
         if options.detail == .tree { pdu.packet = AMQPFrame(raw: frame, options: options) }
+        // Words for the text line; JSON does not print them.
+        if note.analysis, options.detail != .json {
+            pdu.annotations += note.words(acknowledges: decoded.method?.id == .basicAck)
+        }
         output.append(pdu)
     }
 
@@ -421,9 +470,13 @@ public struct AMQPConnectionDissector: StreamDissector {
                     lastPublish[ChannelKey(direction: d, channel: frame.channel)] = nil
                 }
                 openChannels[frame.channel] = spec.methodName == "open"
-                queues.reset(channel: frame.channel)
+                if let left = queues.reset(channel: frame.channel), options.analysis {
+                    recordLeft(left, ended: spec.methodName == "open" ? "channel \(frame.channel) was opened again"
+                                                                       : "channel \(frame.channel) closed")
+                }
             }
-            note.attribution = queues.track(id, method.values, channel: frame.channel, from: direction)
+            note.attribution = queues.track(id, method.values, channel: frame.channel, from: direction,
+                                            frame: self.frame, time: time)
             negotiate(spec, method.values, &decoded.problems)
             trackConfirms(id, method.values, channel: frame.channel, from: direction, &note)
         case .header:
@@ -479,20 +532,85 @@ public struct AMQPConnectionDissector: StreamDissector {
         let key = ChannelKey(direction: .toServer, channel: channel)
         switch (id.classID, id.methodID) {
         case (85, 10) where direction == .toServer:
-            confirmSequence[key] = 0
+            confirms[key] = Confirms()
         case (20, 10), (20, 41):
-            confirmSequence[key] = nil
+            guard let i = confirms.slot(key) else { return }
+            let state = confirms.take(at: i)
+            if options.analysis {
+                recordUnconfirmed(state, channel: channel,
+                                  ended: id.methodID == 10 ? "channel \(channel) was opened again" : "channel \(channel) closed")
+            }
         case (60, 40) where direction == .toServer:
-            guard let i = confirmSequence.slot(key) else { return }
-            confirmSequence.values[i] += 1
-            note.publishSequence = confirmSequence.values[i]
+            guard let i = confirms.slot(key) else { return }
+            confirms.values[i].last += 1
+            let number = confirms.values[i].last
+            note.publishSequence = number
+            if options.analysis, confirms.values[i].pending.count < options.maxTrackedDeliveries {
+                confirms.values[i].pending.append(Confirms.Pending(number: number, frame: frame, time: time))
+            }
         case (60, 80) where direction == .toClient, (60, 120) where direction == .toClient:
-            guard confirmSequence.slot(key) != nil, let tag = values.int("delivery-tag") else { return }
-            note.confirm = AMQPFrameNote.Confirm(acknowledged: id.methodID == 80, multiple: values.bool("multiple") ?? false,
-                                                 deliveryTag: tag)
+            guard let i = confirms.slot(key), let tag = values.int("delivery-tag") else { return }
+            let multiple = values.bool("multiple") ?? false
+            var confirm = AMQPFrameNote.Confirm(acknowledged: id.methodID == 80, multiple: multiple, deliveryTag: tag)
+            if options.analysis { confirm.confirmed = settlePublishes(at: i, upTo: tag, multiple: multiple) }
+            note.confirm = confirm
         default:
             return
         }
+    }
+
+    /// Takes the publishes a broker's confirm covers off the channel's pending ones: the one
+    /// numbered `tag`, or with `multiple` every one up to it (AMQP 0-9-1 basic.ack multiple).
+    private mutating func settlePublishes(at i: Int, upTo tag: Int, multiple: Bool) -> AMQPFrameNote.Confirmed? {
+        let pending = confirms.values[i].pending
+        // Numbers ascend: the covered ones are a prefix (multiple) or one entry.
+        let covered: Range<Int>
+        if multiple {
+            let end = pending.firstIndex { $0.number > tag } ?? pending.count
+            covered = 0..<end
+        } else {
+            guard let at = pending.firstIndex(where: { $0.number == tag }) else { return nil }
+            covered = at..<(at + 1)
+        }
+        guard !covered.isEmpty else { return nil }
+        let first = pending[covered.lowerBound], last = pending[covered.upperBound - 1]
+        let oldest = pending[covered].map(\.time).min() ?? first.time
+        confirms.values[i].pending.removeSubrange(covered)
+        return AMQPFrameNote.Confirmed(count: covered.count, firstFrame: first.frame, lastFrame: last.frame,
+                                       latency: max(0, time.microseconds(since: oldest)))
+    }
+
+    /// The records of what a channel left when it closed or the connection ended.
+    private mutating func recordLeft(_ left: AMQPQueueTracker.Left, ended: String) {
+        if !left.unacknowledged.isEmpty {
+            let count = left.unacknowledged.count
+            let queues = Set(left.unacknowledged.map(\.queue))
+            let from = queues.count == 1 ? " from queue '\(queues.first!)'" : ""
+            var fields = [Field("channel", "Channel", .int(Int(left.channel))), Field("count", "Deliveries", .int(count))]
+            if queues.count == 1 { fields.append(Field("queue", "Queue", .string(queues.first!))) }
+            records.append(AnalysisRecord(protocolName: "amqp", kind: .unacknowledged,
+                                          frames: Array(left.unacknowledged.prefix(64).map(\.frame)),
+                                          message: "\(ended) with \(count) \(count == 1 ? "delivery" : "deliveries")\(from) not acknowledged: the broker queues \(count == 1 ? "it" : "them") again",
+                                          reference: "AMQP 0-9-1 basic.ack", fields: fields))
+        }
+        if left.atLimit > 1 {
+            records.append(AnalysisRecord(protocolName: "amqp", kind: .prefetchLimited, frames: left.atLimitFrames,
+                                          message: "channel \(left.channel) reached its prefetch-count of \(left.prefetch) unacknowledged deliveries \(left.atLimit) times: each further delivery waited for an acknowledgement, so the consumer gets at most \(left.prefetch) per round trip",
+                                          reference: "AMQP 0-9-1 basic.qos prefetch-count",
+                                          fields: [Field("channel", "Channel", .int(Int(left.channel))),
+                                                   Field("prefetch_count", "Prefetch count", .int(left.prefetch)),
+                                                   Field("times", "Times at the limit", .int(left.atLimit))]))
+        }
+    }
+
+    /// The record of the publishes a channel in confirm mode never had confirmed.
+    private mutating func recordUnconfirmed(_ state: Confirms, channel: UInt16, ended: String) {
+        guard !state.pending.isEmpty else { return }
+        let count = state.pending.count
+        records.append(AnalysisRecord(protocolName: "amqp", kind: .unconfirmed, frames: Array(state.pending.prefix(64).map(\.frame)),
+                                      message: "\(ended) with \(count) \(count == 1 ? "publish" : "publishes") in confirm mode the broker never confirmed",
+                                      reference: "RabbitMQ publisher confirms (confirm.select)",
+                                      fields: [Field("channel", "Channel", .int(Int(channel))), Field("count", "Publishes", .int(count))]))
     }
 
     /// connection.tune proposes limits, connection.tune-ok settles them for both directions.

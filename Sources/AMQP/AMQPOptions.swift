@@ -27,6 +27,10 @@ public struct AMQPOptions: Sendable {
     /// format prints, and field-table entries' typed labels): a program that prints JSON or
     /// tables alone skips making them. Default: on.
     public var textLines = true
+    /// Whether each connection's deliveries and publishes are followed to their
+    /// acknowledgements and confirms (`AMQPFrameNote`, the `unacknowledged`, `unconfirmed` and
+    /// `prefetch_limited` records). Default: on.
+    public var analysis = true
 
     public init(bodyPreviewBytes: Int = 256, maxHeldFrameBytes: Int = 1 << 20, maxFieldTableDepth: Int = 64,
                 maxTrackedDeliveries: Int = 65536) {

@@ -30,7 +30,32 @@ struct AMQPQueueTracker {
         /// The basic.get waiting for get-ok or get-empty.
         var pendingGet: Source?
         /// Deliveries not yet acknowledged, by delivery tag.
-        var outstanding: [Int: String] = [:]
+        var outstanding: [Int: Outstanding] = [:]
+        /// basic.qos prefetch-count: the most unacknowledged deliveries the broker sends (0: no limit).
+        var prefetch = 0
+        /// Deliveries that left the channel at its prefetch limit: how many, the first frames.
+        var atLimit = 0
+        var atLimitFrames: [Int] = []
+        /// Frames of deliveries the client gave back with `requeue`, oldest first: a redelivery
+        /// (the redelivered flag) is most likely of the oldest.
+        var requeued: [Int] = []
+    }
+
+    /// A delivery awaiting the client's acknowledgement: its queue, and where it came.
+    struct Outstanding {
+        var queue: String
+        var frame: Int
+        var time: Timestamp
+    }
+
+    /// What a channel left when it closed (or the connection ended): the deliveries still
+    /// unacknowledged, in frame order, and how often it was held at its prefetch limit.
+    struct Left {
+        var channel: UInt16
+        var unacknowledged: [Outstanding]
+        var prefetch: Int
+        var atLimit: Int
+        var atLimitFrames: [Int]
     }
 
     /// Most outstanding deliveries remembered per channel; beyond it new ones are not
@@ -46,12 +71,26 @@ struct AMQPQueueTracker {
         self.maxOutstanding = max(maxOutstanding, 0)
     }
 
-    /// Forgets a channel's consumers and deliveries (channel.open, channel.close-ok).
-    mutating func reset(channel: UInt16) {
-        guard let i = channelNumbers.firstIndex(of: channel) else { return }
+    /// Forgets a channel's consumers and deliveries (channel.open, channel.close-ok), returning
+    /// what it left.
+    @discardableResult
+    mutating func reset(channel: UInt16) -> Left? {
+        guard let i = channelNumbers.firstIndex(of: channel) else { return nil }
+        let state = channelStates[i]
         channelNumbers.remove(at: i)
         channelStates.remove(at: i)
         lastChannel = 0
+        return Self.left(channel, state)
+    }
+
+    /// What every channel still open left, in channel order (the connection ended).
+    func leftOpen() -> [Left] {
+        zip(channelNumbers, channelStates).sorted { $0.0 < $1.0 }.map { Self.left($0.0, $0.1) }
+    }
+
+    private static func left(_ channel: UInt16, _ state: ChannelState) -> Left {
+        Left(channel: channel, unacknowledged: state.outstanding.values.sorted { $0.frame < $1.frame },
+             prefetch: state.prefetch, atLimit: state.atLimit, atLimitFrames: state.atLimitFrames)
     }
 
     /// Where `channel`'s state is, made empty if it has none.
@@ -70,7 +109,7 @@ struct AMQPQueueTracker {
     /// What a method from a direction does to a channel's queue state; nil for the rest (most
     /// frames, publishes and content, look up no channel).
     private enum Step {
-        case declareOk, consume, consumeOk, cancel, deliver, get, getEmpty, getOk, settle, recover
+        case declareOk, consume, consumeOk, cancel, deliver, get, getEmpty, getOk, settle, recover, qos
 
         init?(_ id: AMQPMethodID, from direction: Direction) {
             switch (id.classID, id.methodID, direction) {
@@ -84,6 +123,7 @@ struct AMQPQueueTracker {
             case (60, 71, .toClient): self = .getOk // basic.get-ok
             case (60, 80, .toServer), (60, 120, .toServer), (60, 90, .toServer): self = .settle // basic.ack, basic.nack, basic.reject
             case (60, 100, .toServer), (60, 110, .toServer): self = .recover // basic.recover-async, basic.recover
+            case (60, 10, .toServer): self = .qos // basic.qos
             default: return nil
             }
         }
@@ -104,6 +144,21 @@ struct AMQPQueueTracker {
         var queue: String?
         var source: Source
         var ackedCount: Int?
+        /// A client's settlement: the deliveries it covered.
+        var settled: Settled?
+        /// A delivery with the redelivered flag: the frame of the delivery it most likely repeats
+        /// (the oldest given back with `requeue` on the channel).
+        var redeliveryOf: Int?
+
+        /// The deliveries a basic.ack, basic.nack or basic.reject covered.
+        struct Settled {
+            var count: Int
+            var firstFrame: Int
+            var lastFrame: Int
+            /// Since the oldest delivery covered, microseconds.
+            var latency: Int
+            var requeue: Bool
+        }
 
         static let ackedCountLabel = "Outstanding deliveries covered (multiple)"
 
@@ -135,7 +190,9 @@ struct AMQPQueueTracker {
     }
 
     /// Notes what a method says about queues and returns what it attributes the PDU to, if anything.
-    mutating func track(_ id: AMQPMethodID, _ values: AMQPArgumentValues, channel: UInt16, from direction: Direction) -> Attribution? {
+    /// `frame` and `time`: where the method came.
+    mutating func track(_ id: AMQPMethodID, _ values: AMQPArgumentValues, channel: UInt16, from direction: Direction,
+                        frame: Int, time: Timestamp) -> Attribution? {
         // Only these methods concern queues: others need no channel state.
         guard let step = Step(id, from: direction) else { return nil }
         let i = slot(channel)
@@ -143,11 +200,11 @@ struct AMQPQueueTracker {
         // The steps are static: a method of `self` called with `self.channelStates` in-out
         // would be called on a copy of `self`, which shares the array, so the in-out access
         // copied it per frame.
-        return Self.track(step, values, maxOutstanding: maxOutstanding, &channelStates[i])
+        return Self.track(step, values, maxOutstanding: maxOutstanding, at: (frame, time), &channelStates[i])
     }
 
     private static func track(_ step: Step, _ values: AMQPArgumentValues, maxOutstanding: Int,
-                              _ state: inout ChannelState) -> Attribution? {
+                              at place: (frame: Int, time: Timestamp), _ state: inout ChannelState) -> Attribution? {
         switch step {
         case .declareOk:
             if let queue = values.string("queue") { state.lastDeclaredQueue = queue }
@@ -165,7 +222,9 @@ struct AMQPQueueTracker {
             if let tag = values.string("consumer-tag") { state.consumers[tag] = nil }
         case .deliver:
             guard let tag = values.string("consumer-tag") else { return nil }
-            return deliver(tag, values.int("delivery-tag"), maxOutstanding: maxOutstanding, &state)
+            guard var attribution = deliver(tag, values.int("delivery-tag"), maxOutstanding: maxOutstanding, at: place, &state) else { return nil }
+            if values.bool("redelivered") == true { attribution.redeliveryOf = redelivery(&state) }
+            return attribution
         case .get:
             state.pendingGet = Source(queue: resolve(values.string("queue"), state), noAck: values.bool("no-ack") ?? false)
         case .getEmpty:
@@ -173,10 +232,16 @@ struct AMQPQueueTracker {
         case .getOk:
             guard let get = state.pendingGet else { return nil }
             state.pendingGet = nil
-            remember(values.int("delivery-tag"), get, maxOutstanding: maxOutstanding, &state)
-            return Attribution(queue: get.queue, source: .get)
+            remember(values.int("delivery-tag"), get, maxOutstanding: maxOutstanding, at: place, &state)
+            var attribution = Attribution(queue: get.queue, source: .get)
+            if values.bool("redelivered") == true { attribution.redeliveryOf = redelivery(&state) }
+            return attribution
         case .settle:
-            return settle(values, &state)
+            return settle(values, at: place, &state)
+        case .qos:
+            // AMQP 0-9-1 basic.qos prefetch-count; RabbitMQ applies it per consumer (global
+            // unset) or per channel: with one consumer a channel, the same.
+            state.prefetch = values.int("prefetch-count") ?? 0
         case .recover:
             // AMQP 0-9-1 basic.recover: unacknowledged messages are redelivered with new tags.
             state.outstanding = [:]
@@ -187,9 +252,9 @@ struct AMQPQueueTracker {
     /// A basic.deliver: the queue of the consumer its tag names, the delivery remembered for the
     /// client's acknowledgement.
     private static func deliver(_ consumerTag: String, _ deliveryTag: Int?, maxOutstanding: Int,
-                                _ state: inout ChannelState) -> Attribution? {
+                                at place: (frame: Int, time: Timestamp), _ state: inout ChannelState) -> Attribution? {
         guard let consumer = state.consumers[consumerTag] else { return nil }
-        remember(deliveryTag, consumer, maxOutstanding: maxOutstanding, &state)
+        remember(deliveryTag, consumer, maxOutstanding: maxOutstanding, at: place, &state)
         return Attribution(queue: consumer.queue, source: .consume)
     }
 
@@ -200,32 +265,60 @@ struct AMQPQueueTracker {
         return queue
     }
 
-    private static func remember(_ deliveryTag: Int?, _ consumer: Source, maxOutstanding: Int, _ state: inout ChannelState) {
+    private static func remember(_ deliveryTag: Int?, _ consumer: Source, maxOutstanding: Int,
+                                 at place: (frame: Int, time: Timestamp), _ state: inout ChannelState) {
         // AMQP 0-9-1 basic.consume no-ack: the broker counts the message acknowledged on sending it.
         guard let deliveryTag, !consumer.noAck, state.outstanding.count < maxOutstanding else { return }
-        state.outstanding[deliveryTag] = consumer.queue
+        state.outstanding[deliveryTag] = Outstanding(queue: consumer.queue, frame: place.frame, time: place.time)
+        // AMQP 0-9-1 basic.qos: the broker sends no more until an acknowledgement makes room.
+        if state.prefetch > 0, state.outstanding.count >= state.prefetch {
+            state.atLimit += 1
+            if state.atLimitFrames.count < 8 { state.atLimitFrames.append(place.frame) }
+        }
+    }
+
+    /// The delivery a redelivery most likely repeats: the oldest given back with `requeue`.
+    private static func redelivery(_ state: inout ChannelState) -> Int? {
+        state.requeued.isEmpty ? nil : state.requeued.removeFirst()
     }
 
     /// basic.ack and basic.nack with `multiple` settle every outstanding tag up to theirs,
     /// and tag 0 with `multiple` settles all (AMQP 0-9-1 basic.ack delivery-tag; RabbitMQ's nack).
-    private static func settle(_ values: AMQPArgumentValues, _ state: inout ChannelState) -> Attribution? {
+    private static func settle(_ values: AMQPArgumentValues, at place: (frame: Int, time: Timestamp),
+                               _ state: inout ChannelState) -> Attribution? {
         guard let tag = values.int("delivery-tag") else { return nil }
-        return settle(tag, multiple: values.bool("multiple") ?? false, &state)
+        // AMQP 0-9-1 basic.nack / basic.reject requeue: the broker queues the message again.
+        return settle(tag, multiple: values.bool("multiple") ?? false, requeue: values.bool("requeue") ?? false,
+                      at: place.time, &state)
     }
 
-    private static func settle(_ tag: Int, multiple: Bool, _ state: inout ChannelState) -> Attribution? {
+    private static func settle(_ tag: Int, multiple: Bool, requeue: Bool, at time: Timestamp,
+                               _ state: inout ChannelState) -> Attribution? {
         guard multiple else {
-            guard let queue = state.outstanding.removeValue(forKey: tag) else { return nil }
-            return Attribution(queue: queue, source: .deliveryTag(tag))
+            guard let delivery = state.outstanding.removeValue(forKey: tag) else { return nil }
+            var attribution = Attribution(queue: delivery.queue, source: .deliveryTag(tag))
+            attribution.settled = Attribution.Settled(count: 1, firstFrame: delivery.frame, lastFrame: delivery.frame,
+                                                      latency: max(0, time.microseconds(since: delivery.time)), requeue: requeue)
+            if requeue, state.requeued.count < 64 { state.requeued.append(delivery.frame) }
+            return attribution
         }
         let covered = state.outstanding.filter { tag == 0 || $0.key <= tag }
         for key in covered.keys { state.outstanding[key] = nil }
-        let queues = Set(covered.values)
-        if let queue = covered[tag] {
-            return Attribution(queue: queue, source: .deliveryTag(tag), ackedCount: covered.count)
+        let queues = Set(covered.values.map(\.queue))
+        var attribution: Attribution
+        if let delivery = covered[tag] {
+            attribution = Attribution(queue: delivery.queue, source: .deliveryTag(tag), ackedCount: covered.count)
         } else if queues.count == 1, let queue = queues.first {
-            return Attribution(queue: queue, source: .covered, ackedCount: covered.count)
+            attribution = Attribution(queue: queue, source: .covered, ackedCount: covered.count)
+        } else {
+            attribution = Attribution(queue: nil, source: .covered, ackedCount: covered.count)
         }
-        return Attribution(queue: nil, source: .covered, ackedCount: covered.count)
+        let frames = covered.values.map(\.frame).sorted()
+        if let first = frames.first, let last = frames.last, let oldest = covered.values.map(\.time).min() {
+            attribution.settled = Attribution.Settled(count: frames.count, firstFrame: first, lastFrame: last,
+                                                      latency: max(0, time.microseconds(since: oldest)), requeue: requeue)
+            if requeue { for frame in frames where state.requeued.count < 64 { state.requeued.append(frame) } }
+        }
+        return attribution
     }
 }

@@ -14,7 +14,8 @@ public struct AnalysisKind: RawRepresentable, Hashable, Sendable, CustomStringCo
 
 // Every kind this tool gives, in the order of docs/json-schema.md's table.
 extension AnalysisKind {
-    /// MQTT: a QoS 1 or 2 PUBLISH that got no PUBACK or PUBREC before the connection ended
+    /// MQTT: a QoS 1 or 2 PUBLISH that got no PUBACK or PUBREC before the connection ended;
+    /// AMQP: deliveries the client had not acknowledged when their channel closed or the connection ended
     public static let unacknowledged = AnalysisKind(rawValue: "unacknowledged")
     /// MQTT: a QoS 2 flow that got its PUBREC but not its PUBREL or PUBCOMP before the connection ended
     public static let incompleteFlow = AnalysisKind(rawValue: "incomplete_flow")
@@ -51,11 +52,18 @@ extension AnalysisKind {
     /// ended without a DISCONNECT, linked to the deliveries of it
     public static let willPublished = AnalysisKind(rawValue: "will_published")
 
+    /// AMQP: publishes on a channel in confirm mode that the broker had not confirmed when the
+    /// channel closed or the connection ended
+    public static let unconfirmed = AnalysisKind(rawValue: "unconfirmed")
+    /// AMQP: a channel whose unacknowledged deliveries reached its basic.qos prefetch-count again
+    /// and again: each further delivery waited for an acknowledgement
+    public static let prefetchLimited = AnalysisKind(rawValue: "prefetch_limited")
+
     /// Every kind above, in order.
     public static let known: [AnalysisKind] = [
         .unacknowledged, .incompleteFlow, .unexpectedAcknowledgement, .packetIDReused, .receiveMaximumExceeded, .refused,
         .flowsNotFollowed, .keepAliveExceeded, .sessionPresentMismatch, .noDisconnect, .closedByBroker, .reconnect,
-        .sessionTakeover, .undelivered, .topicDelivery, .willPublished,
+        .sessionTakeover, .undelivered, .topicDelivery, .willPublished, .unconfirmed, .prefetchLimited,
     ]
 }
 

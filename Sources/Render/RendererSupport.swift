@@ -81,13 +81,19 @@ struct AnalysisSummary {
             let p = protocols[name]!
             // Nothing to say of a capture without QoS 1 or 2 traffic.
             guard p.flows.completed + p.flows.incomplete > 0 || !p.kinds.isEmpty else { continue }
-            out += "\n\(name.uppercased()) analysis (\(p.connections) connection\(p.connections == 1 ? "" : "s"))\n"
-            let f = p.flows
-            out += "  message flows (QoS 1 and 2): \(f.completed) completed, \(f.incomplete) not"
-            if let p50 = f.latency.percentile(50), let p99 = f.latency.percentile(99) {
-                out += "; time to complete p50 \(latencyText(microseconds: p50)), p99 \(latencyText(microseconds: p99)), max \(latencyText(microseconds: f.latency.maximum))"
+            // Message flows are MQTT's (a connection's `ConnectionAnalysis.flows`); AMQP's
+            // findings are records alone.
+            if p.connections > 0 {
+                out += "\n\(name.uppercased()) analysis (\(p.connections) connection\(p.connections == 1 ? "" : "s"))\n"
+                let f = p.flows
+                out += "  message flows (QoS 1 and 2): \(f.completed) completed, \(f.incomplete) not"
+                if let p50 = f.latency.percentile(50), let p99 = f.latency.percentile(99) {
+                    out += "; time to complete p50 \(latencyText(microseconds: p50)), p99 \(latencyText(microseconds: p99)), max \(latencyText(microseconds: f.latency.maximum))"
+                }
+                out += "\n"
+            } else {
+                out += "\n\(name.uppercased()) analysis\n"
             }
-            out += "\n"
             for kind in AnalysisKind.known + p.kinds.keys.filter({ !AnalysisKind.known.contains($0) }).sorted(by: { $0.rawValue < $1.rawValue }) {
                 guard let n = p.kinds[kind] else { continue }
                 out += "  \(kind.words): \(n)\n"

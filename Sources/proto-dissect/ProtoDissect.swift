@@ -106,7 +106,7 @@ struct ProtoDissect: ParsableCommand {
     @Flag(name: .customLong("brief"), help: "Text format: summary lines only, no field trees.")
     var brief = false
 
-    @Flag(name: .customLong("no-analysis"), help: "Do not follow MQTT QoS 1 and 2 message flows (no flow notes, analysis records or flow tables).")
+    @Flag(name: .customLong("no-analysis"), help: "Do not follow MQTT QoS 1 and 2 message flows or AMQP acknowledgements and confirms (no flow notes, analysis records or flow tables).")
     var noAnalysis = false
 
     @Flag(name: [.customShort("2"), .customLong("two-pass")],
@@ -217,6 +217,7 @@ struct ProtoDissect: ParsableCommand {
         mqtt.analysis = !noAnalysis
         mqtt.maxFlowsInFlight = maxFlowsInFlight
         var amqp = AMQPOptions()
+        amqp.analysis = !noAnalysis
         amqp.bodyPreviewBytes = payloadPreview
         amqp.maxHeldFrameBytes = maxPDUBytes
         // Only text and JSON print summary lines, and only text the tree's bit-by-bit lines.

@@ -45,6 +45,18 @@ import Testing
                     mqtt["ping"] = nil
                     object["mqtt"] = mqtt
                 }
+                // So do an AMQP acknowledgement's and confirm's links; how many they cover stays.
+                if var amqp = object["amqp"] as? [String: Any] {
+                    for key in ["ack", "confirm"] {
+                        guard var link = amqp[key] as? [String: Any] else { continue }
+                        for frameKey in ["delivery_frame", "last_delivery_frame", "publish_frame", "last_publish_frame", "latency_us"] {
+                            link[frameKey] = nil
+                        }
+                        amqp[key] = link
+                    }
+                    amqp["redelivery_of"] = nil
+                    object["amqp"] = amqp
+                }
                 let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
                 out.pdus["stream \(e.context.stream) from \(e.context.source)", default: []].append(String(decoding: data, as: UTF8.self))
             case .streamNote(let context, let problem):

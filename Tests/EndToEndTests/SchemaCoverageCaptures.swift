@@ -7,7 +7,7 @@ import AMQP
 enum SchemaCoverageCaptures {
     /// Each capture as a name and its pcap bytes.
     static var all: [(name: String, bytes: [UInt8])] {
-        [("schema-mqtt5", mqtt5().bytes), ("schema-amqp", amqp().bytes),
+        [("schema-mqtt5", mqtt5().bytes), ("schema-amqp", amqp().bytes), ("schema-amqp-analysis", amqpAnalysis().bytes),
          ("schema-events", events().bytes), ("schema-link-type", unsupportedLinkType()), ("schema-mid-flow", midFlow().bytes)]
     }
 
@@ -195,6 +195,54 @@ enum SchemaCoverageCaptures {
         // A frame of a type 0-9-1 does not define: the framer loses frame sync at it (so its
         // bytes are unframed, and `amqp.payload` stays a library user's).
         c.send(toServer: true, Wire.frame(5, channel: 2, [0xFF]))
+        c.close()
+        return c
+    }
+
+    /// One AMQP connection whose acknowledgements and confirms the analysis follows: a
+    /// publisher in confirm mode (two publishes confirmed by one `multiple` ack, one left
+    /// unconfirmed at the end), and a consumer with a prefetch of 1 (an ack, a nack with requeue,
+    /// the redelivery, a `multiple` ack, and a delivery left unacknowledged when its channel closes).
+    static func amqpAnalysis() -> SyntheticCapture {
+        var c = SyntheticCapture(clientPort: 50_210, serverPort: 5672)
+        c.handshake()
+        func method(_ classID: Int, _ methodID: Int, channel: Int, _ arguments: [UInt8]) -> [UInt8] {
+            Wire.frame(1, channel: channel, Wire.u16(classID) + Wire.u16(methodID) + arguments)
+        }
+        func message(channel: Int) -> [UInt8] {
+            Wire.frame(2, channel: channel, Wire.u16(60) + Wire.u16(0) + Wire.u64(2) + Wire.u16(0)) + Wire.frame(3, channel: channel, [0x6F, 0x6B])
+        }
+        func publish(channel: Int) -> [UInt8] {
+            method(60, 40, channel: channel, Wire.u16(0) + Wire.shortstr("") + Wire.shortstr("q") + [0]) + message(channel: channel)
+        }
+        func deliver(tag: Int, redelivered: Bool = false) -> [UInt8] {
+            method(60, 60, channel: 2, Wire.shortstr("ctag") + Wire.u64(tag) + [redelivered ? 1 : 0] + Wire.shortstr("")
+                   + Wire.shortstr("q")) + message(channel: 2)
+        }
+        c.send(toServer: true, Array("AMQP".utf8) + [0, 0, 9, 1])
+        for channel in [1, 2] {
+            c.send(toServer: true, method(20, 10, channel: channel, Wire.shortstr("")))
+            c.send(toServer: false, method(20, 11, channel: channel, Wire.longstr([])))
+        }
+        // Channel 1: confirm mode.
+        c.send(toServer: true, method(85, 10, channel: 1, [0]))
+        c.send(toServer: false, method(85, 11, channel: 1, []))
+        for _ in 0..<3 { c.send(toServer: true, publish(channel: 1)) }
+        c.send(toServer: false, method(60, 80, channel: 1, Wire.u64(2) + [1]))      // basic.ack 2, multiple
+        // Channel 2: a consumer with a prefetch of 1.
+        c.send(toServer: true, method(60, 10, channel: 2, Wire.u32(0) + Wire.u16(1) + [0]))
+        c.send(toServer: false, method(60, 11, channel: 2, []))
+        c.send(toServer: true, method(60, 20, channel: 2, Wire.u16(0) + Wire.shortstr("q") + Wire.shortstr("ctag") + [0] + Wire.u32(0)))
+        c.send(toServer: false, method(60, 21, channel: 2, Wire.shortstr("ctag")))
+        c.send(toServer: false, deliver(tag: 1))
+        c.send(toServer: true, method(60, 80, channel: 2, Wire.u64(1) + [0]))       // basic.ack 1
+        c.send(toServer: false, deliver(tag: 2))
+        c.send(toServer: true, method(60, 120, channel: 2, Wire.u64(2) + [2]))      // basic.nack 2, requeue
+        c.send(toServer: false, deliver(tag: 3, redelivered: true))
+        c.send(toServer: true, method(60, 80, channel: 2, Wire.u64(3) + [1]))       // basic.ack 3, multiple
+        c.send(toServer: false, deliver(tag: 4))
+        c.send(toServer: true, method(20, 40, channel: 2, Wire.u16(200) + Wire.shortstr("bye") + Wire.u16(0) + Wire.u16(0)))
+        c.send(toServer: false, method(20, 41, channel: 2, []))
         c.close()
         return c
     }

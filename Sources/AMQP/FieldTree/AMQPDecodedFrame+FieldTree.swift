@@ -95,6 +95,52 @@ extension AMQPFrameNote {
             text.append(confirm.deliveryTag)
             fields.append(Field("confirms", "Confirms", .string(text.take())))
         }
+        if analysis {
+            if let settled = attribution?.settled {
+                var children = [Field("deliveries", "Deliveries", .int(settled.count)),
+                                Field("delivery_frame", "Delivery In Frame", .int(settled.firstFrame))]
+                if settled.count > 1 { children.append(Field("last_delivery_frame", "Last Delivery In Frame", .int(settled.lastFrame))) }
+                children.append(Field("latency_us", "Since The Delivery (µs)", .int(settled.latency)))
+                if settled.requeue { children.append(Field("requeue", "Requeued", .bool(true))) }
+                fields.append(Field("ack", "Acknowledgement", children: children))
+            }
+            if let frame = attribution?.redeliveryOf {
+                fields.append(Field("redelivery_of", "Redelivery Of Frame", .int(frame)))
+            }
+            if let confirmed = confirm?.confirmed {
+                var children = [Field("publishes", "Publishes", .int(confirmed.count)),
+                                Field("publish_frame", "Publish In Frame", .int(confirmed.firstFrame))]
+                if confirmed.count > 1 { children.append(Field("last_publish_frame", "Last Publish In Frame", .int(confirmed.lastFrame))) }
+                children.append(Field("latency_us", "Since The Publish (µs)", .int(confirmed.latency)))
+                fields.append(Field("confirm", "Confirm", children: children))
+            }
+        }
         if let message { fields.append(message.field(options: options)) }
+    }
+
+    /// What text shows in brackets after the summary (`acknowledges #60 in 574 µs`), one entry
+    /// each; empty without the analysis. `acknowledges`: whether the frame is a basic.ack (else a
+    /// nack or reject).
+    func words(acknowledges: Bool) -> [String] {
+        guard analysis else { return [] }
+        var words: [String] = []
+        if let settled = attribution?.settled {
+            let verb = acknowledges ? "acknowledges" : "rejects"
+            let after = latencyText(microseconds: settled.latency)
+            var text = settled.count == 1
+                ? "\(verb) #\(settled.firstFrame) in \(after)"
+                : "\(verb) \(settled.count) deliveries, #\(settled.firstFrame) to #\(settled.lastFrame), the oldest after \(after)"
+            if settled.requeue { text += ", requeued" }
+            words.append(text)
+        }
+        if let frame = attribution?.redeliveryOf { words.append("redelivery of #\(frame)") }
+        if let confirm, let confirmed = confirm.confirmed {
+            let verb = confirm.acknowledged ? "confirms" : "rejects"
+            let after = latencyText(microseconds: confirmed.latency)
+            words.append(confirmed.count == 1
+                ? "\(verb) #\(confirmed.firstFrame) in \(after)"
+                : "\(verb) \(confirmed.count) publishes, #\(confirmed.firstFrame) to #\(confirmed.lastFrame), the oldest after \(after)")
+        }
+        return words
     }
 }

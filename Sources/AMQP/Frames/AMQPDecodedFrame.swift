@@ -30,11 +30,24 @@ struct AMQPFrameNote {
     var confirm: Confirm?
     /// The message this frame completed.
     var message: AMQPMessageAssembly?
+    /// Whether the analysis's parts (`settled`, `confirmed`, `redeliveryOf`) are shown.
+    var analysis = false
 
     struct Confirm {
         /// basic.ack (true) or basic.nack.
         var acknowledged: Bool
         var multiple: Bool
         var deliveryTag: Int
+        /// The publishes it covered that the capture showed.
+        var confirmed: Confirmed?
+    }
+
+    /// The publishes a broker's confirm covered: how many, the first's and last's frames, the
+    /// time since the oldest (microseconds).
+    struct Confirmed {
+        var count: Int
+        var firstFrame: Int
+        var lastFrame: Int
+        var latency: Int
     }
 }

@@ -1,0 +1,146 @@
+@testable import AMQP
+import Dissection
+import Testing
+
+/// Each connection's deliveries followed to the client's acknowledgements, and its publishes in
+/// confirm mode to the broker's confirms (issue #29): the links on the PDUs, in words and fields,
+/// and the records of what a channel or the connection left.
+@Suite("AMQP analysis: acknowledgements, confirms, prefetch")
+struct AMQPAnalysisTests {
+    /// What a connection made of `steps` (each a direction and its bytes, in frame 1, 2, … a
+    /// millisecond apart): its PDUs with the frame they came in, the records found along the way,
+    /// and those of its end.
+    struct Run {
+        var pdus: [(frame: Int, pdu: DissectedPDU)] = []
+        var records: [AnalysisRecord] = []
+
+        /// The PDUs of method `name`, in order.
+        func pdus(_ name: String) -> [(frame: Int, pdu: DissectedPDU)] {
+            pdus.filter { $0.pdu.value("method") == .string(name) }
+        }
+    }
+
+    static func run(_ steps: [(Direction, [UInt8])], analysis: Bool = true) -> Run {
+        var options = AMQPOptions()
+        options.analysis = analysis
+        var d = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: false, serverPort: 5672), options: options)
+        var run = Run()
+        for (i, (direction, bytes)) in steps.enumerated() {
+            let frame = i + 1
+            d.locate(frame: frame, time: Timestamp(seconds: 100, nanoseconds: UInt32(frame) * 1_000_000))
+            var out: [DissectedPDU] = []
+            d.receive(bytes[...], from: direction, into: &out)
+            run.pdus += out.map { (frame, $0) }
+            d.takeRecords(into: &run.records)
+        }
+        _ = d.end("the client closed it", record: { run.records.append($0) })
+        return run
+    }
+
+    static func message(channel: UInt16, _ text: String = "ok") -> [UInt8] {
+        Wire.contentHeader(channel: channel, bodySize: UInt64(text.utf8.count)) + Wire.body(channel: channel, text)
+    }
+
+    static func deliver(tag: UInt64, redelivered: Bool = false) -> [UInt8] {
+        Wire.method(60, 60, channel: 2, Wire.shortstr("ctag") + Wire.u64(tag) + [redelivered ? 1 : 0] + Wire.shortstr("")
+                    + Wire.shortstr("q")) + message(channel: 2)
+    }
+
+    /// A publisher in confirm mode on channel 1 and a consumer with a prefetch of 1 on channel 2.
+    static let conversation: [(Direction, [UInt8])] = [
+        (.toServer, Wire.protocolHeader + Wire.method(20, 10, channel: 1, Wire.shortstr(""))
+            + Wire.method(20, 10, channel: 2, Wire.shortstr(""))),                                        // 1
+        (.toClient, Wire.method(20, 11, channel: 1, Wire.longstr("")) + Wire.method(20, 11, channel: 2, Wire.longstr(""))),
+        (.toServer, Wire.method(85, 10, channel: 1, [0])),                                                // 3 confirm.select
+        (.toServer, Wire.publish(channel: 1, exchange: "", routingKey: "q") + message(channel: 1)),      // 4 publish 1
+        (.toServer, Wire.publish(channel: 1, exchange: "", routingKey: "q") + message(channel: 1)),      // 5 publish 2
+        (.toServer, Wire.publish(channel: 1, exchange: "", routingKey: "q") + message(channel: 1)),      // 6 publish 3
+        (.toClient, Wire.method(60, 80, channel: 1, Wire.u64(2) + [1])),                                  // 7 ack 2, multiple
+        (.toServer, Wire.publish(channel: 1, exchange: "", routingKey: "q") + message(channel: 1)),      // 8 publish 4
+        (.toClient, Wire.method(60, 120, channel: 1, Wire.u64(4) + [0])),                                 // 9 nack 4
+        (.toServer, Wire.method(60, 10, channel: 2, Wire.u32(0) + Wire.u16(1) + [0])),                    // 10 basic.qos 1
+        (.toServer, Wire.method(60, 20, channel: 2, Wire.u16(0) + Wire.shortstr("q") + Wire.shortstr("ctag") + [0]
+                                + Wire.table([]))),                                                      // 11 basic.consume
+        (.toClient, Wire.method(60, 21, channel: 2, Wire.shortstr("ctag"))),                              // 12
+        (.toClient, deliver(tag: 1)),                                                                     // 13
+        (.toServer, Wire.method(60, 80, channel: 2, Wire.u64(1) + [0])),                                  // 14 ack 1
+        (.toClient, deliver(tag: 2)),                                                                     // 15
+        (.toServer, Wire.method(60, 120, channel: 2, Wire.u64(2) + [2])),                                 // 16 nack 2, requeue
+        (.toClient, deliver(tag: 3, redelivered: true)),                                                  // 17
+        (.toClient, deliver(tag: 4)),                                                                     // 18
+        (.toServer, Wire.method(60, 80, channel: 2, Wire.u64(4) + [1])),                                  // 19 ack 4, multiple
+        (.toClient, deliver(tag: 5)),                                                                     // 20
+        (.toServer, Wire.close(channel: 2, code: 200, text: "bye", failedClass: 0, failedMethod: 0)),   // 21
+        (.toClient, Wire.method(20, 41, channel: 2, [])),                                                 // 22 close-ok
+    ]
+
+    @Test("the client's acknowledgements name the deliveries they settle, with the time since, a requeue and a redelivery")
+    func acknowledgements() throws {
+        let run = Self.run(Self.conversation)
+        let acks = run.pdus("basic.ack").filter { $0.frame > 10 }
+        try #require(acks.count == 2)
+        #expect(acks[0].pdu.value("ack.deliveries") == .int(1))
+        #expect(acks[0].pdu.value("ack.delivery_frame") == .int(13))
+        #expect(acks[0].pdu.value("ack.latency_us") == .int(1000))
+        #expect(acks[0].pdu.annotations == ["acknowledges #13 in 1.00 ms"])
+        let nack = try #require(run.pdus("basic.nack").first { $0.frame == 16 })
+        #expect(nack.pdu.value("ack.delivery_frame") == .int(15))
+        #expect(nack.pdu.value("ack.requeue") == .bool(true))
+        #expect(nack.pdu.annotations == ["rejects #15 in 1.00 ms, requeued"])
+        let redelivery = try #require(run.pdus("basic.deliver").first { $0.frame == 17 })
+        #expect(redelivery.pdu.value("redelivery_of") == .int(15))
+        #expect(redelivery.pdu.annotations == ["redelivery of #15"])
+        // The multiple ack at 19 settles the deliveries of 17 and 18, the oldest 2 ms before.
+        #expect(acks[1].pdu.value("ack.deliveries") == .int(2))
+        #expect(acks[1].pdu.value("ack.delivery_frame") == .int(17))
+        #expect(acks[1].pdu.value("ack.last_delivery_frame") == .int(18))
+        #expect(acks[1].pdu.value("ack.latency_us") == .int(2000))
+        #expect(acks[1].pdu.annotations == ["acknowledges 2 deliveries, #17 to #18, the oldest after 2.00 ms"])
+    }
+
+    @Test("the broker's confirms name the publishes they cover; a nack rejects; none left open is recorded")
+    func confirms() throws {
+        let run = Self.run(Self.conversation)
+        let confirm = try #require(run.pdus("basic.ack").first { $0.frame == 7 })
+        #expect(confirm.pdu.value("confirm.publishes") == .int(2))
+        #expect(confirm.pdu.value("confirm.publish_frame") == .int(4))
+        #expect(confirm.pdu.value("confirm.last_publish_frame") == .int(5))
+        #expect(confirm.pdu.value("confirm.latency_us") == .int(3000))
+        #expect(confirm.pdu.annotations == ["confirms 2 publishes, #4 to #5, the oldest after 3.00 ms"])
+        let nack = try #require(run.pdus("basic.nack").first { $0.frame == 9 })
+        #expect(nack.pdu.value("confirm.publish_frame") == .int(8))
+        #expect(nack.pdu.annotations == ["rejects #8 in 1.00 ms"])
+        // The third publish (frame 6) got no confirm: recorded when the connection ended.
+        let unconfirmed = run.records.filter { $0.kind == .unconfirmed }
+        try #require(unconfirmed.count == 1)
+        #expect(unconfirmed[0].frames == [6])
+        #expect(unconfirmed[0].message.hasPrefix("the connection ended (the client closed it) with 1 publish in confirm mode"))
+    }
+
+    @Test("a channel that closes with a delivery unacknowledged, and held at its prefetch, leaves its records")
+    func channelRecords() throws {
+        let run = Self.run(Self.conversation)
+        let unacknowledged = run.records.filter { $0.kind == .unacknowledged }
+        try #require(unacknowledged.count == 1)
+        #expect(unacknowledged[0].frames == [20])
+        #expect(unacknowledged[0].message == "channel 2 closed with 1 delivery from queue 'q' not acknowledged: the broker queues it again")
+        #expect(unacknowledged[0].fields.first { $0.key == "queue" }?.value == .string("q"))
+        let limited = run.records.filter { $0.kind == .prefetchLimited }
+        try #require(limited.count == 1)
+        // Deliveries 13, 15, 17 and 20 each filled the prefetch of 1; 18 came while 17 was
+        // still unacknowledged (a broker past the limit), and counts too.
+        #expect(limited[0].frames == [13, 15, 17, 18, 20])
+        #expect(limited[0].fields.first { $0.key == "prefetch_count" }?.value == .int(1))
+    }
+
+    @Test("without the analysis: no links, no words, no records; the queue attribution stays")
+    func noAnalysis() {
+        let run = Self.run(Self.conversation, analysis: false)
+        #expect(run.records.isEmpty)
+        for (_, pdu) in run.pdus {
+            #expect(pdu.annotations.isEmpty)
+            #expect(pdu.value("ack") == nil && pdu.value("confirm") == nil && pdu.value("redelivery_of") == nil)
+        }
+        #expect(run.pdus("basic.ack").contains { $0.pdu.value("queue") == .string("q") })
+    }
+}
