@@ -360,11 +360,24 @@ public struct AMQPConnectionDissector: StreamDissector {
         note.analysis = options.analysis
         track(&decoded, &note, from: direction, framerLostSync: lostSync)
         if options.detail == .facts, let counted = decoded.counted(note) {
-            output.append(counted: counted, orBox: { $0.dissected(protocolName: "amqp") })
+            guard let event = note.broker else {
+                output.append(counted: counted, orBox: { $0.dissected(protocolName: "amqp") })
+                return
+            }
+            // The broker model reads the event off a box.
+            var box = counted.dissected(protocolName: "amqp")
+            box.packet = event
+            output.append(box)
             return
         }
         var pdu = decoded.dissected(options: options, requests: channelRequests, note: note)
-        if options.detail == .tree { pdu.packet = AMQPFrame(raw: frame, options: options) }
+        if options.detail == .tree {
+            var typed = AMQPFrame(raw: frame, options: options)
+            typed.broker = note.broker
+            pdu.packet = typed
+        } else if let event = note.broker {
+            pdu.packet = event
+        }
         // Words for the text line; JSON does not print them.
         if note.analysis, options.detail != .json {
             pdu.annotations += note.words(acknowledges: decoded.method?.id == .basicAck)
@@ -453,7 +466,8 @@ public struct AMQPConnectionDissector: StreamDissector {
             }
             if spec.carriesContent {
                 messages[key] = AMQPMessageAssembly(method: spec, values: method.values,
-                                                    previewLimit: options.detail == .facts ? 0 : options.bodyPreviewBytes)
+                                                    previewLimit: options.detail == .facts ? 0 : options.bodyPreviewBytes,
+                                                    frame: self.frame)
             }
             if id == .basicPublish {
                 lastPublish[key] = method.values.withoutBulk
@@ -475,8 +489,16 @@ public struct AMQPConnectionDissector: StreamDissector {
                                                                        : "channel \(frame.channel) closed")
                 }
             }
+            if options.analysis, let kind = brokerEvent(id, method.values, channel: frame.channel, from: direction) {
+                note.broker = AMQPBrokerEvent(kind: kind, channel: frame.channel)
+            }
             note.attribution = queues.track(id, method.values, channel: frame.channel, from: direction,
                                             frame: self.frame, time: time)
+            if options.analysis, direction == .toClient, id == .basicDeliver || id == .basicGetOK, let queue = note.attribution?.queue {
+                note.broker = AMQPBrokerEvent(kind: .delivered(queue: queue, exchange: method.values.string("exchange") ?? "",
+                                                               routingKey: method.values.string("routing-key") ?? ""),
+                                              channel: frame.channel)
+            }
             negotiate(spec, method.values, &decoded.problems)
             trackConfirms(id, method.values, channel: frame.channel, from: direction, &note)
         case .header:
@@ -501,6 +523,7 @@ public struct AMQPConnectionDissector: StreamDissector {
                 // Moved out of the table: handing the table's own value to a mutating method
                 // copied every part of it, and the copy and the original were destroyed apart.
                 note.message = messages.take(at: i)
+                notePublished(&note, channel: frame.channel, from: direction)
             }
         case .body:
             guard let i = messages.slot(key), messages.values[i].stage == .awaitingBody else {
@@ -519,9 +542,56 @@ public struct AMQPConnectionDissector: StreamDissector {
             }
             if messages.values[i].isComplete {
                 note.message = messages.take(at: i)
+                notePublished(&note, channel: frame.channel, from: direction)
             }
         default:
             return
+        }
+    }
+
+    /// A client's basic.publish whose message this frame completed, for the broker model.
+    private func notePublished(_ note: inout AMQPFrameNote, channel: UInt16, from direction: Direction) {
+        guard options.analysis, direction == .toServer, let publish = note.message?.publishEvent else { return }
+        note.broker = AMQPBrokerEvent(kind: .published(publish), channel: channel)
+    }
+
+    /// What a method says about the broker's exchanges, queues and bindings, or a message it
+    /// returned, for the broker model; nil for the rest.
+    private func brokerEvent(_ id: AMQPMethodID, _ values: AMQPArgumentValues, channel: UInt16,
+                             from direction: Direction) -> AMQPBrokerEvent.Kind? {
+        func string(_ name: String) -> String { values.string(name) ?? "" }
+        func table(_ name: String) -> AMQPFieldTable? {
+            if case .table(let t)? = values[name] { return t }
+            return nil
+        }
+        func binding(queue: Bool) -> AMQPBrokerEvent.Binding {
+            queue ? AMQPBrokerEvent.Binding(source: string("exchange"), destination: queues.queueName(string("queue"), channel: channel),
+                                            toExchange: false, routingKey: string("routing-key"), arguments: table("arguments"))
+                  : AMQPBrokerEvent.Binding(source: string("source"), destination: string("destination"), toExchange: true,
+                                            routingKey: string("routing-key"), arguments: table("arguments"))
+        }
+        switch (id.classID, id.methodID, direction) {
+        case (40, 10, .toServer):
+            // A passive declare only asks whether the exchange exists.
+            guard values.bool("passive") != true else { return nil }
+            var alternate: String?
+            if let arguments = table("arguments"), let value = arguments["alternate-exchange"], case .longString(let s) = value {
+                alternate = AMQPText.shortString(s.bytes)
+            }
+            return .exchangeDeclared(name: string("exchange"), type: string("type"), durable: values.bool("durable") ?? false,
+                                     autoDelete: values.bool("auto-delete") ?? false, isInternal: values.bool("internal") ?? false,
+                                     alternate: alternate)
+        case (40, 20, .toServer): return .exchangeDeleted(name: string("exchange"))
+        case (40, 30, .toServer): return .bound(binding(queue: false))
+        case (40, 40, .toServer): return .unbound(binding(queue: false))
+        case (50, 11, .toClient): return .queueDeclared(name: string("queue"))
+        case (50, 20, .toServer): return .bound(binding(queue: true))
+        case (50, 50, .toServer): return .unbound(binding(queue: true))
+        case (50, 40, .toServer): return .queueDeleted(name: queues.queueName(string("queue"), channel: channel))
+        case (60, 50, .toClient):
+            return .returned(replyCode: values.int("reply-code") ?? 0, exchange: string("exchange"), routingKey: string("routing-key"))
+        default:
+            return nil
         }
     }
 

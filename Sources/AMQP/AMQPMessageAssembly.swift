@@ -14,20 +14,36 @@ struct AMQPMessageAssembly {
     var received: UInt64 = 0
     /// The content header's property summary, as its decoder made it.
     var propertySummary = ""
-    /// The typed content header, kept when the message's `field()` will be shown as JSON, which
-    /// repeats the header's `properties` object. Not kept for text and tables, which show only
-    /// `propertySummary`.
+    /// The typed content header (a reference to its decoder's box): the broker model reads its
+    /// `headers`, and `field()` repeats its `properties` object when `showsProperties`.
     private var header: AMQPContentHeaderDecoder.Result.Typed?
+    /// Whether `field()` repeats the header's `properties` object (JSON and the tree; text and
+    /// tables show only `propertySummary`).
+    private var showsProperties = false
     var preview: [UInt8] = []
     var previewLimit: Int
     /// Body bytes the capture or the hold limit kept from the preview.
     var previewMissing = false
     var bodyFrames = 0
 
-    init(method: AMQPMethodSpec, values: AMQPArgumentValues, previewLimit: Int) {
+    /// The frame of the content-bearing method.
+    var frame = 0
+
+    init(method: AMQPMethodSpec, values: AMQPArgumentValues, previewLimit: Int, frame: Int = 0) {
         self.method = method
         self.methodValues = values
         self.previewLimit = max(previewLimit, 0)
+        self.frame = frame
+    }
+
+    /// A completed basic.publish as the broker model reads it: where it goes, what routes it
+    /// (its `headers` when the header was kept), where it was published.
+    var publishEvent: AMQPBrokerEvent.Publish? {
+        guard method.classID == 60, method.methodID == 40 else { return nil }
+        return AMQPBrokerEvent.Publish(exchange: methodValues.string("exchange") ?? "", routingKey: methodValues.string("routing-key") ?? "",
+                                       mandatory: methodValues.bool("mandatory") ?? false,
+                                       headers: header?.header.properties.headers?.value, frame: frame,
+                                       bodySize: Int(clamping: bodySize))
     }
 
     /// Whether a content header is of the method's class (AMQP 0-9-1 §4.2.6.1; a header that
@@ -41,7 +57,8 @@ struct AMQPMessageAssembly {
     mutating func take(header: AMQPContentHeaderDecoder.Result, keepingProperties: Bool) {
         bodySize = header.bodySize ?? 0
         propertySummary = header.propertySummary
-        if keepingProperties { self.header = header.typed }
+        self.header = header.typed
+        showsProperties = keepingProperties
         stage = .awaitingBody
     }
 
@@ -54,7 +71,7 @@ struct AMQPMessageAssembly {
     /// byte ranges (they were the header frame's); nil when the header was not kept or has no
     /// properties. The header's problems were reported on the header frame.
     private func propertiesField(options: AMQPOptions) -> Field? {
-        guard var properties = header?.header.propertiesField(options: options) else { return nil }
+        guard showsProperties, var properties = header?.header.propertiesField(options: options) else { return nil }
         Self.dropRanges(&properties)
         properties.jsonOnly = true
         return properties

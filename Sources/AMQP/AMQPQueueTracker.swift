@@ -83,6 +83,14 @@ struct AMQPQueueTracker {
         return Self.left(channel, state)
     }
 
+    /// The queue a method names on `channel`: its own name, or for an empty one the channel's
+    /// last declared queue (AMQP 0-9-1 queue.bind, queue.delete: "If the queue name is empty,
+    /// the server uses the last queue declared on the channel").
+    func queueName(_ name: String, channel: UInt16) -> String {
+        guard name.isEmpty, let i = channelNumbers.firstIndex(of: channel) else { return name }
+        return channelStates[i].lastDeclaredQueue ?? name
+    }
+
     /// What every channel still open left, in channel order (the connection ended).
     func leftOpen() -> [Left] {
         zip(channelNumbers, channelStates).sorted { $0.0 < $1.0 }.map { Self.left($0.0, $0.1) }

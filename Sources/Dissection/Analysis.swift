@@ -59,11 +59,20 @@ extension AnalysisKind {
     /// and again: each further delivery waited for an acknowledgement
     public static let prefetchLimited = AnalysisKind(rawValue: "prefetch_limited")
 
+    /// AMQP, across connections (after the PDUs): the exchanges, queues and bindings the capture
+    /// shows, and where each exchange and routing key published to was routed
+    public static let topology = AnalysisKind(rawValue: "topology")
+    /// AMQP, across connections: a publish no binding seen routes to any queue
+    public static let unroutable = AnalysisKind(rawValue: "unroutable")
+    /// AMQP, across connections: the broker routed otherwise than the bindings seen say
+    public static let routingMismatch = AnalysisKind(rawValue: "routing_mismatch")
+
     /// Every kind above, in order.
     public static let known: [AnalysisKind] = [
         .unacknowledged, .incompleteFlow, .unexpectedAcknowledgement, .packetIDReused, .receiveMaximumExceeded, .refused,
         .flowsNotFollowed, .keepAliveExceeded, .sessionPresentMismatch, .noDisconnect, .closedByBroker, .reconnect,
         .sessionTakeover, .undelivered, .topicDelivery, .willPublished, .unconfirmed, .prefetchLimited,
+        .topology, .unroutable, .routingMismatch,
     ]
 }
 

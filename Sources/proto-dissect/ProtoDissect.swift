@@ -328,7 +328,7 @@ struct ProtoDissect: ParsableCommand {
         var pdusSoFar = 0
         // MQTT clients and the broker across connections (and captures): what they find comes
         // after the PDUs.
-        let clients: SpanningAnalysis? = noAnalysis ? nil : SpanningAnalyses([MQTTClients(), MQTTBroker()])
+        let clients: SpanningAnalysis? = noAnalysis ? nil : SpanningAnalyses([MQTTClients(), MQTTBroker(), AMQPBroker()])
 
         if let interface {
             status = try runLive(interface: interface, registry: registry, options: options, analysis: clients, renderer: &renderer,

@@ -229,6 +229,28 @@ enum SchemaCoverageCaptures {
         c.send(toServer: false, method(85, 11, channel: 1, []))
         for _ in 0..<3 { c.send(toServer: true, publish(channel: 1)) }
         c.send(toServer: false, method(60, 80, channel: 1, Wire.u64(2) + [1]))      // basic.ack 2, multiple
+        // Topology: an alternate exchange with no binding, a direct exchange that names it, an
+        // internal auto-delete one, and a queue bound to RabbitMQ's amq.topic.
+        func declare(_ name: String, _ type: String, bits: UInt8, arguments: [UInt8] = Wire.u32(0)) -> [UInt8] {
+            method(40, 10, channel: 1, Wire.u16(0) + Wire.shortstr(name) + Wire.shortstr(type) + [bits] + arguments)
+        }
+        let alternate = Wire.u32(1 + 18 + 1 + 4 + 2) + [18] + Array("alternate-exchange".utf8) + [UInt8(ascii: "S")] + Wire.longstr(Array("ae".utf8))
+        c.send(toServer: true, declare("ae", "fanout", bits: 0b0010))                             // durable
+        c.send(toServer: true, declare("x.main", "direct", bits: 0, arguments: alternate))
+        c.send(toServer: true, declare("x.internal", "topic", bits: 0b1100))                      // auto-delete, internal
+        c.send(toServer: false, method(50, 11, channel: 1, Wire.shortstr("q") + Wire.u32(0) + Wire.u32(0)))  // queue.declare-ok
+        c.send(toServer: true, method(50, 20, channel: 1, Wire.u16(0) + Wire.shortstr("q") + Wire.shortstr("amq.topic")
+                                      + Wire.shortstr("a.*") + [0] + Wire.u32(0)))                 // queue.bind
+        // Unroutable through the alternate exchange, mandatory: the broker returns it.
+        c.send(toServer: true, method(60, 40, channel: 1, Wire.u16(0) + Wire.shortstr("x.main") + Wire.shortstr("nomatch") + [1])
+               + message(channel: 1))
+        c.send(toServer: false, method(60, 50, channel: 1, Wire.u16(312) + Wire.shortstr("NO_ROUTE") + Wire.shortstr("x.main")
+                                       + Wire.shortstr("nomatch")) + message(channel: 1))
+        // Routed by the bindings seen, yet returned: a routing mismatch.
+        c.send(toServer: true, method(60, 40, channel: 1, Wire.u16(0) + Wire.shortstr("amq.topic") + Wire.shortstr("a.c") + [1])
+               + message(channel: 1))
+        c.send(toServer: false, method(60, 50, channel: 1, Wire.u16(312) + Wire.shortstr("NO_ROUTE") + Wire.shortstr("amq.topic")
+                                       + Wire.shortstr("a.c")) + message(channel: 1))
         // Channel 2: a consumer with a prefetch of 1.
         c.send(toServer: true, method(60, 10, channel: 2, Wire.u32(0) + Wire.u16(1) + [0]))
         c.send(toServer: false, method(60, 11, channel: 2, []))

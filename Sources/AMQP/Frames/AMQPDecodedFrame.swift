@@ -32,6 +32,8 @@ struct AMQPFrameNote {
     var message: AMQPMessageAssembly?
     /// Whether the analysis's parts (`settled`, `confirmed`, `redeliveryOf`) are shown.
     var analysis = false
+    /// What the frame says about the broker's topology and routing (with the analysis).
+    var broker: AMQPBrokerEvent?
 
     struct Confirm {
         /// basic.ack (true) or basic.nack.

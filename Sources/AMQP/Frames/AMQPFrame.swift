@@ -13,6 +13,8 @@ public struct AMQPFrame: TypedPacket {
     public var raw: AMQPRawFrame
     /// The options the dissector decoded the frame with.
     public var options: AMQPOptions
+    /// What the frame says about the broker's topology and routing, with the analysis on.
+    public var broker: AMQPBrokerEvent?
 
     public enum Content: Sendable {
         /// A method frame: its method with every argument's byte range; nil when the payload

@@ -1,0 +1,487 @@
+import Dissection
+
+/// RabbitMQ's topology and routing as the capture shows them, across connections (issue #29): the
+/// exchanges, queues and bindings every connection declared and deleted, and each publish routed
+/// through them as RabbitMQ routes (direct, fanout, topic with `*` and `#`, headers with the four
+/// `x-match` modes, exchange-to-exchange bindings, alternate exchanges). It reads the broker
+/// events the connection dissectors attach (`AMQPBrokerEvent`), merged in capture order.
+///
+/// What it finds comes out after the PDUs: a `topology` record (the exchanges with their
+/// bindings, the queues, and where each exchange and routing key published to was routed),
+/// `unroutable` for each publish no binding routes (linked to the broker's basic.return when
+/// it is mandatory), and `routing_mismatch` where the broker did otherwise than the bindings
+/// say. Bindings made before the capture are not seen: the records say so, and a publish
+/// through an exchange the capture never declared is not judged.
+// Unchecked: `observe` and `finish` run on the caller's thread alone (SpanningAnalysis); `reads`
+// and `forwarded`, asked on the workers, read nothing of it.
+public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
+    struct Exchange {
+        var type: String
+        var durable = false
+        var autoDelete = false
+        var isInternal = false
+        var alternate: String?
+        /// One of RabbitMQ's own (`amq.direct` …), not declared in the capture.
+        var predeclared = false
+    }
+
+    /// A publish no binding routes.
+    struct Unroutable {
+        var frame: Int
+        var stream: Int
+        var channel: UInt16
+        var exchange: String
+        var routingKey: String
+        var mandatory: Bool
+        var returnFrame: Int?
+        /// The exchange's type, when the capture or RabbitMQ declared it.
+        var type: String?
+    }
+
+    /// Where one exchange and routing key's publishes were routed.
+    struct Route {
+        var queues: [String]
+        var publishes = 0
+    }
+
+    /// What exists now (the routing reads these).
+    private var exchanges: [String: Exchange] = [:]
+    private var queueSet: Set<String> = []
+    private var bindings: [AMQPBrokerEvent.Binding] = []
+    /// Everything seen, in the order first seen, and whether it was deleted or removed since
+    /// (the topology record shows these).
+    private var exchangeHistory: [(name: String, exchange: Exchange, deleted: Bool)] = []
+    private var queueHistory: [(name: String, deleted: Bool)] = []
+    private var bindingHistory: [(binding: AMQPBrokerEvent.Binding, removed: Bool)] = []
+    private var routes: [String: Route] = [:]
+    private var routeOrder: [String] = []
+    private var unroutable: [Unroutable] = []
+    /// Mandatory publishes awaiting the broker's basic.return, by stream and channel: the index
+    /// in `unroutable` (nil when the simulation routed it), and what it routed to.
+    private var awaitingReturn: [Int: [(channel: UInt16, exchange: String, routingKey: String, index: Int?, frame: Int, queues: [String])]] = [:]
+    private var mismatches: [AnalysisRecord] = []
+    private var mismatchesSeen: Set<String> = []
+    /// Routes by exchange and routing key, made while the topology was at `generation`, that
+    /// passed no headers exchange (so hold for any headers): a publisher repeats its exchange and
+    /// key, and routing each anew (sets, sorting) cost more than the rest of the model.
+    private var routeCache: [String: (generation: Int, queues: [String], known: Bool)] = [:]
+    /// Counts changes to exchanges, queues and bindings.
+    private var generation = 0
+    /// At most this many unroutable publishes and mismatches are recorded one by one.
+    static let maxRecords = 1000
+
+    public init() {
+        // RabbitMQ's predeclared exchanges (and the default exchange, "", handled apart).
+        for (name, type) in [("amq.direct", "direct"), ("amq.fanout", "fanout"), ("amq.topic", "topic"),
+                             ("amq.headers", "headers"), ("amq.match", "headers")] {
+            exchanges[name] = Exchange(type: type, durable: true, predeclared: true)
+        }
+    }
+
+    public func reads(_ event: OutputEvent) -> Bool {
+        guard case .pdu(let e) = event, e.pdu.isProtocol("amqp"), let packet = e.pdu.packet else { return false }
+        return packet is AMQPBrokerEvent || (packet as? AMQPFrame)?.broker != nil
+    }
+
+    /// A PDU crosses to the caller's thread as its event alone, on a box with no tree.
+    public func forwarded(_ event: OutputEvent) -> OutputEvent? {
+        guard case .pdu(let e) = event, let broker = Self.event(of: e.pdu) else { return nil }
+        var pdu = DissectedPDU(protocolName: "amqp", summary: "", fields: [], wireLength: e.pdu.wireLength)
+        pdu.packet = broker
+        return .pdu(PDUEvent(e.context, e.direction, pdu))
+    }
+
+    private static func event(of pdu: DissectedPDU) -> AMQPBrokerEvent? {
+        guard pdu.isProtocol("amqp") else { return nil }
+        return pdu.packet as? AMQPBrokerEvent ?? (pdu.packet as? AMQPFrame)?.broker
+    }
+
+    public func observe(_ event: OutputEvent) {
+        guard case .pdu(let e) = event, let broker = Self.event(of: e.pdu) else { return }
+        let stream = e.context.stream
+        switch broker.kind {
+        case .published, .returned, .delivered: break
+        default: generation += 1
+        }
+        switch broker.kind {
+        case .exchangeDeclared(let name, let type, let durable, let autoDelete, let isInternal, let alternate):
+            // The default exchange cannot be declared; a redeclare with other arguments fails
+            // (406 PRECONDITION_FAILED), so the first declaration stands.
+            guard !name.isEmpty, exchanges[name] == nil else { return }
+            let exchange = Exchange(type: type, durable: durable, autoDelete: autoDelete, isInternal: isInternal, alternate: alternate)
+            exchanges[name] = exchange
+            if let at = exchangeHistory.firstIndex(where: { $0.name == name }) {
+                exchangeHistory[at] = (name, exchange, false)
+            } else {
+                exchangeHistory.append((name, exchange, false))
+            }
+        case .exchangeDeleted(let name):
+            exchanges[name] = nil
+            for i in exchangeHistory.indices where exchangeHistory[i].name == name { exchangeHistory[i].deleted = true }
+            removeBindings { $0.source == name || ($0.toExchange && $0.destination == name) }
+        case .queueDeclared(let name):
+            declareQueue(name)
+        case .queueDeleted(let name):
+            queueSet.remove(name)
+            for i in queueHistory.indices where queueHistory[i].name == name { queueHistory[i].deleted = true }
+            removeBindings { !$0.toExchange && $0.destination == name }
+        case .bound(let binding):
+            if !bindings.contains(where: { Self.same($0, binding) }) {
+                bindings.append(binding)
+                bindingHistory.append((binding, false))
+            }
+            if !binding.toExchange { declareQueue(binding.destination) }
+        case .unbound(let binding):
+            removeBindings { Self.same($0, binding) }
+        case .published(let publish):
+            publishedMessage(publish, stream: stream, channel: broker.channel)
+        case .returned(let code, let exchange, let routingKey):
+            returned(code: code, exchange: exchange, routingKey: routingKey, stream: stream, channel: broker.channel,
+                     frame: e.context.frame)
+        case .delivered(let queue, let exchange, let routingKey):
+            delivered(queue: queue, exchange: exchange, routingKey: routingKey, frame: e.context.frame)
+        }
+    }
+
+    private func declareQueue(_ name: String) {
+        guard queueSet.insert(name).inserted else { return }
+        if let at = queueHistory.firstIndex(where: { $0.name == name }) {
+            queueHistory[at].deleted = false
+        } else {
+            queueHistory.append((name, false))
+        }
+    }
+
+    private func removeBindings(where gone: (AMQPBrokerEvent.Binding) -> Bool) {
+        bindings.removeAll(where: gone)
+        for i in bindingHistory.indices where !bindingHistory[i].removed && gone(bindingHistory[i].binding) {
+            bindingHistory[i].removed = true
+        }
+    }
+
+    private static func same(_ a: AMQPBrokerEvent.Binding, _ b: AMQPBrokerEvent.Binding) -> Bool {
+        a.source == b.source && a.destination == b.destination && a.toExchange == b.toExchange && a.routingKey == b.routingKey
+            && headerValues(a.arguments) == headerValues(b.arguments)
+    }
+
+    /// A table's names and values, without the byte ranges (a binding's identity).
+    private static func headerValues(_ table: AMQPFieldTable?) -> [String: AMQPFieldValue] {
+        var values: [String: AMQPFieldValue] = [:]
+        for entry in table?.entries ?? [] { values[entry.name] = entry.value }
+        return values
+    }
+
+    // MARK: - Routing
+
+    /// Where RabbitMQ routes a message published to `exchange` with `routingKey` and `headers`,
+    /// given the bindings seen so far: the queues (sorted, each once), and whether every
+    /// exchange on the way is one the capture declared or RabbitMQ predeclares (else the answer
+    /// may miss bindings made before the capture, and is not judged).
+    func route(exchange: String, routingKey: String, headers: AMQPFieldTable?) -> (queues: [String], known: Bool) {
+        var readsHeaders = false
+        return route(exchange: exchange, routingKey: routingKey, headers: headers, readsHeaders: &readsHeaders)
+    }
+
+    /// `readsHeaders`: set when the route passed a headers exchange (its answer depends on them).
+    private func route(exchange: String, routingKey: String, headers: AMQPFieldTable?,
+                       readsHeaders: inout Bool) -> (queues: [String], known: Bool) {
+        var queues: [String] = []
+        var visited: Set<String> = []
+        var known = true
+        route(exchange, routingKey, headers, &visited, &queues, &known, &readsHeaders)
+        return (Array(Set(queues)).sorted(), known)
+    }
+
+    private func route(_ name: String, _ routingKey: String, _ headers: AMQPFieldTable?, _ visited: inout Set<String>,
+                       _ queues: inout [String], _ known: inout Bool, _ readsHeaders: inout Bool) {
+        // AMQP 0-9-1 §3.1.3.1: the default exchange routes to the queue named by the routing
+        // key, if there is one: a queue the capture did not declare may predate it.
+        if name.isEmpty {
+            if queueSet.contains(routingKey) { queues.append(routingKey) } else { known = false }
+            return
+        }
+        guard visited.insert(name).inserted else { return }
+        guard let exchange = exchanges[name] else {
+            known = false
+            return
+        }
+        let before = queues.count
+        if exchange.type == "headers" { readsHeaders = true }
+        for binding in bindings where binding.source == name {
+            guard let matches = Self.matches(type: exchange.type, binding: binding, routingKey: routingKey, headers: headers) else {
+                known = false
+                continue
+            }
+            guard matches else { continue }
+            if binding.toExchange {
+                route(binding.destination, routingKey, headers, &visited, &queues, &known, &readsHeaders)
+            } else {
+                queues.append(binding.destination)
+            }
+        }
+        // RabbitMQ's alternate exchange: takes what the exchange routes nowhere.
+        if queues.count == before, let alternate = exchange.alternate {
+            route(alternate, routingKey, headers, &visited, &queues, &known, &readsHeaders)
+        }
+    }
+
+    /// Whether a binding of an exchange of `type` takes a message; nil for a type RabbitMQ's
+    /// plugins add (`x-consistent-hash` …), which is not simulated.
+    static func matches(type: String, binding: AMQPBrokerEvent.Binding, routingKey: String, headers: AMQPFieldTable?) -> Bool? {
+        switch type {
+        case "direct": return binding.routingKey == routingKey
+        case "fanout": return true
+        case "topic": return topicMatches(pattern: binding.routingKey, routingKey: routingKey)
+        case "headers": return headersMatch(binding: binding.arguments, headers: headers)
+        default: return nil
+        }
+    }
+
+    /// RabbitMQ's topic matching: words separated by dots; `*` is exactly one word, `#` zero or more.
+    static func topicMatches(pattern: String, routingKey: String) -> Bool {
+        let p = pattern.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let k = routingKey.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        // matched[i][j]: the first i words of the pattern match the first j of the key.
+        var matched = Array(repeating: Array(repeating: false, count: k.count + 1), count: p.count + 1)
+        matched[0][0] = true
+        for i in 1...p.count {
+            let word = p[i - 1]
+            for j in 0...k.count {
+                if word == "#" {
+                    matched[i][j] = matched[i - 1][j] || (j > 0 && matched[i][j - 1])
+                } else if j > 0 {
+                    matched[i][j] = matched[i - 1][j - 1] && (word == "*" || word == k[j - 1])
+                }
+            }
+        }
+        return matched[p.count][k.count]
+    }
+
+    /// RabbitMQ's headers matching: the binding's `x-match` (`all`, the default, `any`,
+    /// `all-with-x`, `any-with-x`) over its other arguments (those starting `x-` only with the
+    /// `-with-x` modes), each present in the message's headers with an equal value (a void
+    /// binding value asks for presence alone).
+    static func headersMatch(binding: AMQPFieldTable?, headers: AMQPFieldTable?) -> Bool {
+        var mode = "all"
+        if let value = binding?["x-match"], case .longString(let s) = value { mode = AMQPText.shortString(s.bytes) }
+        let withX = mode.hasSuffix("-with-x")
+        let any = mode.hasPrefix("any")
+        let wanted = (binding?.entries ?? []).filter { $0.name != "x-match" && (withX || !$0.name.hasPrefix("x-")) }
+        var message: [String: AMQPFieldValue] = [:]
+        for entry in headers?.entries ?? [] { message[entry.name] = entry.value }
+        func matches(_ entry: AMQPFieldTable.Entry) -> Bool {
+            guard let value = message[entry.name] else { return false }
+            if case .void = entry.value { return true }
+            return value == entry.value
+        }
+        if any { return wanted.contains(where: matches) }
+        return wanted.allSatisfy(matches)
+    }
+
+    // MARK: - Publishes, returns, deliveries
+
+    private static func key(_ exchange: String, _ routingKey: String) -> String { exchange + "\u{0}" + routingKey }
+
+    private func publishedMessage(_ publish: AMQPBrokerEvent.Publish, stream: Int, channel: UInt16) {
+        let key = Self.key(publish.exchange, publish.routingKey)
+        let queues: [String], known: Bool
+        if let cached = routeCache[key], cached.generation == generation {
+            (queues, known) = (cached.queues, cached.known)
+        } else {
+            var readsHeaders = false
+            (queues, known) = route(exchange: publish.exchange, routingKey: publish.routingKey, headers: publish.headers,
+                                    readsHeaders: &readsHeaders)
+            routeCache[key] = readsHeaders ? nil : (generation, queues, known)
+        }
+        if var route = routes[key] {
+            if route.queues != queues { route.queues = Array(Set(route.queues + queues)).sorted() }
+            route.publishes += 1
+            routes[key] = route
+        } else {
+            routes[key] = Route(queues: queues, publishes: 1)
+            routeOrder.append(key)
+        }
+        var index: Int?
+        if queues.isEmpty, known {
+            index = unroutable.count
+            unroutable.append(Unroutable(frame: publish.frame, stream: stream, channel: channel, exchange: publish.exchange,
+                                         routingKey: publish.routingKey, mandatory: publish.mandatory,
+                                         type: publish.exchange.isEmpty ? "direct" : exchanges[publish.exchange]?.type))
+        }
+        if publish.mandatory {
+            var awaiting = awaitingReturn[stream] ?? []
+            if awaiting.count >= 64 { awaiting.removeFirst() }
+            awaiting.append((channel, publish.exchange, publish.routingKey, index, publish.frame, queues))
+            awaitingReturn[stream] = awaiting
+        }
+    }
+
+    /// basic.return answers the oldest mandatory publish of its channel, exchange and routing
+    /// key still awaiting an answer.
+    private func returned(code: Int, exchange: String, routingKey: String, stream: Int, channel: UInt16, frame: Int) {
+        guard var awaiting = awaitingReturn[stream],
+              let at = awaiting.firstIndex(where: { $0.channel == channel && $0.exchange == exchange && $0.routingKey == routingKey })
+        else { return }
+        let publish = awaiting.remove(at: at)
+        awaitingReturn[stream] = awaiting
+        if let index = publish.index {
+            unroutable[index].returnFrame = frame
+        } else if code == 312, publish.queues.isEmpty {
+            // AMQP 0-9-1 312 NO_ROUTE for a publish the bindings seen could not judge (an
+            // exchange or queue made before the capture): the broker says it was unroutable.
+            unroutable.append(Unroutable(frame: publish.frame, stream: stream, channel: channel, exchange: exchange,
+                                         routingKey: routingKey, mandatory: true, returnFrame: frame,
+                                         type: exchange.isEmpty ? "direct" : exchanges[exchange]?.type))
+        } else if code == 312 {
+            // AMQP 0-9-1 312 NO_ROUTE: the broker found no queue where the bindings seen route to some.
+            mismatch(frames: [publish.frame, frame],
+                     message: "the broker returned the publish to exchange '\(exchange)' with routing key '\(routingKey)' as 312 NO_ROUTE, but the bindings seen route it to \(Self.list(publish.queues)): a binding the capture shows was removed, or the queue is gone",
+                     fields: [Field("exchange", "Exchange", .string(exchange)), Field("routing_key", "Routing key", .string(routingKey))])
+        }
+    }
+
+    /// A delivery from a queue: judged only when the capture showed publishes of its exchange
+    /// and routing key, none of which the bindings seen route to that queue.
+    private func delivered(queue: String, exchange: String, routingKey: String, frame: Int) {
+        // `routes` holds every queue the publishes of an exchange and key were routed to.
+        let key = Self.key(exchange, routingKey)
+        guard !exchange.isEmpty, let route = routes[key], !route.queues.contains(queue),
+              self.route(exchange: exchange, routingKey: routingKey, headers: nil).known else { return }
+        guard mismatchesSeen.insert(Self.key(queue, key)).inserted else { return }
+        let simulated = routes[key]?.queues ?? []
+        mismatch(frames: [frame],
+                 message: "delivered from queue '\(queue)' (exchange '\(exchange)', routing key '\(routingKey)'), but the bindings seen route those publishes to \(Self.list(simulated)): the message may predate the capture, or a binding made before it routes there",
+                 fields: [Field("queue", "Queue", .string(queue)), Field("exchange", "Exchange", .string(exchange)),
+                          Field("routing_key", "Routing key", .string(routingKey))])
+    }
+
+    private func mismatch(frames: [Int], message: String, fields: [Field]) {
+        guard mismatches.count < Self.maxRecords else { return }
+        mismatches.append(AnalysisRecord(protocolName: "amqp", kind: .routingMismatch, frames: frames, message: message,
+                                         reference: "RabbitMQ exchange routing", fields: fields))
+    }
+
+    private static func list(_ queues: [String]) -> String {
+        queues.isEmpty ? "no queue" : queues.map { "'\($0)'" }.joined(separator: ", ")
+    }
+
+    // MARK: - Records
+
+    public func finish(record: (AnalysisRecord) -> Void) {
+        for u in unroutable.prefix(Self.maxRecords) {
+            let fate: String
+            if let returned = u.returnFrame {
+                fate = "the broker returned it (basic.return #\(returned))"
+            } else if u.mandatory {
+                fate = "it is mandatory, but no basic.return of it is in the capture"
+            } else {
+                fate = "not mandatory, so the broker dropped it silently"
+            }
+            var fields = [Field("exchange", "Exchange", .string(u.exchange)), Field("routing_key", "Routing key", .string(u.routingKey)),
+                          Field("mandatory", "Mandatory", .bool(u.mandatory))]
+            if let returned = u.returnFrame { fields.append(Field("return_frame", "Returned In Frame", .int(returned))) }
+            let exchange = u.exchange.isEmpty ? "the default exchange" : "\(u.type.map { "\($0) " } ?? "")exchange '\(u.exchange)'"
+            let what = u.exchange.isEmpty ? "no queue is named '\(u.routingKey)'" : "no binding on \(exchange) matches '\(u.routingKey)'"
+            let caveat = u.returnFrame == nil ? " (bindings made before the capture are not seen)" : ""
+            record(AnalysisRecord(protocolName: "amqp", kind: .unroutable, frames: [u.frame] + (u.returnFrame.map { [$0] } ?? []),
+                                  message: "\(what): \(fate)\(caveat)",
+                                  reference: "AMQP 0-9-1 basic.publish mandatory", fields: fields))
+        }
+        if unroutable.count > Self.maxRecords {
+            record(AnalysisRecord(protocolName: "amqp", kind: .unroutable, frames: [],
+                                  message: "\(unroutable.count - Self.maxRecords) more publishes routed nowhere",
+                                  fields: [Field("count", "Publishes", .int(unroutable.count - Self.maxRecords))]))
+        }
+        for m in mismatches { record(m) }
+        if let topology = topologyRecord() { record(topology) }
+    }
+
+    /// The exchanges, queues and bindings the capture showed (those deleted or removed since
+    /// marked so), RabbitMQ's predeclared exchanges when they were bound or published to, and
+    /// where each exchange and routing key published to was routed; nil when it shows none.
+    private func topologyRecord() -> AnalysisRecord? {
+        var shown = exchangeHistory
+        let used = Set(bindingHistory.map(\.binding.source) + routeOrder.map { String($0.prefix { $0 != "\u{0}" }) })
+        for name in used.sorted() where !shown.contains(where: { $0.name == name }) {
+            if let exchange = exchanges[name], exchange.predeclared { shown.append((name, exchange, false)) }
+        }
+        guard !shown.isEmpty || !queueHistory.isEmpty || !routeOrder.isEmpty else { return nil }
+        var lines: [String] = []
+        var exchangeFields: [Field] = []
+        for (name, exchange, deleted) in shown {
+            var flags: [String] = [exchange.type]
+            if exchange.durable { flags.append("durable") }
+            if exchange.autoDelete { flags.append("auto-delete") }
+            if exchange.isInternal { flags.append("internal") }
+            if exchange.predeclared { flags.append("predeclared") }
+            if let alternate = exchange.alternate { flags.append("alternate-exchange '\(alternate)'") }
+            if deleted { flags.append("deleted") }
+            lines.append("  exchange '\(name)' (\(flags.joined(separator: ", ")))")
+            var children = [Field("name", "Name", .string(name)), Field("type", "Type", .string(exchange.type)),
+                            Field("durable", "Durable", .bool(exchange.durable))]
+            if exchange.autoDelete { children.append(Field("auto_delete", "Auto-delete", .bool(true))) }
+            if exchange.isInternal { children.append(Field("internal", "Internal", .bool(true))) }
+            if let alternate = exchange.alternate { children.append(Field("alternate_exchange", "Alternate exchange", .string(alternate))) }
+            if exchange.predeclared { children.append(Field("predeclared", "Predeclared", .bool(true))) }
+            if deleted { children.append(Field("deleted", "Deleted", .bool(true))) }
+            var bindingFields: [Field] = []
+            for (b, removed) in bindingHistory where b.source == name {
+                let target = b.toExchange ? "exchange '\(b.destination)'" : "queue '\(b.destination)'"
+                let key = exchange.type == "fanout" || exchange.type == "headers" ? "" : "'\(b.routingKey)' "
+                let entries = b.arguments?.entries ?? []
+                let arguments = exchange.type == "headers" && !entries.isEmpty
+                    ? "[" + entries.map { "\($0.name)=\(Self.text($0.value))" }.joined(separator: " ") + "] " : ""
+                lines.append("    \(key)\(arguments)→ \(target)\(removed ? " (removed)" : "")")
+                var entry = [Field("routing_key", "Routing key", .string(b.routingKey)),
+                             Field(b.toExchange ? "exchange" : "queue", b.toExchange ? "Exchange" : "Queue", .string(b.destination))]
+                if !entries.isEmpty {
+                    entry.append(Field("arguments", "Arguments", children: entries.map { Field($0.name, $0.name, .string(Self.text($0.value))) }))
+                }
+                if removed { entry.append(Field("removed", "Removed", .bool(true))) }
+                bindingFields.append(Field("binding", "Binding", children: entry))
+            }
+            if !bindingFields.isEmpty { children.append(Field("bindings", "Bindings", children: bindingFields, isList: true)) }
+            exchangeFields.append(Field("exchange", "Exchange", children: children))
+        }
+        if !queueHistory.isEmpty {
+            lines.append("  queues: " + queueHistory.map { "'\($0.name)'\($0.deleted ? " (deleted)" : "")" }.joined(separator: ", "))
+        }
+        var routeFields: [Field] = []
+        for key in routeOrder {
+            guard let route = routes[key] else { continue }
+            let parts = key.split(separator: "\u{0}", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            let exchange = parts[0], routingKey = parts.count > 1 ? parts[1] : ""
+            lines.append("  published to '\(exchange.isEmpty ? "(default)" : exchange)' with '\(routingKey)' (\(route.publishes)×) → \(Self.list(route.queues))")
+            routeFields.append(Field("route", "Route", children: [
+                Field("exchange", "Exchange", .string(exchange)), Field("routing_key", "Routing key", .string(routingKey)),
+                Field("publishes", "Publishes", .int(route.publishes)),
+                Field("queues", "Queues", children: route.queues.map { Field("queue", "Queue", .string($0)) }, isList: true),
+            ]))
+        }
+        var fields: [Field] = []
+        fields.append(Field("exchanges", "Exchanges", children: exchangeFields, isList: true))
+        fields.append(Field("queues", "Queues", children: queueHistory.map { Field("queue", "Queue", .string($0.name)) }, isList: true))
+        fields.append(Field("routes", "Routes", children: routeFields, isList: true))
+        let counts = "\(exchangeFields.count) exchange\(exchangeFields.count == 1 ? "" : "s"), \(queueHistory.count) queue\(queueHistory.count == 1 ? "" : "s"), \(bindingHistory.count) binding\(bindingHistory.count == 1 ? "" : "s")"
+        return AnalysisRecord(protocolName: "amqp", kind: .topology, frames: [],
+                              message: "\(counts) seen (what was made before the capture is not seen):\n" + lines.joined(separator: "\n"),
+                              fields: fields)
+    }
+
+    /// A field-table value in a line: strings as text, the rest as Swift prints it.
+    private static func text(_ value: AMQPFieldValue) -> String {
+        switch value {
+        case .longString(let s), .bytes(let s): return AMQPText.shortString(s.bytes)
+        case .boolean(let b): return b ? "true" : "false"
+        case .int8(let v): return String(v)
+        case .uint8(let v): return String(v)
+        case .int16(let v): return String(v)
+        case .uint16(let v): return String(v)
+        case .int32(let v): return String(v)
+        case .uint32(let v): return String(v)
+        case .int64(let v): return String(v)
+        case .void: return "(void)"
+        default: return "\(value)"
+        }
+    }
+}

@@ -1,0 +1,135 @@
+@testable import AMQP
+import Dissection
+import Testing
+
+/// The broker model across connections (issue #29): RabbitMQ's routing of each exchange type,
+/// exchange-to-exchange bindings and alternate exchanges, and the records of what was unroutable
+/// or routed otherwise than the bindings say.
+@Suite("AMQP broker model: topology and routing")
+struct AMQPBrokerTests {
+    @Test("topic keys match as RabbitMQ matches them: * one word, # zero or more",
+          arguments: [
+              ("*.orange.*", "quick.orange.rabbit", true), ("*.*.rabbit", "quick.orange.rabbit", true),
+              ("lazy.#", "lazy.orange.elephant", true), ("*.orange.*", "quick.orange.fox", true),
+              ("lazy.#", "lazy.brown.fox", true), ("*.*.rabbit", "lazy.pink.rabbit", true),
+              ("*.orange.*", "quick.brown.fox", false), ("*.orange.*", "orange", false),
+              ("*.orange.*", "quick.orange.male.rabbit", false), ("lazy.#", "lazy", true),
+              ("lazy.#", "lazy.orange.male.rabbit", true), ("#", "", true), ("#", "a.b.c", true),
+              ("a.#.c", "a.c", true), ("a.#.c", "a.b.b.c", true), ("a.#.c", "a.b", false),
+              ("a.*", "a.", true), ("a.*", "a", false), ("", "", true), ("", "a", false),
+          ])
+    func topic(pattern: String, key: String, matches: Bool) {
+        #expect(AMQPBroker.topicMatches(pattern: pattern, routingKey: key) == matches)
+    }
+
+    static func table(_ entries: [(String, AMQPFieldValue)]) -> AMQPFieldTable {
+        AMQPFieldTable(entries: entries.map { AMQPFieldTable.Entry(name: $0.0, type: nil, value: $0.1, range: 0..<0) })
+    }
+
+    static func string(_ s: String) -> AMQPFieldValue {
+        .longString(AMQPLongString(bytes: Array(s.utf8)[...], declaredLength: s.utf8.count))
+    }
+
+    @Test("headers bindings match by x-match all, any, all-with-x and any-with-x; a void value asks for presence")
+    func headers() {
+        let message = Self.table([("format", Self.string("pdf")), ("type", Self.string("report")), ("x-trace", Self.string("1"))])
+        func matches(_ binding: [(String, AMQPFieldValue)]) -> Bool {
+            AMQPBroker.headersMatch(binding: Self.table(binding), headers: message)
+        }
+        #expect(matches([("x-match", Self.string("all")), ("format", Self.string("pdf")), ("type", Self.string("report"))]))
+        #expect(!matches([("x-match", Self.string("all")), ("format", Self.string("pdf")), ("type", Self.string("log"))]))
+        #expect(matches([("format", Self.string("pdf"))]), "all is the default")
+        #expect(matches([("x-match", Self.string("any")), ("format", Self.string("zip")), ("type", Self.string("report"))]))
+        #expect(!matches([("x-match", Self.string("any")), ("format", Self.string("zip"))]))
+        // x- arguments count only with the -with-x modes.
+        #expect(matches([("x-match", Self.string("all")), ("format", Self.string("pdf")), ("x-trace", Self.string("2"))]))
+        #expect(!matches([("x-match", Self.string("all-with-x")), ("format", Self.string("pdf")), ("x-trace", Self.string("2"))]))
+        #expect(matches([("x-match", Self.string("any-with-x")), ("x-trace", Self.string("1"))]))
+        #expect(matches([("type", .void)]))
+        #expect(!matches([("owner", .void)]))
+        #expect(!AMQPBroker.headersMatch(binding: Self.table([("a", Self.string("b"))]), headers: nil))
+    }
+
+    /// A broker fed `events` in order on stream 0, frame 1, 2, …; the records it finishes with.
+    static func records(_ broker: AMQPBroker, _ events: [AMQPBrokerEvent.Kind]) -> [AnalysisRecord] {
+        for (i, kind) in events.enumerated() {
+            var pdu = DissectedPDU(protocolName: "amqp", summary: "", fields: [], wireLength: 0)
+            pdu.packet = AMQPBrokerEvent(kind: kind, channel: 1)
+            let context = StreamContext(frame: i + 1, time: Timestamp(seconds: 0, nanoseconds: 0), stream: 0,
+                                        source: "c", destination: "s")
+            let event = OutputEvent.pdu(PDUEvent(context, .toServer, pdu))
+            #expect(broker.reads(event))
+            broker.observe(broker.forwarded(event)!)
+        }
+        var records: [AnalysisRecord] = []
+        broker.finish { records.append($0) }
+        return records
+    }
+
+    static func bind(_ source: String, _ destination: String, key: String = "", toExchange: Bool = false,
+                     arguments: AMQPFieldTable? = nil) -> AMQPBrokerEvent.Kind {
+        .bound(AMQPBrokerEvent.Binding(source: source, destination: destination, toExchange: toExchange, routingKey: key, arguments: arguments))
+    }
+
+    static func declare(_ name: String, _ type: String, alternate: String? = nil) -> AMQPBrokerEvent.Kind {
+        .exchangeDeclared(name: name, type: type, durable: false, autoDelete: false, isInternal: false, alternate: alternate)
+    }
+
+    static func publish(_ exchange: String, _ key: String, mandatory: Bool = false, frame: Int) -> AMQPBrokerEvent.Kind {
+        .published(AMQPBrokerEvent.Publish(exchange: exchange, routingKey: key, mandatory: mandatory, headers: nil, frame: frame, bodySize: 1))
+    }
+
+    @Test("exchange-to-exchange bindings and alternate exchanges route on; a binding removed routes no more")
+    func routing() {
+        let broker = AMQPBroker()
+        _ = Self.records(broker, [
+            Self.declare("logs", "topic"), Self.declare("all", "fanout"), Self.declare("lost", "fanout"),
+            Self.declare("main", "direct", alternate: "lost"),
+            Self.bind("logs", "kern", key: "kern.*"), Self.bind("logs", "all", key: "#", toExchange: true),
+            Self.bind("all", "archive"), Self.bind("lost", "dead-letters"), Self.bind("main", "orders", key: "order"),
+        ])
+        #expect(broker.route(exchange: "logs", routingKey: "kern.critical", headers: nil).queues == ["archive", "kern"])
+        #expect(broker.route(exchange: "logs", routingKey: "app.info", headers: nil).queues == ["archive"])
+        #expect(broker.route(exchange: "main", routingKey: "order", headers: nil).queues == ["orders"])
+        #expect(broker.route(exchange: "main", routingKey: "refund", headers: nil).queues == ["dead-letters"])
+        #expect(broker.route(exchange: "amq.fanout", routingKey: "x", headers: nil) == ([], true), "predeclared, no bindings")
+        #expect(broker.route(exchange: "elsewhere", routingKey: "x", headers: nil).known == false)
+        #expect(broker.route(exchange: "", routingKey: "orders", headers: nil) == (["orders"], true), "default exchange, a queue seen")
+        #expect(broker.route(exchange: "", routingKey: "unseen", headers: nil).known == false)
+        _ = Self.records(broker, [.unbound(AMQPBrokerEvent.Binding(source: "logs", destination: "all", toExchange: true, routingKey: "#"))])
+        #expect(broker.route(exchange: "logs", routingKey: "kern.critical", headers: nil).queues == ["kern"])
+    }
+
+    @Test("an unroutable publish is recorded, with its basic.return when mandatory; a return of a routed one is a mismatch")
+    func unroutableAndMismatch() throws {
+        let broker = AMQPBroker()
+        let records = Self.records(broker, [
+            Self.declare("logs", "topic"),                                                        // 1
+            Self.bind("logs", "kern", key: "kern.*"),                                             // 2
+            Self.publish("logs", "app.info", frame: 3),                                           // 3: dropped silently
+            Self.publish("logs", "app.warn", mandatory: true, frame: 4),                          // 4
+            .returned(replyCode: 312, exchange: "logs", routingKey: "app.warn"),                  // 5
+            Self.publish("logs", "kern.oops", mandatory: true, frame: 6),                         // 6: routed to kern …
+            .returned(replyCode: 312, exchange: "logs", routingKey: "kern.oops"),                 // 7: … but returned
+            Self.publish("", "nowhere", mandatory: true, frame: 8),                               // 8: a queue never seen
+            .returned(replyCode: 312, exchange: "", routingKey: "nowhere"),                       // 9
+            .delivered(queue: "kern", exchange: "logs", routingKey: "kern.oops"),                 // 10: routed there
+            .delivered(queue: "audit", exchange: "logs", routingKey: "kern.oops"),                // 11: not by any binding seen
+        ])
+        let unroutable = records.filter { $0.kind == .unroutable }
+        try #require(unroutable.count == 3)
+        #expect(unroutable[0].frames == [3])
+        #expect(unroutable[0].message == "no binding on topic exchange 'logs' matches 'app.info': not mandatory, so the broker dropped it silently (bindings made before the capture are not seen)")
+        #expect(unroutable[1].frames == [4, 5])
+        #expect(unroutable[1].message.hasSuffix("the broker returned it (basic.return #5)"))
+        #expect(unroutable[2].frames == [8, 9])
+        #expect(unroutable[2].message.hasPrefix("no queue is named 'nowhere'"))
+        let mismatches = records.filter { $0.kind == .routingMismatch }
+        try #require(mismatches.count == 2)
+        #expect(mismatches[0].frames == [6, 7])
+        #expect(mismatches[1].frames == [11])
+        #expect(mismatches[1].message.hasPrefix("delivered from queue 'audit'"))
+        let topology = try #require(records.first { $0.kind == .topology })
+        #expect(topology.message.contains("exchange 'logs' (topic)\n    'kern.*' → queue 'kern'"))
+    }
+}
