@@ -184,6 +184,12 @@ public struct TableRenderer: Renderer {
     private var reconnects: [(client: String, connections: Int, intervals: [Int])] = []
     /// Topics' deliveries (`topic_delivery` records): the record's fields.
     private var deliveries: [[Field]] = []
+    /// AMQP's topology (the `topology` record): its tree's lines, and where each exchange and
+    /// routing key's publishes were routed (queues, by exchange and key).
+    private var topology: [String] = []
+    private var routedTo: [String: [String]] = [:]
+    /// AMQP deliveries left unacknowledged per queue (`unacknowledged` records).
+    private var unacknowledged: [String: Int] = [:]
     /// Where in the run the events counted next are (`setPosition`).
     private var position = 0
     /// What did not fit the row limit, summed.
@@ -246,12 +252,33 @@ public struct TableRenderer: Renderer {
                 reconnects.append((client, connections, intervals))
             }
             if r.kind == .topicDelivery, deliveries.count < options.maxTableRows { deliveries.append(r.fields) }
+            if r.protocolName == "amqp" { noteAMQPRecord(r) }
             let key = "\(r.protocolName) \(r.kind.rawValue)"
             if let e = findings[key] {
                 findings[key] = (e.count + 1, e.example, e.position)
             } else {
                 findings[key] = (1, r.message, position)
             }
+        }
+    }
+
+    /// What the AMQP tables show of a record: the topology's tree and routes, the deliveries a
+    /// queue's consumers left unacknowledged.
+    private mutating func noteAMQPRecord(_ r: AnalysisRecord) {
+        func string(_ fields: [Field], _ key: String) -> String? { fields.first { $0.key == key }?.value.stringValue }
+        switch r.kind {
+        case .topology:
+            // The tree alone: where publishes went is the Exchanges table's `routed to`.
+            topology = r.message.split(separator: "\n").dropFirst().map(String.init).filter { !$0.hasPrefix("  published to ") }
+            for route in r.fields.first(where: { $0.key == "routes" })?.children ?? [] {
+                let queues = route.children.first { $0.key == "queues" }?.children.compactMap(\.value.stringValue) ?? []
+                routedTo[(string(route.children, "exchange") ?? "") + "\u{0}" + (string(route.children, "routing_key") ?? "")] = queues
+            }
+        case .unacknowledged:
+            guard let queue = string(r.fields, "queue"), let count = r.fields.first(where: { $0.key == "count" })?.value.intValue else { return }
+            unacknowledged[queue, default: 0] += count
+        default:
+            return
         }
     }
 
@@ -574,6 +601,9 @@ public struct TableRenderer: Renderer {
         Self.add(other.findings, to: &findings)
         reconnects += other.reconnects
         deliveries += other.deliveries
+        if topology.isEmpty { topology = other.topology }
+        routedTo.merge(other.routedTo) { mine, _ in mine }
+        unacknowledged.merge(other.unacknowledged, uniquingKeysWith: +)
     }
 
     private static func add(_ theirs: [String: (count: Int, example: String, position: Int)],
@@ -655,27 +685,37 @@ public struct TableRenderer: Renderer {
         }
         if !exchanges.isEmpty {
             out.append("\nExchanges\n")
+            let routes = !routedTo.isEmpty
             out.append(pad("exchange", 26) + " " + pad("routing key", 32) + " " + pad("publishes", 9, right: true) + " "
-                       + pad("bytes", 9, right: true) + "\n")
+                       + pad("bytes", 9, right: true) + (routes ? "  routed to" : "") + "\n")
             for (key, row) in exchanges.rows.sorted(by: { $0.0 < $1.0 }) {
-                out.append(pad(key.exchange.isEmpty ? "(default)" : key.exchange, 26) + " "
-                           + pad(key.routingKey.isEmpty ? "(empty)" : key.routingKey, 32) + " "
-                           + pad(String(row.publishes), 9, right: true) + " " + pad(size(row.bytes), 9, right: true) + "\n")
+                var line = pad(key.exchange.isEmpty ? "(default)" : key.exchange, 26) + " "
+                    + pad(key.routingKey.isEmpty ? "(empty)" : key.routingKey, 32) + " "
+                    + pad(String(row.publishes), 9, right: true) + " " + pad(size(row.bytes), 9, right: true)
+                if let queues = routedTo[key.exchange + "\u{0}" + key.routingKey] { line += "  " + cut(queues.isEmpty ? "(no queue)" : queues.joined(separator: ", "), 60) }
+                out.append(line + "\n")
             }
         }
         if untrackedExchanges > 0 { out.append("… \(untrackedExchanges) publishes to exchanges not listed (--max-table-rows)\n") }
         if !queues.isEmpty {
             out.append("\nQueues\n")
+            let unacked = !unacknowledged.isEmpty
             out.append(pad("queue", 40) + " " + pad("deliveries", 10, right: true) + " " + pad("acks", 8, right: true) + " "
-                       + pad("nacks", 8, right: true) + " " + pad("rejects", 8, right: true) + "\n")
+                       + pad("nacks", 8, right: true) + " " + pad("rejects", 8, right: true) + (unacked ? " " + pad("unacked", 8, right: true) : "")
+                       + "\n")
             for (key, row) in queues.rows.sorted(by: { $0.0.name < $1.0.name }) {
                 let name = key.name
                 out.append(pad(name.isEmpty ? "(unnamed)" : name, 40) + " " + pad(String(row.deliveries), 10, right: true) + " "
                            + pad(String(row.acks), 8, right: true) + " " + pad(String(row.nacks), 8, right: true) + " "
-                           + pad(String(row.rejects), 8, right: true) + "\n")
+                           + pad(String(row.rejects), 8, right: true)
+                           + (unacked ? " " + pad(String(unacknowledged[name, default: 0]), 8, right: true) : "") + "\n")
             }
         }
         if untrackedQueues > 0 { out.append("… \(untrackedQueues) deliveries and settlements of queues not listed (--max-table-rows)\n") }
+        if !topology.isEmpty {
+            out.append("\nTopology (exchange → binding key → queue; what was made before the capture is not seen)\n")
+            for line in topology { out.append(line + "\n") }
+        }
         if !closes.isEmpty {
             out.append("\nCloses\n")
             out.append(pad("stream", 6, right: true) + " " + pad("by", 6) + " " + pad("method", 16) + " "
