@@ -140,6 +140,8 @@ public struct AMQPConnectionDissector: StreamDissector {
             var number: Int
             var frame: Int
             var time: Timestamp
+            /// Its place among the connection's publishes and deliveries in its frame (`AMQPLinks`).
+            var place = 0
         }
     }
     /// Where the bytes being dissected were captured (`locate`): the analysis links frames by it.
@@ -147,6 +149,9 @@ public struct AMQPConnectionDissector: StreamDissector {
     private var time = Timestamp(seconds: 0, nanoseconds: 0)
     /// The analysis's records found since `takeRecords` last took them.
     private var records: [AnalysisRecord] = []
+    /// The last publish or delivery method's frame and its place among those of that frame:
+    /// what `AMQPLinks` are keyed by.
+    private var linked = (frame: -1, place: 0)
     /// Which queue each delivery and each client acknowledgement concerns.
     private var queues: AMQPQueueTracker
     /// Whether messages keep their content header's payload for the JSON `properties` object of
@@ -464,10 +469,23 @@ public struct AMQPConnectionDissector: StreamDissector {
                                                 "\(spec.fullName) arrived on channel \(frame.channel) before the \(pending.method.fullName) ahead of it was complete: \(pending.progress)",
                                                 reference: "AMQP 0-9-1 §4.2.6"))
             }
+            // A publish's or delivery's place in its frame, and in a run's second pass its link.
+            var place = 0
+            if (id == .basicPublish && direction == .toServer) || ((id == .basicDeliver || id == .basicGetOK) && direction == .toClient) {
+                linked = linked.frame == self.frame ? (self.frame, linked.place + 1) : (self.frame, 0)
+                place = linked.place
+                if case .read(let links) = options.links, options.analysis {
+                    note.link = links.link(stream: info.stream, frame: self.frame, place: place)
+                    note.linkIsPublish = id == .basicPublish
+                    if id == .basicPublish, note.link?.queues?.isEmpty == true {
+                        note.published = (method.values.string("exchange") ?? "", method.values.string("routing-key") ?? "")
+                    }
+                }
+            }
             if spec.carriesContent {
                 messages[key] = AMQPMessageAssembly(method: spec, values: method.values,
                                                     previewLimit: options.detail == .facts ? 0 : options.bodyPreviewBytes,
-                                                    frame: self.frame)
+                                                    frame: self.frame, place: place)
             }
             if id == .basicPublish {
                 lastPublish[key] = method.values.withoutBulk
@@ -492,8 +510,21 @@ public struct AMQPConnectionDissector: StreamDissector {
             if options.analysis, let kind = brokerEvent(id, method.values, channel: frame.channel, from: direction) {
                 note.broker = AMQPBrokerEvent(kind: kind, channel: frame.channel)
             }
+            let collecting: AMQPLinks?
+            if case .collect(let links) = options.links, options.analysis { collecting = links } else { collecting = nil }
             note.attribution = queues.track(id, method.values, channel: frame.channel, from: direction,
-                                            frame: self.frame, time: time)
+                                            frame: self.frame, time: time, place: place, listsCovered: collecting != nil)
+            if let collecting, let settled = note.attribution?.settled {
+                let (ackFrame, rejected) = (self.frame, id != .basicAck)
+                for delivery in settled.covered {
+                    collecting.update(stream: info.stream, frame: delivery.frame, place: delivery.place) {
+                        $0.ackFrame = ackFrame
+                        $0.ackLatency = max(0, time.microseconds(since: delivery.time))
+                        $0.rejected = rejected
+                        $0.requeued = settled.requeue
+                    }
+                }
+            }
             if options.analysis, direction == .toClient, id == .basicDeliver || id == .basicGetOK, let queue = note.attribution?.queue {
                 note.broker = AMQPBrokerEvent(kind: .delivered(queue: queue, exchange: method.values.string("exchange") ?? "",
                                                                routingKey: method.values.string("routing-key") ?? ""),
@@ -616,13 +647,13 @@ public struct AMQPConnectionDissector: StreamDissector {
             let number = confirms.values[i].last
             note.publishSequence = number
             if options.analysis, confirms.values[i].pending.count < options.maxTrackedDeliveries {
-                confirms.values[i].pending.append(Confirms.Pending(number: number, frame: frame, time: time))
+                confirms.values[i].pending.append(Confirms.Pending(number: number, frame: frame, time: time, place: linked.place))
             }
         case (60, 80) where direction == .toClient, (60, 120) where direction == .toClient:
             guard let i = confirms.slot(key), let tag = values.int("delivery-tag") else { return }
             let multiple = values.bool("multiple") ?? false
             var confirm = AMQPFrameNote.Confirm(acknowledged: id.methodID == 80, multiple: multiple, deliveryTag: tag)
-            if options.analysis { confirm.confirmed = settlePublishes(at: i, upTo: tag, multiple: multiple) }
+            if options.analysis { confirm.confirmed = settlePublishes(at: i, upTo: tag, multiple: multiple, acknowledged: id.methodID == 80) }
             note.confirm = confirm
         default:
             return
@@ -631,7 +662,7 @@ public struct AMQPConnectionDissector: StreamDissector {
 
     /// Takes the publishes a broker's confirm covers off the channel's pending ones: the one
     /// numbered `tag`, or with `multiple` every one up to it (AMQP 0-9-1 basic.ack multiple).
-    private mutating func settlePublishes(at i: Int, upTo tag: Int, multiple: Bool) -> AMQPFrameNote.Confirmed? {
+    private mutating func settlePublishes(at i: Int, upTo tag: Int, multiple: Bool, acknowledged: Bool) -> AMQPFrameNote.Confirmed? {
         let pending = confirms.values[i].pending
         // Numbers ascend: the covered ones are a prefix (multiple) or one entry.
         let covered: Range<Int>
@@ -645,6 +676,16 @@ public struct AMQPConnectionDissector: StreamDissector {
         guard !covered.isEmpty else { return nil }
         let first = pending[covered.lowerBound], last = pending[covered.upperBound - 1]
         let oldest = pending[covered].map(\.time).min() ?? first.time
+        if case .collect(let links) = options.links {
+            let (confirmFrame, nacked) = (frame, !acknowledged)
+            for publish in pending[covered] {
+                links.update(stream: info.stream, frame: publish.frame, place: publish.place) {
+                    $0.confirmFrame = confirmFrame
+                    $0.confirmLatency = max(0, time.microseconds(since: publish.time))
+                    $0.nacked = nacked
+                }
+            }
+        }
         confirms.values[i].pending.removeSubrange(covered)
         return AMQPFrameNote.Confirmed(count: covered.count, firstFrame: first.frame, lastFrame: last.frame,
                                        latency: max(0, time.microseconds(since: oldest)))

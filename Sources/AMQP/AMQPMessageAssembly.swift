@@ -26,14 +26,17 @@ struct AMQPMessageAssembly {
     var previewMissing = false
     var bodyFrames = 0
 
-    /// The frame of the content-bearing method.
+    /// The frame of the content-bearing method, and its place among the connection's publishes
+    /// and deliveries in that frame (`AMQPLinks`).
     var frame = 0
+    var place = 0
 
-    init(method: AMQPMethodSpec, values: AMQPArgumentValues, previewLimit: Int, frame: Int = 0) {
+    init(method: AMQPMethodSpec, values: AMQPArgumentValues, previewLimit: Int, frame: Int = 0, place: Int = 0) {
         self.method = method
         self.methodValues = values
         self.previewLimit = max(previewLimit, 0)
         self.frame = frame
+        self.place = place
     }
 
     /// A completed basic.publish as the broker model reads it: where it goes, what routes it
@@ -42,7 +45,7 @@ struct AMQPMessageAssembly {
         guard method.classID == 60, method.methodID == 40 else { return nil }
         return AMQPBrokerEvent.Publish(exchange: methodValues.string("exchange") ?? "", routingKey: methodValues.string("routing-key") ?? "",
                                        mandatory: methodValues.bool("mandatory") ?? false,
-                                       headers: header?.header.properties.headers?.value, frame: frame,
+                                       headers: header?.header.properties.headers?.value, frame: frame, place: place,
                                        bodySize: Int(clamping: bodySize))
     }
 

@@ -31,6 +31,9 @@ public struct AMQPOptions: Sendable {
     /// acknowledgements and confirms (`AMQPFrameNote`, the `unacknowledged`, `unconfirmed` and
     /// `prefetch_limited` records). Default: on.
     public var analysis = true
+    /// In a run in two passes (`--two-pass`), what the first pass writes and the second reads:
+    /// each publish's route and confirm, each delivery's acknowledgement (`AMQPLinks`).
+    public var links: AMQPLinking?
 
     public init(bodyPreviewBytes: Int = 256, maxHeldFrameBytes: Int = 1 << 20, maxFieldTableDepth: Int = 64,
                 maxTrackedDeliveries: Int = 65536) {

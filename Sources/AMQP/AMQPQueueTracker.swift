@@ -46,6 +46,8 @@ struct AMQPQueueTracker {
         var queue: String
         var frame: Int
         var time: Timestamp
+        /// Its place among the connection's publishes and deliveries in its frame (`AMQPLinks`).
+        var place = 0
     }
 
     /// What a channel left when it closed (or the connection ended): the deliveries still
@@ -166,6 +168,8 @@ struct AMQPQueueTracker {
             /// Since the oldest delivery covered, microseconds.
             var latency: Int
             var requeue: Bool
+            /// Each delivery covered, when asked for (a first pass's links).
+            var covered: [Outstanding] = []
         }
 
         static let ackedCountLabel = "Outstanding deliveries covered (multiple)"
@@ -199,8 +203,10 @@ struct AMQPQueueTracker {
 
     /// Notes what a method says about queues and returns what it attributes the PDU to, if anything.
     /// `frame` and `time`: where the method came.
+    /// `place`: the method's among the connection's publishes and deliveries in the frame;
+    /// `listsCovered`: whether a settlement lists each delivery it covers.
     mutating func track(_ id: AMQPMethodID, _ values: AMQPArgumentValues, channel: UInt16, from direction: Direction,
-                        frame: Int, time: Timestamp) -> Attribution? {
+                        frame: Int, time: Timestamp, place: Int = 0, listsCovered: Bool = false) -> Attribution? {
         // Only these methods concern queues: others need no channel state.
         guard let step = Step(id, from: direction) else { return nil }
         let i = slot(channel)
@@ -208,11 +214,13 @@ struct AMQPQueueTracker {
         // The steps are static: a method of `self` called with `self.channelStates` in-out
         // would be called on a copy of `self`, which shares the array, so the in-out access
         // copied it per frame.
-        return Self.track(step, values, maxOutstanding: maxOutstanding, at: (frame, time), &channelStates[i])
+        return Self.track(step, values, maxOutstanding: maxOutstanding, at: (frame, time, place), listsCovered: listsCovered,
+                          &channelStates[i])
     }
 
     private static func track(_ step: Step, _ values: AMQPArgumentValues, maxOutstanding: Int,
-                              at place: (frame: Int, time: Timestamp), _ state: inout ChannelState) -> Attribution? {
+                              at place: (frame: Int, time: Timestamp, place: Int), listsCovered: Bool,
+                              _ state: inout ChannelState) -> Attribution? {
         switch step {
         case .declareOk:
             if let queue = values.string("queue") { state.lastDeclaredQueue = queue }
@@ -245,7 +253,7 @@ struct AMQPQueueTracker {
             if values.bool("redelivered") == true { attribution.redeliveryOf = redelivery(&state) }
             return attribution
         case .settle:
-            return settle(values, at: place, &state)
+            return settle(values, at: place.time, listsCovered: listsCovered, &state)
         case .qos:
             // AMQP 0-9-1 basic.qos prefetch-count; RabbitMQ applies it per consumer (global
             // unset) or per channel: with one consumer a channel, the same.
@@ -260,7 +268,7 @@ struct AMQPQueueTracker {
     /// A basic.deliver: the queue of the consumer its tag names, the delivery remembered for the
     /// client's acknowledgement.
     private static func deliver(_ consumerTag: String, _ deliveryTag: Int?, maxOutstanding: Int,
-                                at place: (frame: Int, time: Timestamp), _ state: inout ChannelState) -> Attribution? {
+                                at place: (frame: Int, time: Timestamp, place: Int), _ state: inout ChannelState) -> Attribution? {
         guard let consumer = state.consumers[consumerTag] else { return nil }
         remember(deliveryTag, consumer, maxOutstanding: maxOutstanding, at: place, &state)
         return Attribution(queue: consumer.queue, source: .consume)
@@ -274,10 +282,10 @@ struct AMQPQueueTracker {
     }
 
     private static func remember(_ deliveryTag: Int?, _ consumer: Source, maxOutstanding: Int,
-                                 at place: (frame: Int, time: Timestamp), _ state: inout ChannelState) {
+                                 at place: (frame: Int, time: Timestamp, place: Int), _ state: inout ChannelState) {
         // AMQP 0-9-1 basic.consume no-ack: the broker counts the message acknowledged on sending it.
         guard let deliveryTag, !consumer.noAck, state.outstanding.count < maxOutstanding else { return }
-        state.outstanding[deliveryTag] = Outstanding(queue: consumer.queue, frame: place.frame, time: place.time)
+        state.outstanding[deliveryTag] = Outstanding(queue: consumer.queue, frame: place.frame, time: place.time, place: place.place)
         // AMQP 0-9-1 basic.qos: the broker sends no more until an acknowledgement makes room.
         if state.prefetch > 0, state.outstanding.count >= state.prefetch {
             state.atLimit += 1
@@ -292,21 +300,22 @@ struct AMQPQueueTracker {
 
     /// basic.ack and basic.nack with `multiple` settle every outstanding tag up to theirs,
     /// and tag 0 with `multiple` settles all (AMQP 0-9-1 basic.ack delivery-tag; RabbitMQ's nack).
-    private static func settle(_ values: AMQPArgumentValues, at place: (frame: Int, time: Timestamp),
+    private static func settle(_ values: AMQPArgumentValues, at time: Timestamp, listsCovered: Bool,
                                _ state: inout ChannelState) -> Attribution? {
         guard let tag = values.int("delivery-tag") else { return nil }
         // AMQP 0-9-1 basic.nack / basic.reject requeue: the broker queues the message again.
         return settle(tag, multiple: values.bool("multiple") ?? false, requeue: values.bool("requeue") ?? false,
-                      at: place.time, &state)
+                      at: time, listsCovered: listsCovered, &state)
     }
 
-    private static func settle(_ tag: Int, multiple: Bool, requeue: Bool, at time: Timestamp,
+    private static func settle(_ tag: Int, multiple: Bool, requeue: Bool, at time: Timestamp, listsCovered: Bool,
                                _ state: inout ChannelState) -> Attribution? {
         guard multiple else {
             guard let delivery = state.outstanding.removeValue(forKey: tag) else { return nil }
             var attribution = Attribution(queue: delivery.queue, source: .deliveryTag(tag))
             attribution.settled = Attribution.Settled(count: 1, firstFrame: delivery.frame, lastFrame: delivery.frame,
-                                                      latency: max(0, time.microseconds(since: delivery.time)), requeue: requeue)
+                                                      latency: max(0, time.microseconds(since: delivery.time)), requeue: requeue,
+                                                      covered: listsCovered ? [delivery] : [])
             if requeue, state.requeued.count < 64 { state.requeued.append(delivery.frame) }
             return attribution
         }
@@ -324,7 +333,8 @@ struct AMQPQueueTracker {
         let frames = covered.values.map(\.frame).sorted()
         if let first = frames.first, let last = frames.last, let oldest = covered.values.map(\.time).min() {
             attribution.settled = Attribution.Settled(count: frames.count, firstFrame: first, lastFrame: last,
-                                                      latency: max(0, time.microseconds(since: oldest)), requeue: requeue)
+                                                      latency: max(0, time.microseconds(since: oldest)), requeue: requeue,
+                                                      covered: listsCovered ? Array(covered.values) : [])
             if requeue { for frame in frames where state.requeued.count < 64 { state.requeued.append(frame) } }
         }
         return attribution

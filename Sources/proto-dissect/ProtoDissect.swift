@@ -208,7 +208,7 @@ struct ProtoDissect: ParsableCommand {
 
     /// The registry of the run's dissectors; `flowLinks` and `facts` for a pass of a run in two
     /// (`--two-pass`): the first counts facts (`.facts`) and writes the links, the second reads them.
-    func makeRegistry(flowLinks: MQTTFlowLinking? = nil, facts: Bool = false) -> ProtocolRegistry {
+    func makeRegistry(flowLinks: MQTTFlowLinking? = nil, amqpLinks: AMQPLinking? = nil, facts: Bool = false) -> ProtocolRegistry {
         var mqtt = MQTTOptions()
         mqtt.flowLinks = flowLinks
         mqtt.assumedVersion = mqttVersion.flatMap(parseMQTTVersion)
@@ -218,6 +218,7 @@ struct ProtoDissect: ParsableCommand {
         mqtt.maxFlowsInFlight = maxFlowsInFlight
         var amqp = AMQPOptions()
         amqp.analysis = !noAnalysis
+        amqp.links = amqpLinks
         amqp.bodyPreviewBytes = payloadPreview
         amqp.maxHeldFrameBytes = maxPDUBytes
         // Only text and JSON print summary lines, and only text the tree's bit-by-bit lines.
@@ -297,17 +298,17 @@ struct ProtoDissect: ParsableCommand {
         if twoPass && format != .table {
             // The first pass: every capture dissected as a table would count it, what each MQTT
             // flow came to written into the links, nothing printed.
-            let links = MQTTFlowLinks()
+            let links = MQTTFlowLinks(), amqpLinks = AMQPLinks()
             var first = options
             first.maxPDUs = nil
             first.countedPDUs = true
             let tableOptions = renderOptions()
             let makeTable = { TableRenderer(options: tableOptions) }
             var table = makeTable()
-            _ = readCaptures(registry: makeRegistry(flowLinks: .collect(links), facts: true), options: first,
-                             analysis: SpanningAnalyses([MQTTBroker(links: links)]), renderer: makeTable,
+            _ = readCaptures(registry: makeRegistry(flowLinks: .collect(links), amqpLinks: .collect(amqpLinks), facts: true), options: first,
+                             analysis: SpanningAnalyses([MQTTBroker(links: links), AMQPBroker(links: amqpLinks)]), renderer: makeTable,
                              writer: OutputWriter(flushEachEvent: false, discarding: true), into: &table, maxPDUs: nil, quiet: true)
-            registry = makeRegistry(flowLinks: .read(links))
+            registry = makeRegistry(flowLinks: .read(links), amqpLinks: .read(amqpLinks))
         }
         // The run is generic over the renderer's type and made for each one: rendering an event
         // is then a direct call, not a dispatch through an existential held in a closure's box.

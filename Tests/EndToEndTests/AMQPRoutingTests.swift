@@ -38,4 +38,23 @@ struct AMQPRoutingTests {
             #expect(unroutable.compactMap { $0["routing_key"] as? String }.sorted() == ["", "invoice.paid", "sensors.kitchen.humidity"])
         }
     }
+
+    @Test("--two-pass: a publish names its route and its confirm, a delivery its acknowledgement")
+    func twoPass() throws {
+        let text = try dissect(["--two-pass", Repo.samples.appendingPathComponent("amqp-consume-ack.pcap").path]).stdout
+        let summaries = text.split(separator: "\n").filter { $0.hasPrefix("#") }
+        func line(_ prefix: String, _ contains: String) -> Substring? {
+            summaries.first { $0.hasPrefix(prefix + " ") && $0.contains(contains) }
+        }
+        #expect(line("#22", "basic.publish")?.hasSuffix("[routed to 'pd.work'] [confirmed by #26 in 405 µs]") == true)
+        #expect(line("#60", "delivery-tag=1 ")?.hasSuffix("[acked by #61 in 574 µs]") == true)
+        #expect(line("#65", "delivery-tag=4 ")?.hasSuffix("[rejected by #69 in 844 µs, requeued]") == true)
+        // The mandatory publish the broker returned: unroutable though its queue was never declared.
+        #expect(line("#52", "basic.publish")?.contains("[UNROUTABLE: no queue is named 'pd.nowhere']") == true)
+        let json = jsonLines(try dissect(["--format", "json", "--two-pass", Repo.samples.appendingPathComponent("amqp-exchanges.pcap").path]).stdout)
+        let publishes = json.compactMap { $0["amqp"] as? [String: Any] }.filter { $0["method"] as? String == "basic.publish" }
+        let routings = publishes.compactMap { $0["routing"] as? [String: Any] }
+        #expect(routings.count == publishes.count)
+        #expect(routings.filter { $0["unroutable"] as? Bool == true }.count == 3)
+    }
 }

@@ -109,11 +109,16 @@ enum SchemaOutputs {
         // A run in two passes adds keys to the flows of the PUBLISHes.
         let flows = Repo.samples.appendingPathComponent("mqtt-flows.pcap").path
         runs.append(("mqtt-flows.pcap --two-pass", ["--two-pass", flows]))
+        for sample in ["amqp-consume-ack.pcap", "amqp-exchanges.pcap"] {
+            runs.append(("\(sample) --two-pass", ["--two-pass", Repo.samples.appendingPathComponent(sample).path]))
+        }
         // Present in CI; elsewhere the samples and the synthetic captures stand alone.
         for path in Repo.suricataCaptures() { runs.append(((path as NSString).lastPathComponent, [path])) }
         for (name, bytes) in SchemaCoverageCaptures.all {
             guard let path = try? SyntheticCapture.write(bytes, name: name, suffix: "pcap") else { continue }
             runs.append((name, [path]))
+            // Its publishes' confirms and deliveries' acknowledgements, named on them.
+            if name == "schema-amqp-analysis" { runs.append((name + " --two-pass", ["--two-pass", path])) }
         }
         return runs.map { capture, arguments in
             let result = try? dissect(["--format", "json", "--color", "never"] + arguments)

@@ -58,7 +58,8 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
     private var unroutable: [Unroutable] = []
     /// Mandatory publishes awaiting the broker's basic.return, by stream and channel: the index
     /// in `unroutable` (nil when the simulation routed it), and what it routed to.
-    private var awaitingReturn: [Int: [(channel: UInt16, exchange: String, routingKey: String, index: Int?, frame: Int, queues: [String])]] = [:]
+    private var awaitingReturn: [Int: [(channel: UInt16, exchange: String, routingKey: String, index: Int?, frame: Int, place: Int,
+                                        queues: [String])]] = [:]
     private var mismatches: [AnalysisRecord] = []
     private var mismatchesSeen: Set<String> = []
     /// Routes by exchange and routing key, made while the topology was at `generation`, that
@@ -70,7 +71,11 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
     /// At most this many unroutable publishes and mismatches are recorded one by one.
     static let maxRecords = 1000
 
-    public init() {
+    /// In a run's first pass: where each publish's route is written (`AMQPLinks`).
+    private let links: AMQPLinks?
+
+    public init(links: AMQPLinks? = nil) {
+        self.links = links
         // RabbitMQ's predeclared exchanges (and the default exchange, "", handled apart).
         for (name, type) in [("amq.direct", "direct"), ("amq.fanout", "fanout"), ("amq.topic", "topic"),
                              ("amq.headers", "headers"), ("amq.match", "headers")] {
@@ -301,6 +306,9 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
             routes[key] = Route(queues: queues, publishes: 1)
             routeOrder.append(key)
         }
+        if let links {
+            links.update(stream: stream, frame: publish.frame, place: publish.place) { $0.queues = known ? queues : nil }
+        }
         var index: Int?
         if queues.isEmpty, known {
             index = unroutable.count
@@ -311,7 +319,7 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
         if publish.mandatory {
             var awaiting = awaitingReturn[stream] ?? []
             if awaiting.count >= 64 { awaiting.removeFirst() }
-            awaiting.append((channel, publish.exchange, publish.routingKey, index, publish.frame, queues))
+            awaiting.append((channel, publish.exchange, publish.routingKey, index, publish.frame, publish.place, queues))
             awaitingReturn[stream] = awaiting
         }
     }
@@ -332,6 +340,7 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
             unroutable.append(Unroutable(frame: publish.frame, stream: stream, channel: channel, exchange: exchange,
                                          routingKey: routingKey, mandatory: true, returnFrame: frame,
                                          type: exchange.isEmpty ? "direct" : exchanges[exchange]?.type))
+            links?.update(stream: stream, frame: publish.frame, place: publish.place) { $0.queues = [] }
         } else if code == 312 {
             // AMQP 0-9-1 312 NO_ROUTE: the broker found no queue where the bindings seen route to some.
             mismatch(frames: [publish.frame, frame],

@@ -40,8 +40,10 @@ public struct AMQPBrokerEvent: TypedPacket {
         public var mandatory: Bool
         /// The message's `headers` property, for headers exchanges.
         public var headers: AMQPFieldTable?
-        /// The frame of the basic.publish.
+        /// The frame of the basic.publish, and its place among the connection's publishes and
+        /// deliveries in that frame (`AMQPLinks`).
         public var frame: Int
+        public var place = 0
         public var bodySize: Int
     }
 

@@ -107,6 +107,28 @@ extension AMQPFrameNote {
             if let frame = attribution?.redeliveryOf {
                 fields.append(Field("redelivery_of", "Redelivery Of Frame", .int(frame)))
             }
+            if let link {
+                if linkIsPublish {
+                    if let queues = link.queues {
+                        fields.append(Field("routing", "Routing", children: [
+                            Field("queues", "Queues", children: queues.map { Field("queue", "Queue", .string($0)) }, isList: true),
+                            Field("unroutable", "Unroutable", .bool(queues.isEmpty)),
+                        ]))
+                    }
+                    if let frame = link.confirmFrame {
+                        var children = [Field("confirm_frame", "Confirmed In Frame", .int(frame))]
+                        if let latency = link.confirmLatency { children.append(Field("latency_us", "Until The Confirm (µs)", .int(latency))) }
+                        if link.nacked { children.append(Field("nack", "Nacked", .bool(true))) }
+                        fields.append(Field("confirm", "Confirm", children: children))
+                    }
+                } else if let frame = link.ackFrame {
+                    var children = [Field("ack_frame", "Acknowledged In Frame", .int(frame))]
+                    if let latency = link.ackLatency { children.append(Field("latency_us", "Until The Acknowledgement (µs)", .int(latency))) }
+                    if link.rejected { children.append(Field("rejected", "Rejected", .bool(true))) }
+                    if link.requeued { children.append(Field("requeue", "Requeued", .bool(true))) }
+                    fields.append(Field("ack", "Acknowledgement", children: children))
+                }
+            }
             if let confirmed = confirm?.confirmed {
                 var children = [Field("publishes", "Publishes", .int(confirmed.count)),
                                 Field("publish_frame", "Publish In Frame", .int(confirmed.firstFrame))]
@@ -134,6 +156,26 @@ extension AMQPFrameNote {
             words.append(text)
         }
         if let frame = attribution?.redeliveryOf { words.append("redelivery of #\(frame)") }
+        if let link {
+            if linkIsPublish {
+                if let queues = link.queues {
+                    if queues.isEmpty {
+                        let (exchange, key) = published ?? ("?", "?")
+                        words.append(exchange.isEmpty ? "UNROUTABLE: no queue is named '\(key)'"
+                                                      : "UNROUTABLE: no binding on exchange '\(exchange)' matches '\(key)'")
+                    } else {
+                        words.append("routed to " + queues.map { "'\($0)'" }.joined(separator: ", "))
+                    }
+                }
+                if let frame = link.confirmFrame {
+                    let after = link.confirmLatency.map { " in \(latencyText(microseconds: $0))" } ?? ""
+                    words.append(link.nacked ? "rejected by the broker's nack #\(frame)\(after)" : "confirmed by #\(frame)\(after)")
+                }
+            } else if let frame = link.ackFrame {
+                let after = link.ackLatency.map { " in \(latencyText(microseconds: $0))" } ?? ""
+                words.append((link.rejected ? "rejected by #\(frame)" : "acked by #\(frame)") + after + (link.requeued ? ", requeued" : ""))
+            }
+        }
         if let confirm, let confirmed = confirm.confirmed {
             let verb = confirm.acknowledged ? "confirms" : "rejects"
             let after = latencyText(microseconds: confirmed.latency)

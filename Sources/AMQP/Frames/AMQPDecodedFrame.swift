@@ -34,6 +34,12 @@ struct AMQPFrameNote {
     var analysis = false
     /// What the frame says about the broker's topology and routing (with the analysis).
     var broker: AMQPBrokerEvent?
+    /// In a run's second pass: what the first saw become of this publish (`linkIsPublish`) or
+    /// delivery.
+    var link: AMQPLinks.Link?
+    var linkIsPublish = false
+    /// A publish's exchange and routing key, for the words of one the first pass found unroutable.
+    var published: (exchange: String, routingKey: String)?
 
     struct Confirm {
         /// basic.ack (true) or basic.nack.
