@@ -1,10 +1,12 @@
 import AMQP
 import Dissection
 
-/// The AMQP framer and decoder (methods, content headers, field tables, message assembly) on one
-/// connection's bytes, both directions (`FuzzedConnection`), every frame decoded into its whole
-/// field tree and its byte ranges checked (`FuzzPDUCheck`), nothing rendered: the views have a
-/// target of their own, and this one runs thousands of inputs a second (docs/fuzzing.md).
+/// The AMQP framer and decoder (methods, content headers, field tables, message assembly, the
+/// connection's analysis) on one connection's bytes, both directions (`FuzzedConnection`): every
+/// frame decoded into its typed values once, a clean one seen as what a table counts, one with a
+/// problem as its field tree with its byte ranges checked (`FuzzPDUCheck`), nothing rendered: the
+/// views (every frame's tree, text and JSON) have a target of their own, and this one runs
+/// thousands of inputs a second (docs/fuzzing.md).
 ///
 /// Selector bits:
 /// - `0x04`: small limits (a frame held to 64 bytes, field tables 2 deep, 4 deliveries tracked
@@ -13,8 +15,8 @@ import Dissection
 /// - `0x40`: the connection started before the capture (no protocol header expected).
 public func fuzzAMQP(_ data: [UInt8]) {
     let input = FuzzedConnection(data)
-    // The field tree without text lines or summary detail: those are the text view's, fuzzed in the views target.
-    let options = amqpOptions(input.selector, detail: .tree, textLines: false)
+    // A table's detail: the tree only where there is a problem (the views target makes every one).
+    let options = amqpOptions(input.selector, detail: .facts, textLines: false)
     var dissector = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: input.selector & 0x40 != 0, serverPort: 5672),
                                             options: options)
     input.feed(to: &dissector, limit: input.selector & 0x08 != 0 ? 1 : .max) { FuzzPDUCheck.ranges($0) }

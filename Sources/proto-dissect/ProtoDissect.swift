@@ -110,7 +110,7 @@ struct ProtoDissect: ParsableCommand {
     var noAnalysis = false
 
     @Flag(name: [.customShort("2"), .customLong("two-pass")],
-          help: "Read the captures twice, so that each MQTT PUBLISH names its acknowledgement and its deliveries (files only).")
+          help: "Read the captures twice, so that each MQTT PUBLISH names its acknowledgement and its deliveries, each AMQP publish its route and confirm, each delivery its acknowledgement (files only).")
     var twoPass = false
 
     @Option(help: "Colour in text output: auto (on a terminal), always, never.")
