@@ -149,6 +149,13 @@ public struct AMQPConnectionDissector: StreamDissector {
     private var time = Timestamp(seconds: 0, nanoseconds: 0)
     /// The analysis's records found since `takeRecords` last took them.
     private var records: [AnalysisRecord] = []
+    /// Channels in transaction mode (tx.select): the client's publishes and acknowledgements since
+    /// its last commit or rollback.
+    private var transactions = ChannelTable<(publishes: Int, acknowledgements: Int)>()
+    /// Where the broker stopped this connection's publishers (connection.blocked), and each
+    /// channel's flow (channel.flow active=false), while it lasts.
+    private var blockedAt: (frame: Int, time: Timestamp)?
+    private var flowStopped = ChannelTable<(frame: Int, time: Timestamp)>()
     /// The last publish or delivery method's frame and its place among those of that frame:
     /// what `AMQPLinks` are keyed by.
     private var linked = (frame: -1, place: 0)
@@ -532,6 +539,7 @@ public struct AMQPConnectionDissector: StreamDissector {
             }
             negotiate(spec, method.values, &decoded.problems)
             trackConfirms(id, method.values, channel: frame.channel, from: direction, &note)
+            if options.analysis { trackTransactionsAndFlow(id, method.values, channel: frame.channel, from: direction, &note) }
         case .header:
             guard let header = decoded.header else { return }
             guard let i = messages.slot(key), messages.values[i].stage == .awaitingHeader else {
@@ -574,6 +582,50 @@ public struct AMQPConnectionDissector: StreamDissector {
             if messages.values[i].isComplete {
                 note.message = messages.take(at: i)
                 notePublished(&note, channel: frame.channel, from: direction)
+            }
+        default:
+            return
+        }
+    }
+
+    /// What a transaction's commit or rollback covers (AMQP 0-9-1 tx class: the publishes and
+    /// acknowledgements since tx.select or the last commit or rollback), and how long the broker
+    /// held publishers back (connection.blocked/unblocked, RabbitMQ's) or a channel's flow
+    /// (channel.flow).
+    private mutating func trackTransactionsAndFlow(_ id: AMQPMethodID, _ values: AMQPArgumentValues, channel: UInt16,
+                                                   from direction: Direction, _ note: inout AMQPFrameNote) {
+        let key = ChannelKey(direction: .toServer, channel: channel)
+        switch (id.classID, id.methodID, direction) {
+        case (90, 10, .toServer):
+            transactions[key] = (0, 0)
+        case (60, 40, .toServer):
+            if let i = transactions.slot(key) { transactions.values[i].publishes += 1 }
+        case (60, 80, .toServer), (60, 90, .toServer), (60, 120, .toServer):
+            if let i = transactions.slot(key) { transactions.values[i].acknowledgements += 1 }
+        case (90, 20, .toServer), (90, 30, .toServer):
+            guard let i = transactions.slot(key) else { return }
+            let covered = transactions.values[i]
+            transactions.values[i] = (0, 0)
+            note.transaction = AMQPFrameNote.Transaction(committed: id.methodID == 20, publishes: covered.publishes,
+                                                         acknowledgements: covered.acknowledgements)
+        case (20, 40, _), (20, 41, _):
+            transactions[key] = nil
+            flowStopped[key] = nil
+        case (10, 60, .toClient):
+            blockedAt = (frame, time)
+        case (10, 61, .toClient):
+            guard let blocked = blockedAt else { return }
+            blockedAt = nil
+            note.held = AMQPFrameNote.Held(what: "the connection's publishers", since: blocked.frame,
+                                           duration: max(0, time.microseconds(since: blocked.time)))
+        case (20, 20, _):
+            // AMQP 0-9-1 channel.flow: active=false stops the peer's content, active=true resumes it.
+            if values.bool("active") == false {
+                flowStopped[key] = (frame, time)
+            } else if let i = flowStopped.slot(key) {
+                let stopped = flowStopped.take(at: i)
+                note.held = AMQPFrameNote.Held(what: "channel \(channel)'s flow", since: stopped.frame,
+                                               duration: max(0, time.microseconds(since: stopped.time)))
             }
         default:
             return

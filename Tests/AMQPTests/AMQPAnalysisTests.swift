@@ -143,4 +143,34 @@ struct AMQPAnalysisTests {
         }
         #expect(run.pdus("basic.ack").contains { $0.pdu.value("queue") == .string("q") })
     }
+
+    @Test("a commit or rollback says what it covered; an unblock and a resumed flow, how long they held back")
+    func transactionsAndFlow() throws {
+        let run = Self.run([
+            (.toServer, Wire.protocolHeader + Wire.method(20, 10, channel: 3, Wire.shortstr(""))),        // 1
+            (.toClient, Wire.method(20, 11, channel: 3, Wire.longstr(""))),
+            (.toServer, Wire.method(90, 10, channel: 3, [])),                                             // 3 tx.select
+            (.toServer, Wire.publish(channel: 3, exchange: "", routingKey: "q") + Self.message(channel: 3)),
+            (.toServer, Wire.publish(channel: 3, exchange: "", routingKey: "q") + Self.message(channel: 3)),
+            (.toServer, Wire.method(90, 20, channel: 3, [])),                                             // 6 tx.commit
+            (.toServer, Wire.method(60, 80, channel: 3, Wire.u64(1) + [0])),                              // an ack
+            (.toServer, Wire.method(90, 30, channel: 3, [])),                                             // 8 tx.rollback
+            (.toClient, Wire.method(10, 60, channel: 0, Wire.shortstr("low on memory"))),                 // 9 blocked
+            (.toClient, Wire.method(10, 61, channel: 0, [])),                                             // 10 unblocked
+            (.toClient, Wire.method(20, 20, channel: 3, [0])),                                            // 11 flow off
+            (.toClient, Wire.method(20, 20, channel: 3, [1])),                                            // 12 flow on
+        ])
+        let commit = try #require(run.pdus("tx.commit").first)
+        #expect(commit.pdu.annotations == ["commits 2 publishes and 0 acknowledgements"])
+        #expect(commit.pdu.value("transaction.publishes") == .int(2))
+        let rollback = try #require(run.pdus("tx.rollback").first)
+        #expect(rollback.pdu.annotations == ["rolls back 0 publishes and 1 acknowledgement"])
+        #expect(rollback.pdu.value("transaction.acknowledgements") == .int(1))
+        let unblocked = try #require(run.pdus("connection.unblocked").first)
+        #expect(unblocked.pdu.annotations == ["resumes the connection's publishers, held since #9 for 1.00 ms"])
+        #expect(unblocked.pdu.value("held.duration_us") == .int(1000))
+        let resumed = try #require(run.pdus("channel.flow").last)
+        #expect(resumed.pdu.value("held.since_frame") == .int(11))
+        #expect(resumed.pdu.annotations == ["resumes channel 3's flow, held since #11 for 1.00 ms"])
+    }
 }

@@ -231,6 +231,9 @@ enum SchemaCoverageCaptures {
         c.send(toServer: false, method(60, 80, channel: 1, Wire.u64(2) + [1]))      // basic.ack 2, multiple
         c.send(toServer: true, publish(channel: 1))
         c.send(toServer: false, method(60, 120, channel: 1, Wire.u64(4) + [0]))     // basic.nack 4
+        // The broker holds the publishers back a while (RabbitMQ's connection.blocked).
+        c.send(toServer: false, method(10, 60, channel: 0, Wire.shortstr("low on memory")))
+        c.send(toServer: false, method(10, 61, channel: 0, []))
         // Topology: an alternate exchange with no binding, a direct exchange that names it, an
         // internal auto-delete one, and a queue bound to RabbitMQ's amq.topic.
         func declare(_ name: String, _ type: String, bits: UInt8, arguments: [UInt8] = Wire.u32(0)) -> [UInt8] {

@@ -129,6 +129,17 @@ extension AMQPFrameNote {
                     fields.append(Field("ack", "Acknowledgement", children: children))
                 }
             }
+            if let transaction {
+                fields.append(Field("transaction", "Transaction", children: [
+                    Field("publishes", "Publishes", .int(transaction.publishes)),
+                    Field("acknowledgements", "Acknowledgements", .int(transaction.acknowledgements)),
+                ]))
+            }
+            if let held {
+                fields.append(Field("held", "Held back", children: [
+                    Field("since_frame", "Since Frame", .int(held.since)), Field("duration_us", "For (µs)", .int(held.duration)),
+                ]))
+            }
             if let confirmed = confirm?.confirmed {
                 var children = [Field("publishes", "Publishes", .int(confirmed.count)),
                                 Field("publish_frame", "Publish In Frame", .int(confirmed.firstFrame))]
@@ -156,6 +167,12 @@ extension AMQPFrameNote {
             words.append(text)
         }
         if let frame = attribution?.redeliveryOf { words.append("redelivery of #\(frame)") }
+        if let transaction {
+            func count(_ n: Int, _ one: String, _ many: String) -> String { "\(n) \(n == 1 ? one : many)" }
+            words.append((transaction.committed ? "commits " : "rolls back ") + count(transaction.publishes, "publish", "publishes")
+                         + " and " + count(transaction.acknowledgements, "acknowledgement", "acknowledgements"))
+        }
+        if let held { words.append("resumes \(held.what), held since #\(held.since) for \(latencyText(microseconds: held.duration))") }
         if let link {
             if linkIsPublish {
                 if let queues = link.queues {

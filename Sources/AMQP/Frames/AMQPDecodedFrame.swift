@@ -40,6 +40,24 @@ struct AMQPFrameNote {
     var linkIsPublish = false
     /// A publish's exchange and routing key, for the words of one the first pass found unroutable.
     var published: (exchange: String, routingKey: String)?
+    /// A tx.commit or tx.rollback: what it covered.
+    var transaction: Transaction?
+    /// connection.unblocked, or channel.flow that resumes: what was held back since when.
+    var held: Held?
+
+    struct Transaction {
+        var committed: Bool
+        var publishes: Int
+        var acknowledgements: Int
+    }
+
+    struct Held {
+        /// In words: `the connection's publishers`, `channel 1's flow`.
+        var what: String
+        var since: Int
+        /// Microseconds.
+        var duration: Int
+    }
 
     struct Confirm {
         /// basic.ack (true) or basic.nack.
