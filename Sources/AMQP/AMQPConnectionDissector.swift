@@ -118,6 +118,8 @@ public struct AMQPConnectionDissector: StreamDissector {
     private var messages = ChannelTable<AMQPMessageAssembly>()
     /// The last request of each method per channel and direction, for close explanations.
     private var requests = ChannelTable<[AMQPMethodID: AMQPArgumentValues]>()
+    /// The frames of those requests (and of the channel's last basic.publish): what a close answers.
+    private var requestFrames = ChannelTable<[AMQPMethodID: Int]>()
     /// The last basic.publish of each channel and direction, apart from `requests`: a publisher
     /// sends one per message, and storing each into a dictionary cost several hundred
     /// instructions; they join the rest only when a frame reads its peer's requests.
@@ -494,6 +496,29 @@ public struct AMQPConnectionDissector: StreamDissector {
                                                     previewLimit: options.detail == .facts ? 0 : options.bodyPreviewBytes,
                                                     frame: self.frame, place: place)
             }
+            if options.analysis {
+                // AMQP 0-9-1 channel.close / connection.close class-id and method-id: the method
+                // the close answers, found among the peer's remembered requests.
+                if (id.classID == 20 && id.methodID == 40) || (id.classID == 10 && id.methodID == 50),
+                   let classID = method.values.int("class-id"), classID != 0, let methodID = method.values.int("method-id") {
+                    let failed = AMQPMethodID(classID: UInt16(truncatingIfNeeded: classID), methodID: UInt16(truncatingIfNeeded: methodID))
+                    let peer = ChannelKey(direction: direction.reversed, channel: frame.channel)
+                    if let requestFrame = requestFrames[peer]?[failed] {
+                        note.answers = (failed, requestFrame)
+                        // 406 PRECONDITION_FAILED to a declare: the broker model names the earlier declare.
+                        if method.values.int("reply-code") == 406, failed.classID == 40 || failed.classID == 50, failed.methodID == 10,
+                           let name = requests[peer]?[failed]?.string(failed.classID == 50 ? "queue" : "exchange"), !name.isEmpty {
+                            note.broker = AMQPBrokerEvent(kind: .declareRefused(entity: failed.classID == 50 ? "queue" : "exchange", name: name,
+                                                                                requestFrame: requestFrame,
+                                                                                replyText: method.values.string("reply-text") ?? ""),
+                                                          channel: frame.channel)
+                        }
+                    }
+                }
+                if id == .basicPublish || AMQPConnectionDissector.isRemembered(id) {
+                    if let i = requestFrames.slot(key) { requestFrames.values[i][id] = self.frame } else { requestFrames[key] = [id: self.frame] }
+                }
+            }
             if id == .basicPublish {
                 lastPublish[key] = method.values.withoutBulk
             } else if AMQPConnectionDissector.isRemembered(id) {
@@ -506,6 +531,7 @@ public struct AMQPConnectionDissector: StreamDissector {
             if spec.classID == 20, spec.methodName == "close-ok" || spec.methodName == "open" {
                 for d in [Direction.toServer, .toClient] {
                     requests[ChannelKey(direction: d, channel: frame.channel)] = nil
+                    requestFrames[ChannelKey(direction: d, channel: frame.channel)] = nil
                     lastPublish[ChannelKey(direction: d, channel: frame.channel)] = nil
                 }
                 openChannels[frame.channel] = spec.methodName == "open"
@@ -653,7 +679,18 @@ public struct AMQPConnectionDissector: StreamDissector {
                   : AMQPBrokerEvent.Binding(source: string("source"), destination: string("destination"), toExchange: true,
                                             routingKey: string("routing-key"), arguments: table("arguments"))
         }
+        func settings(_ names: [String]) -> String {
+            var words = names.map { "\($0)=\(values.bool($0) ?? false)" }
+            if let arguments = table("arguments"), !arguments.entries.isEmpty {
+                words.append("arguments " + arguments.entries.map(\.name).joined(separator: ","))
+            }
+            return words.joined(separator: " ")
+        }
         switch (id.classID, id.methodID, direction) {
+        case (50, 10, .toServer):
+            // A server-named queue (an empty name) is new each time; a passive declare only asks.
+            guard values.bool("passive") != true, !string("queue").isEmpty else { return nil }
+            return .declareRequested(entity: "queue", name: string("queue"), settings: settings(["durable", "exclusive", "auto-delete"]))
         case (40, 10, .toServer):
             // A passive declare only asks whether the exchange exists.
             guard values.bool("passive") != true else { return nil }

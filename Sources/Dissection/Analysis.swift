@@ -66,13 +66,16 @@ extension AnalysisKind {
     public static let unroutable = AnalysisKind(rawValue: "unroutable")
     /// AMQP, across connections: the broker routed otherwise than the bindings seen say
     public static let routingMismatch = AnalysisKind(rawValue: "routing_mismatch")
+    /// AMQP, across connections: a declare the broker refused (406) because an earlier one in
+    /// the capture made the queue or exchange otherwise
+    public static let declareRefused = AnalysisKind(rawValue: "declare_refused")
 
     /// Every kind above, in order.
     public static let known: [AnalysisKind] = [
         .unacknowledged, .incompleteFlow, .unexpectedAcknowledgement, .packetIDReused, .receiveMaximumExceeded, .refused,
         .flowsNotFollowed, .keepAliveExceeded, .sessionPresentMismatch, .noDisconnect, .closedByBroker, .reconnect,
         .sessionTakeover, .undelivered, .topicDelivery, .willPublished, .unconfirmed, .prefetchLimited,
-        .topology, .unroutable, .routingMismatch,
+        .topology, .unroutable, .routingMismatch, .declareRefused,
     ]
 }
 

@@ -173,4 +173,26 @@ struct AMQPAnalysisTests {
         #expect(resumed.pdu.value("held.since_frame") == .int(11))
         #expect(resumed.pdu.annotations == ["resumes channel 3's flow, held since #11 for 1.00 ms"])
     }
+
+    @Test("a close names the request it answers, with its frame")
+    func closeAnswers() throws {
+        let run = Self.run([
+            (.toServer, Wire.protocolHeader + Wire.method(20, 10, channel: 1, Wire.shortstr(""))),        // 1
+            (.toClient, Wire.method(20, 11, channel: 1, Wire.longstr(""))),
+            (.toServer, Wire.method(50, 10, channel: 1, Wire.u16(0) + Wire.shortstr("orders") + [0] + Wire.table([]))),  // 3
+            (.toClient, Wire.close(channel: 1, code: 406, text: "PRECONDITION_FAILED - inequivalent arg 'durable'",
+                                   failedClass: 50, failedMethod: 10)),                                   // 4
+        ])
+        let close = try #require(run.pdus("channel.close").first)
+        #expect(close.pdu.value("answers.method") == .string("queue.declare"))
+        #expect(close.pdu.value("answers.frame") == .int(3))
+        #expect(close.pdu.annotations == ["answers queue.declare #3"])
+        // With the tree detail, the typed frame carries the broker model's event.
+        let event = try #require((close.pdu.packet as? AMQPFrame)?.broker)
+        guard case .declareRefused(let entity, let name, let requestFrame, _) = event.kind else {
+            Issue.record("not a refused declare: \(event.kind)")
+            return
+        }
+        #expect(entity == "queue" && name == "orders" && requestFrame == 3)
+    }
 }

@@ -132,4 +132,20 @@ struct AMQPBrokerTests {
         let topology = try #require(records.first { $0.kind == .topology })
         #expect(topology.message.contains("exchange 'logs' (topic)\n    'kern.*' → queue 'kern'"))
     }
+
+    @Test("a declare refused with 406 names the first declare of that name, on any connection, and what each asked")
+    func declareRefused() throws {
+        let broker = AMQPBroker()
+        let records = Self.records(broker, [
+            .declareRequested(entity: "queue", name: "orders", settings: "durable=true"),                  // 1
+            .declareRequested(entity: "queue", name: "orders", settings: "durable=false"),                 // 2
+            .declareRefused(entity: "queue", name: "orders", requestFrame: 2, replyText: "PRECONDITION_FAILED"), // 3
+            .declareRequested(entity: "queue", name: "fresh", settings: "durable=false"),                  // 4
+            .declareRefused(entity: "queue", name: "fresh", requestFrame: 4, replyText: "PRECONDITION_FAILED"),  // 5: no earlier one
+        ])
+        let refused = records.filter { $0.kind == .declareRefused }
+        try #require(refused.count == 1)
+        #expect(refused[0].frames == [1, 2, 3])
+        #expect(refused[0].message == "the queue.declare of 'orders' #2 asked durable=false; the broker refused it (PRECONDITION_FAILED): 'orders' was declared first by #1 on stream 0 with durable=true")
+    }
 }

@@ -55,6 +55,10 @@ import Testing
                         amqp[key] = link
                     }
                     amqp["redelivery_of"] = nil
+                    if var answers = amqp["answers"] as? [String: Any] {
+                        answers["frame"] = nil
+                        amqp["answers"] = answers
+                    }
                     object["amqp"] = amqp
                 }
                 let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()

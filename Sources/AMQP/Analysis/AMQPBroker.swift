@@ -68,6 +68,13 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
     private var routeCache: [String: (generation: Int, queues: [String], known: Bool)] = [:]
     /// Counts changes to exchanges, queues and bindings.
     private var generation = 0
+    /// The first declaration of each queue and exchange seen (by `entity name`): where, and
+    /// with what settings; and each declare's settings by connection and frame (the last 1,024),
+    /// for a refused one.
+    private var declarations: [String: (frame: Int, stream: Int, settings: String)] = [:]
+    private var declareRequests: [String: String] = [:]
+    private var declareRequestOrder: [String] = []
+    private var refusals: [AnalysisRecord] = []
     /// At most this many unroutable publishes and mismatches are recorded one by one.
     static let maxRecords = 1000
 
@@ -105,14 +112,17 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
         guard case .pdu(let e) = event, let broker = Self.event(of: e.pdu) else { return }
         let stream = e.context.stream
         switch broker.kind {
-        case .published, .returned, .delivered: break
+        case .published, .returned, .delivered, .declareRequested, .declareRefused: break
         default: generation += 1
         }
         switch broker.kind {
         case .exchangeDeclared(let name, let type, let durable, let autoDelete, let isInternal, let alternate):
             // The default exchange cannot be declared; a redeclare with other arguments fails
             // (406 PRECONDITION_FAILED), so the first declaration stands.
-            guard !name.isEmpty, exchanges[name] == nil else { return }
+            guard !name.isEmpty else { return }
+            declared(entity: "exchange", name: name, settings: "type=\(type) durable=\(durable) auto-delete=\(autoDelete) internal=\(isInternal)",
+                     frame: e.context.frame, stream: stream)
+            guard exchanges[name] == nil else { return }
             let exchange = Exchange(type: type, durable: durable, autoDelete: autoDelete, isInternal: isInternal, alternate: alternate)
             exchanges[name] = exchange
             if let at = exchangeHistory.firstIndex(where: { $0.name == name }) {
@@ -143,9 +153,37 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
         case .returned(let code, let exchange, let routingKey):
             returned(code: code, exchange: exchange, routingKey: routingKey, stream: stream, channel: broker.channel,
                      frame: e.context.frame)
+        case .declareRequested(let entity, let name, let settings):
+            declared(entity: entity, name: name, settings: settings, frame: e.context.frame, stream: stream)
+        case .declareRefused(let entity, let name, let requestFrame, let replyText):
+            refused(entity: entity, name: name, requestFrame: requestFrame, replyText: replyText, closeFrame: e.context.frame, stream: stream)
         case .delivered(let queue, let exchange, let routingKey):
             delivered(queue: queue, exchange: exchange, routingKey: routingKey, frame: e.context.frame)
         }
+    }
+
+    /// A declare as asked: the first of each entity is kept, each for a while by where it came.
+    private func declared(entity: String, name: String, settings: String, frame: Int, stream: Int) {
+        let key = entity + " " + name
+        if declarations[key] == nil { declarations[key] = (frame, stream, settings) }
+        let request = "\(stream) \(frame)"
+        if declareRequests.updateValue(settings, forKey: request) == nil {
+            declareRequestOrder.append(request)
+            if declareRequestOrder.count > 1024 { declareRequests[declareRequestOrder.removeFirst()] = nil }
+        }
+    }
+
+    /// A 406 to a declare: the earlier declaration of the same name, when the capture has one.
+    private func refused(entity: String, name: String, requestFrame: Int, replyText: String, closeFrame: Int, stream: Int) {
+        guard refusals.count < Self.maxRecords, let first = declarations[entity + " " + name],
+              !(first.frame == requestFrame && first.stream == stream) else { return }
+        let asked = declareRequests["\(stream) \(requestFrame)"].map { " asked \($0)" } ?? ""
+        refusals.append(AnalysisRecord(
+            protocolName: "amqp", kind: .declareRefused, frames: [first.frame, requestFrame, closeFrame],
+            message: "the \(entity).declare of '\(name)' #\(requestFrame)\(asked); the broker refused it (\(replyText)): '\(name)' was declared first by #\(first.frame) on stream \(first.stream) with \(first.settings)",
+            reference: "AMQP 0-9-1 \(entity).declare: a declare of an existing \(entity) must match it",
+            fields: [Field(entity, entity == "queue" ? "Queue" : "Exchange", .string(name)), Field("declared_frame", "Declared In Frame", .int(first.frame)),
+                     Field("declared_stream", "Declared On Stream", .int(first.stream))]))
     }
 
     private func declareQueue(_ name: String) {
@@ -402,6 +440,7 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
                                   fields: [Field("count", "Publishes", .int(unroutable.count - Self.maxRecords))]))
         }
         for m in mismatches { record(m) }
+        for r in refusals { record(r) }
         if let topology = topologyRecord() { record(topology) }
     }
 

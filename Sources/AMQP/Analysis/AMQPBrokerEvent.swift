@@ -22,6 +22,11 @@ public struct AMQPBrokerEvent: TypedPacket {
         case returned(replyCode: Int, exchange: String, routingKey: String)
         /// basic.deliver or basic.get-ok from a queue the connection's state attributed it to.
         case delivered(queue: String, exchange: String, routingKey: String)
+        /// queue.declare or exchange.declare (not passive), as asked: `entity` is `queue` or
+        /// `exchange`, `settings` its properties in words (`durable=true exclusive=false`).
+        case declareRequested(entity: String, name: String, settings: String)
+        /// A channel.close 406 PRECONDITION_FAILED answering the declare at `requestFrame`.
+        case declareRefused(entity: String, name: String, requestFrame: Int, replyText: String)
     }
 
     public struct Binding: Sendable, Equatable {

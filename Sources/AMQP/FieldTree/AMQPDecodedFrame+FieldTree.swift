@@ -129,6 +129,11 @@ extension AMQPFrameNote {
                     fields.append(Field("ack", "Acknowledgement", children: children))
                 }
             }
+            if let answers {
+                fields.append(Field("answers", "Answers", children: [
+                    Field("method", "Method", .string(answers.method.description)), Field("frame", "In Frame", .int(answers.frame)),
+                ]))
+            }
             if let transaction {
                 fields.append(Field("transaction", "Transaction", children: [
                     Field("publishes", "Publishes", .int(transaction.publishes)),
@@ -167,6 +172,7 @@ extension AMQPFrameNote {
             words.append(text)
         }
         if let frame = attribution?.redeliveryOf { words.append("redelivery of #\(frame)") }
+        if let answers { words.append("answers \(answers.method) #\(answers.frame)") }
         if let transaction {
             func count(_ n: Int, _ one: String, _ many: String) -> String { "\(n) \(n == 1 ? one : many)" }
             words.append((transaction.committed ? "commits " : "rolls back ") + count(transaction.publishes, "publish", "publishes")

@@ -40,6 +40,8 @@ struct AMQPFrameNote {
     var linkIsPublish = false
     /// A publish's exchange and routing key, for the words of one the first pass found unroutable.
     var published: (exchange: String, routingKey: String)?
+    /// A channel.close or connection.close: the request it answers, and that request's frame.
+    var answers: (method: AMQPMethodID, frame: Int)?
     /// A tx.commit or tx.rollback: what it covered.
     var transaction: Transaction?
     /// connection.unblocked, or channel.flow that resumes: what was held back since when.
