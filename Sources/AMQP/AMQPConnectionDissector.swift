@@ -544,6 +544,11 @@ public struct AMQPConnectionDissector: StreamDissector {
                 note.broker = AMQPBrokerEvent(kind: kind, channel: frame.channel)
             }
             let collecting: AMQPLinks?
+            defer {
+                if options.analysis, let ended = note.attribution?.consumerEnded {
+                    recordConsumer(ended, channel: frame.channel, ended: "cancelled #\(self.frame)", at: time)
+                }
+            }
             if case .collect(let links) = options.links, options.analysis { collecting = links } else { collecting = nil }
             note.attribution = queues.track(id, method.values, channel: frame.channel, from: direction,
                                             frame: self.frame, time: time, place: place, listsCovered: collecting != nil)
@@ -780,8 +785,29 @@ public struct AMQPConnectionDissector: StreamDissector {
                                        latency: max(0, time.microseconds(since: oldest)))
     }
 
+    /// The record of a consumer's life: its deliveries, how they were settled, its rate.
+    private mutating func recordConsumer(_ c: AMQPQueueTracker.Consumer, channel: UInt16, ended: String, at end: Timestamp) {
+        var fields = [Field("consumer_tag", "Consumer tag", .string(c.tag)), Field("queue", "Queue", .string(c.queue)),
+                      Field("channel", "Channel", .int(Int(channel))), Field("deliveries", "Deliveries", .int(c.deliveries)),
+                      Field("acknowledged", "Acknowledged", .int(c.acknowledged)), Field("rejected", "Rejected or nacked", .int(c.rejected))]
+        if c.prefetch > 0 { fields.append(Field("prefetch_count", "Prefetch count", .int(c.prefetch))) }
+        let duration = max(0, end.microseconds(since: c.time))
+        fields.append(Field("duration_us", "Consuming for (µs)", .int(duration)))
+        var rate = ""
+        if c.deliveries > 1, let last = c.lastDelivery, case let span = last.microseconds(since: c.time), span > 0 {
+            let perSecond = Int((Double(c.deliveries) * 1e6 / Double(span)).rounded())
+            fields.append(Field("per_second", "Deliveries a second", .int(perSecond)))
+            rate = ", \(perSecond) a second"
+        }
+        let prefetch = c.prefetch > 0 ? ", prefetch \(c.prefetch)" : ""
+        records.append(AnalysisRecord(protocolName: "amqp", kind: .consumer, frames: [c.frame],
+                                      message: "consumer '\(c.tag)' on queue '\(c.queue)' (channel \(channel)\(prefetch)): \(c.deliveries) deliveries in \(latencyText(microseconds: duration))\(rate); \(c.acknowledged) acknowledged, \(c.rejected) rejected or nacked; \(ended)",
+                                      reference: "AMQP 0-9-1 basic.consume", fields: fields))
+    }
+
     /// The records of what a channel left when it closed or the connection ended.
     private mutating func recordLeft(_ left: AMQPQueueTracker.Left, ended: String) {
+        for consumer in left.consumers { recordConsumer(consumer, channel: left.channel, ended: "still consuming when \(ended)", at: time) }
         if !left.unacknowledged.isEmpty {
             let count = left.unacknowledged.count
             let queues = Set(left.unacknowledged.map(\.queue))

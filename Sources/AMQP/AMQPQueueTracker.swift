@@ -39,6 +39,22 @@ struct AMQPQueueTracker {
         /// Frames of deliveries the client gave back with `requeue`, oldest first: a redelivery
         /// (the redelivered flag) is most likely of the oldest.
         var requeued: [Int] = []
+        /// Each consumer's deliveries and settlements since its basic.consume-ok, by tag.
+        var consumerStats: [String: Consumer] = [:]
+    }
+
+    /// A consumer's life on its channel: where it began, its deliveries and how they were settled.
+    struct Consumer {
+        var tag: String
+        var queue: String
+        var frame: Int
+        var time: Timestamp
+        var deliveries = 0
+        var acknowledged = 0
+        var rejected = 0
+        var lastDelivery: Timestamp?
+        /// The channel's prefetch-count when it began (0: none).
+        var prefetch = 0
     }
 
     /// A delivery awaiting the client's acknowledgement: its queue, and where it came.
@@ -48,6 +64,8 @@ struct AMQPQueueTracker {
         var time: Timestamp
         /// Its place among the connection's publishes and deliveries in its frame (`AMQPLinks`).
         var place = 0
+        /// The consumer it went to; empty for a basic.get.
+        var consumer = ""
     }
 
     /// What a channel left when it closed (or the connection ended): the deliveries still
@@ -58,6 +76,8 @@ struct AMQPQueueTracker {
         var prefetch: Int
         var atLimit: Int
         var atLimitFrames: [Int]
+        /// Its consumers still consuming, by the order they began.
+        var consumers: [Consumer] = []
     }
 
     /// Most outstanding deliveries remembered per channel; beyond it new ones are not
@@ -100,7 +120,8 @@ struct AMQPQueueTracker {
 
     private static func left(_ channel: UInt16, _ state: ChannelState) -> Left {
         Left(channel: channel, unacknowledged: state.outstanding.values.sorted { $0.frame < $1.frame },
-             prefetch: state.prefetch, atLimit: state.atLimit, atLimitFrames: state.atLimitFrames)
+             prefetch: state.prefetch, atLimit: state.atLimit, atLimitFrames: state.atLimitFrames,
+             consumers: state.consumerStats.values.sorted { $0.frame < $1.frame })
     }
 
     /// Where `channel`'s state is, made empty if it has none.
@@ -159,6 +180,8 @@ struct AMQPQueueTracker {
         /// A delivery with the redelivered flag: the frame of the delivery it most likely repeats
         /// (the oldest given back with `requeue` on the channel).
         var redeliveryOf: Int?
+        /// basic.cancel-ok (or the broker's basic.cancel): the consumer that ended.
+        var consumerEnded: Consumer?
 
         /// The deliveries a basic.ack, basic.nack or basic.reject covered.
         struct Settled {
@@ -228,14 +251,27 @@ struct AMQPQueueTracker {
             let consumer = Source(queue: resolve(values.string("queue"), state), noAck: values.bool("no-ack") ?? false)
             state.pendingConsume = consumer
             // With nowait there is no consume-ok: the client's tag is the tag.
-            if let tag = values.string("consumer-tag"), !tag.isEmpty { state.consumers[tag] = consumer }
+            if let tag = values.string("consumer-tag"), !tag.isEmpty {
+                state.consumers[tag] = consumer
+                if values.bool("no-wait") == true {
+                    state.consumerStats[tag] = Consumer(tag: tag, queue: consumer.queue, frame: place.frame, time: place.time,
+                                                       prefetch: state.prefetch)
+                }
+            }
         case .consumeOk:
             if let tag = values.string("consumer-tag"), let consumer = state.pendingConsume {
                 state.consumers[tag] = consumer
+                state.consumerStats[tag] = Consumer(tag: tag, queue: consumer.queue, frame: place.frame, time: place.time,
+                                                   prefetch: state.prefetch)
             }
             state.pendingConsume = nil
         case .cancel:
-            if let tag = values.string("consumer-tag") { state.consumers[tag] = nil }
+            guard let tag = values.string("consumer-tag") else { return nil }
+            state.consumers[tag] = nil
+            guard let ended = state.consumerStats.removeValue(forKey: tag) else { return nil }
+            var attribution = Attribution(queue: nil, source: .consume)
+            attribution.consumerEnded = ended
+            return attribution
         case .deliver:
             guard let tag = values.string("consumer-tag") else { return nil }
             guard var attribution = deliver(tag, values.int("delivery-tag"), maxOutstanding: maxOutstanding, at: place, &state) else { return nil }
@@ -270,7 +306,11 @@ struct AMQPQueueTracker {
     private static func deliver(_ consumerTag: String, _ deliveryTag: Int?, maxOutstanding: Int,
                                 at place: (frame: Int, time: Timestamp, place: Int), _ state: inout ChannelState) -> Attribution? {
         guard let consumer = state.consumers[consumerTag] else { return nil }
-        remember(deliveryTag, consumer, maxOutstanding: maxOutstanding, at: place, &state)
+        if state.consumerStats[consumerTag] != nil {
+            state.consumerStats[consumerTag]!.deliveries += 1
+            state.consumerStats[consumerTag]!.lastDelivery = place.time
+        }
+        remember(deliveryTag, consumer, maxOutstanding: maxOutstanding, at: place, consumerTag: consumerTag, &state)
         return Attribution(queue: consumer.queue, source: .consume)
     }
 
@@ -282,10 +322,12 @@ struct AMQPQueueTracker {
     }
 
     private static func remember(_ deliveryTag: Int?, _ consumer: Source, maxOutstanding: Int,
-                                 at place: (frame: Int, time: Timestamp, place: Int), _ state: inout ChannelState) {
+                                 at place: (frame: Int, time: Timestamp, place: Int), consumerTag: String = "",
+                                 _ state: inout ChannelState) {
         // AMQP 0-9-1 basic.consume no-ack: the broker counts the message acknowledged on sending it.
         guard let deliveryTag, !consumer.noAck, state.outstanding.count < maxOutstanding else { return }
-        state.outstanding[deliveryTag] = Outstanding(queue: consumer.queue, frame: place.frame, time: place.time, place: place.place)
+        state.outstanding[deliveryTag] = Outstanding(queue: consumer.queue, frame: place.frame, time: place.time, place: place.place,
+                                                     consumer: consumerTag)
         // AMQP 0-9-1 basic.qos: the broker sends no more until an acknowledgement makes room.
         if state.prefetch > 0, state.outstanding.count >= state.prefetch {
             state.atLimit += 1
@@ -304,8 +346,23 @@ struct AMQPQueueTracker {
                                _ state: inout ChannelState) -> Attribution? {
         guard let tag = values.int("delivery-tag") else { return nil }
         // AMQP 0-9-1 basic.nack / basic.reject requeue: the broker queues the message again.
-        return settle(tag, multiple: values.bool("multiple") ?? false, requeue: values.bool("requeue") ?? false,
-                      at: time, listsCovered: listsCovered, &state)
+        // basic.reject has no `multiple`; an ack no `requeue`.
+        let attribution = settle(tag, multiple: values.bool("multiple") ?? false, requeue: values.bool("requeue") ?? false,
+                                 at: time, listsCovered: true, &state)
+        // Each delivery's consumer: one acknowledged or rejected more.
+        if var settled = attribution?.settled {
+            let acknowledges = values["requeue"] == nil
+            for delivery in settled.covered where !delivery.consumer.isEmpty && state.consumerStats[delivery.consumer] != nil {
+                if acknowledges { state.consumerStats[delivery.consumer]!.acknowledged += 1 } else { state.consumerStats[delivery.consumer]!.rejected += 1 }
+            }
+            if !listsCovered {
+                settled.covered = []
+                var result = attribution!
+                result.settled = settled
+                return result
+            }
+        }
+        return attribution
     }
 
     private static func settle(_ tag: Int, multiple: Bool, requeue: Bool, at time: Timestamp, listsCovered: Bool,

@@ -66,6 +66,9 @@ extension AnalysisKind {
     public static let unroutable = AnalysisKind(rawValue: "unroutable")
     /// AMQP, across connections: the broker routed otherwise than the bindings seen say
     public static let routingMismatch = AnalysisKind(rawValue: "routing_mismatch")
+    /// AMQP: a consumer's life, from basic.consume-ok to its cancel, its channel's close or the
+    /// connection's end: deliveries, how they were settled, the rate
+    public static let consumer = AnalysisKind(rawValue: "consumer")
     /// AMQP, across connections: a declare the broker refused (406) because an earlier one in
     /// the capture made the queue or exchange otherwise
     public static let declareRefused = AnalysisKind(rawValue: "declare_refused")
@@ -75,7 +78,7 @@ extension AnalysisKind {
         .unacknowledged, .incompleteFlow, .unexpectedAcknowledgement, .packetIDReused, .receiveMaximumExceeded, .refused,
         .flowsNotFollowed, .keepAliveExceeded, .sessionPresentMismatch, .noDisconnect, .closedByBroker, .reconnect,
         .sessionTakeover, .undelivered, .topicDelivery, .willPublished, .unconfirmed, .prefetchLimited,
-        .topology, .unroutable, .routingMismatch, .declareRefused,
+        .topology, .unroutable, .routingMismatch, .declareRefused, .consumer,
     ]
 }
 

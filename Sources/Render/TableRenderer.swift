@@ -190,6 +190,8 @@ public struct TableRenderer: Renderer {
     private var routedTo: [String: [String]] = [:]
     /// AMQP deliveries left unacknowledged per queue (`unacknowledged` records).
     private var unacknowledged: [String: Int] = [:]
+    /// AMQP consumers (`consumer` records): where each was in the run, and its record's fields.
+    private var consumers: [(position: Int, fields: [Field])] = []
     /// Where in the run the events counted next are (`setPosition`).
     private var position = 0
     /// What did not fit the row limit, summed.
@@ -274,6 +276,8 @@ public struct TableRenderer: Renderer {
                 let queues = route.children.first { $0.key == "queues" }?.children.compactMap(\.value.stringValue) ?? []
                 routedTo[(string(route.children, "exchange") ?? "") + "\u{0}" + (string(route.children, "routing_key") ?? "")] = queues
             }
+        case .consumer:
+            if consumers.count < options.maxTableRows { consumers.append((position, r.fields)) }
         case .unacknowledged:
             guard let queue = string(r.fields, "queue"), let count = r.fields.first(where: { $0.key == "count" })?.value.intValue else { return }
             unacknowledged[queue, default: 0] += count
@@ -604,6 +608,7 @@ public struct TableRenderer: Renderer {
         if topology.isEmpty { topology = other.topology }
         routedTo.merge(other.routedTo) { mine, _ in mine }
         unacknowledged.merge(other.unacknowledged, uniquingKeysWith: +)
+        consumers = (consumers + other.consumers).sorted { $0.position < $1.position }.prefix(options.maxTableRows).map { $0 }
     }
 
     private static func add(_ theirs: [String: (count: Int, example: String, position: Int)],
@@ -712,6 +717,20 @@ public struct TableRenderer: Renderer {
             }
         }
         if untrackedQueues > 0 { out.append("… \(untrackedQueues) deliveries and settlements of queues not listed (--max-table-rows)\n") }
+        if !consumers.isEmpty {
+            out.append("\nConsumers\n")
+            out.append(pad("consumer tag", 24) + " " + pad("queue", 24) + " " + pad("deliveries", 10, right: true) + " "
+                       + pad("acks", 6, right: true) + " " + pad("rejects", 7, right: true) + " " + pad("prefetch", 8, right: true) + " "
+                       + pad("a second", 8, right: true) + "\n")
+            for (_, fields) in consumers {
+                func value(_ key: String) -> FieldValue? { fields.first { $0.key == key }?.value }
+                func number(_ key: String) -> String { value(key)?.intValue.map(String.init) ?? "-" }
+                out.append(pad(value("consumer_tag")?.stringValue ?? "?", 24) + " " + pad(value("queue")?.stringValue ?? "?", 24) + " "
+                           + pad(number("deliveries"), 10, right: true) + " " + pad(number("acknowledged"), 6, right: true) + " "
+                           + pad(number("rejected"), 7, right: true) + " " + pad(number("prefetch_count"), 8, right: true) + " "
+                           + pad(number("per_second"), 8, right: true) + "\n")
+            }
+        }
         if !topology.isEmpty {
             out.append("\nTopology (exchange → binding key → queue; what was made before the capture is not seen)\n")
             for line in topology { out.append(line + "\n") }

@@ -195,4 +195,21 @@ struct AMQPAnalysisTests {
         }
         #expect(entity == "queue" && name == "orders" && requestFrame == 3)
     }
+
+    @Test("a consumer's life: its deliveries, how they were settled, its prefetch and rate, and how it ended")
+    func consumerRecord() throws {
+        let run = Self.run(Self.conversation)
+        let consumers = run.records.filter { $0.kind == .consumer }
+        try #require(consumers.count == 1)
+        let c = consumers[0]
+        func value(_ key: String) -> FieldValue? { c.fields.first { $0.key == key }?.value }
+        #expect(c.frames == [12])
+        #expect(value("deliveries") == .int(5))
+        #expect(value("acknowledged") == .int(3))
+        #expect(value("rejected") == .int(1))
+        #expect(value("prefetch_count") == .int(1))
+        // Five deliveries from the consume-ok (12) to the last (20): 8 ms.
+        #expect(value("per_second") == .int(625))
+        #expect(c.message.hasSuffix("still consuming when channel 2 closed"))
+    }
 }
