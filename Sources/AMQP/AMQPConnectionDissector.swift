@@ -151,6 +151,9 @@ public struct AMQPConnectionDissector: StreamDissector {
     private var time = Timestamp(seconds: 0, nanoseconds: 0)
     /// The analysis's records found since `takeRecords` last took them.
     private var records: [AnalysisRecord] = []
+    /// Publisher confirms: publishes confirmed (or nacked) with the time to it, and those left
+    /// unconfirmed (the connection's `ConnectionAnalysis.flows`).
+    private var confirmStatistics = FlowStatistics()
     /// Channels in transaction mode (tx.select): the client's publishes and acknowledgements since
     /// its last commit or rollback.
     private var transactions = ChannelTable<(publishes: Int, acknowledgements: Int)>()
@@ -209,7 +212,8 @@ public struct AMQPConnectionDissector: StreamDissector {
         }
         for r in records { record(r) }
         records.removeAll()
-        return nil
+        let statistics = confirmStatistics
+        return statistics.completed + statistics.incomplete > 0 ? ConnectionAnalysis(flows: statistics) : nil
     }
 
     public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout [DissectedPDU]) {
@@ -770,6 +774,10 @@ public struct AMQPConnectionDissector: StreamDissector {
         guard !covered.isEmpty else { return nil }
         let first = pending[covered.lowerBound], last = pending[covered.upperBound - 1]
         let oldest = pending[covered].map(\.time).min() ?? first.time
+        for publish in pending[covered] {
+            confirmStatistics.completed += 1
+            confirmStatistics.latency.record(max(0, time.microseconds(since: publish.time)))
+        }
         if case .collect(let links) = options.links {
             let (confirmFrame, nacked) = (frame, !acknowledged)
             for publish in pending[covered] {
@@ -832,6 +840,7 @@ public struct AMQPConnectionDissector: StreamDissector {
     /// The record of the publishes a channel in confirm mode never had confirmed.
     private mutating func recordUnconfirmed(_ state: Confirms, channel: UInt16, ended: String) {
         guard !state.pending.isEmpty else { return }
+        confirmStatistics.incomplete += state.pending.count
         let count = state.pending.count
         records.append(AnalysisRecord(protocolName: "amqp", kind: .unconfirmed, frames: Array(state.pending.prefix(64).map(\.frame)),
                                       message: "\(ended) with \(count) \(count == 1 ? "publish" : "publishes") in confirm mode the broker never confirmed",

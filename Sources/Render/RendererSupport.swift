@@ -86,9 +86,13 @@ struct AnalysisSummary {
             if p.connections > 0 {
                 out += "\n\(name.uppercased()) analysis (\(p.connections) connection\(p.connections == 1 ? "" : "s"))\n"
                 let f = p.flows
-                out += "  message flows (QoS 1 and 2): \(f.completed) completed, \(f.incomplete) not"
+                // MQTT's flows are QoS 1 and 2 PUBLISHes to their last step; AMQP's, publishes in
+                // confirm mode to the broker's confirm.
+                let amqp = name == "amqp"
+                out += amqp ? "  publisher confirms: \(f.completed) confirmed, \(f.incomplete) not"
+                            : "  message flows (QoS 1 and 2): \(f.completed) completed, \(f.incomplete) not"
                 if let p50 = f.latency.percentile(50), let p99 = f.latency.percentile(99) {
-                    out += "; time to complete p50 \(latencyText(microseconds: p50)), p99 \(latencyText(microseconds: p99)), max \(latencyText(microseconds: f.latency.maximum))"
+                    out += (amqp ? "; time to confirm" : "; time to complete") + " p50 \(latencyText(microseconds: p50)), p99 \(latencyText(microseconds: p99)), max \(latencyText(microseconds: f.latency.maximum))"
                 }
                 out += "\n"
             } else {

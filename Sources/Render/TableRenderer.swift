@@ -670,9 +670,12 @@ public struct TableRenderer: Renderer {
             }
         }
         if untrackedTopics > 0 { out.append("… \(untrackedTopics) PUBLISHes to topics not listed (--max-table-rows)\n") }
-        let flowRows = connections.values.filter { $0.flows != nil }
-        if !flowRows.isEmpty {
-            out.append("\nMessage flows (QoS 1 and 2) and how connections ended\n")
+        // MQTT's message flows, then AMQP's publisher confirms: the same columns.
+        for (protocolName, title) in [("mqtt", "Message flows (QoS 1 and 2) and how connections ended"),
+                                      ("amqp", "Publisher confirms (publishes to the broker's confirm)")] {
+            let flowRows = connections.values.filter { $0.flows != nil && ($0.protocolName == "amqp") == (protocolName == "amqp") }
+            guard !flowRows.isEmpty else { continue }
+            out.append("\n\(title)\n")
             out.append(pad("stream", 6, right: true) + " " + pad("done", 6, right: true) + " " + pad("open", 5, right: true) + " "
                        + pad("p50", 9, right: true) + " " + pad("p99", 9, right: true) + " " + pad("max", 9, right: true) + " "
                        + "ended\n")

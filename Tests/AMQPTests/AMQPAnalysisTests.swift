@@ -13,6 +13,8 @@ struct AMQPAnalysisTests {
     struct Run {
         var pdus: [(frame: Int, pdu: DissectedPDU)] = []
         var records: [AnalysisRecord] = []
+        /// What the connection's end said of it (its publisher confirms).
+        var analysis: ConnectionAnalysis?
 
         /// The PDUs of method `name`, in order.
         func pdus(_ name: String) -> [(frame: Int, pdu: DissectedPDU)] {
@@ -33,7 +35,7 @@ struct AMQPAnalysisTests {
             run.pdus += out.map { (frame, $0) }
             d.takeRecords(into: &run.records)
         }
-        _ = d.end("the client closed it", record: { run.records.append($0) })
+        run.analysis = d.end("the client closed it", record: { run.records.append($0) })
         return run
     }
 
@@ -115,6 +117,10 @@ struct AMQPAnalysisTests {
         try #require(unconfirmed.count == 1)
         #expect(unconfirmed[0].frames == [6])
         #expect(unconfirmed[0].message.hasPrefix("the connection ended (the client closed it) with 1 publish in confirm mode"))
+        // Three confirmed (two acked, one nacked), after 3, 2 and 1 ms; one never.
+        let flows = try #require(run.analysis?.flows)
+        #expect(flows.completed == 3 && flows.incomplete == 1)
+        #expect(flows.latency.maximum == 3000 && flows.latency.minimum == 1000)
     }
 
     @Test("a channel that closes with a delivery unacknowledged, and held at its prefetch, leaves its records")
