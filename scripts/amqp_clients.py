@@ -589,6 +589,122 @@ def consume(port):
     say("closed")
 
 
+# ------------------------------------------------------------------ routing --
+
+def routing(port):
+    """The RabbitMQ tutorials' topologies (work queue, fanout logs, direct logs, topic logs with
+    *.orange.*, *.*.rabbit and lazy.#), a headers exchange (x-match all and any), an alternate
+    exchange, unroutable publishes (mandatory and not), publisher confirms with acks and a nack
+    (a full queue with x-overflow reject-publish), and a prefetch-1 consumer that nacks one
+    message with requeue and gets it redelivered. The topology is declared on one connection and
+    used by others; every queue is drained with basic.get, so the capture shows where RabbitMQ
+    put each message."""
+    admin = connect(port, "pd-routing-admin")
+    a = admin.channel()
+    a.queue_declare("pd.task_queue", durable=True)
+    a.exchange_declare("pd.logs", exchange_type="fanout")
+    a.exchange_declare("pd.direct_logs", exchange_type="direct")
+    a.exchange_declare("pd.topic_logs", exchange_type="topic")
+    a.exchange_declare("pd.headers", exchange_type="headers")
+    a.exchange_declare("pd.ae", exchange_type="fanout")
+    a.exchange_declare("pd.main", exchange_type="direct", arguments={"alternate-exchange": "pd.ae"})
+    bindings = [
+        ("pd.logs.a", "pd.logs", "", None), ("pd.logs.b", "pd.logs", "", None),
+        ("pd.errors", "pd.direct_logs", "error", None),
+        ("pd.all", "pd.direct_logs", "info", None), ("pd.all", "pd.direct_logs", "warning", None),
+        ("pd.all", "pd.direct_logs", "error", None),
+        ("pd.orange", "pd.topic_logs", "*.orange.*", None),
+        ("pd.rabbit", "pd.topic_logs", "*.*.rabbit", None), ("pd.rabbit", "pd.topic_logs", "lazy.#", None),
+        ("pd.pdf", "pd.headers", "", {"x-match": "all", "format": "pdf", "type": "report"}),
+        ("pd.urgent", "pd.headers", "", {"x-match": "any", "priority": "urgent", "dept": "legal"}),
+        ("pd.unrouted", "pd.ae", "", None),
+        ("pd.main.q", "pd.main", "known", None),
+    ]
+    queues = sorted({q for q, _, _, _ in bindings})
+    for q in queues:
+        a.queue_declare(q)
+    for q, x, key, args in bindings:
+        a.queue_bind(q, x, routing_key=key, arguments=args)
+    a.queue_declare("pd.limited", arguments={"x-max-length": 1, "x-overflow": "reject-publish"})
+    say(f"declared the topology on connection pd-routing-admin: {len(queues) + 2} queues, {len(bindings)} bindings")
+
+    prod = connect(port, "pd-routing-producer")
+    p = prod.channel()
+    p.confirm_delivery()
+    routed = []
+
+    def pub(exchange, key, body, headers=None, mandatory=False):
+        props = pika.BasicProperties(content_type="text/plain", headers=headers)
+        p.basic_publish(exchange, key, body, props, mandatory=mandatory)
+
+    for i in range(1, 4):
+        pub("", "pd.task_queue", f"task {i}".encode())
+    pub("pd.logs", "", b"a log line for every listener")
+    for severity in ["error", "info", "warning", "debug"]:
+        pub("pd.direct_logs", severity, f"{severity}: something happened".encode())
+    for key in ["quick.orange.rabbit", "lazy.orange.elephant", "quick.orange.fox", "lazy.brown.fox",
+                "lazy.pink.rabbit", "quick.brown.fox", "orange", "quick.orange.male.rabbit",
+                "lazy.orange.male.rabbit"]:
+        pub("pd.topic_logs", key, key.encode())
+    pub("pd.headers", "", b"a pdf report", headers={"format": "pdf", "type": "report"})
+    pub("pd.headers", "", b"urgent", headers={"priority": "urgent"})
+    pub("pd.headers", "", b"a zip for nobody", headers={"format": "zip"})
+    pub("pd.main", "known", b"bound in pd.main")
+    pub("pd.main", "other", b"to the alternate exchange")
+    try:
+        pub("pd.direct_logs", "nobody", b"mandatory, unroutable", mandatory=True)
+        fail("a mandatory unroutable publish was not returned")
+    except UnroutableError:
+        say("the mandatory unroutable publish came back (basic.return 312 NO_ROUTE)")
+    pub("", "pd.limited", b"fits")
+    try:
+        pub("", "pd.limited", b"over the limit")
+        fail("a publish to a full reject-publish queue was confirmed")
+    except pika.exceptions.NackError:
+        say("the publish to the full queue was nacked")
+    say("published on connection pd-routing-producer")
+
+    cons = connect(port, "pd-routing-consumer")
+    c = cons.channel()
+    c.basic_qos(prefetch_count=1)
+    seen = []
+
+    def on_message(ch, method, _props, body):
+        seen.append((body, method.redelivered))
+        # The first message is given back once, and comes again redelivered.
+        if body == b"task 1" and not method.redelivered:
+            ch.basic_nack(method.delivery_tag, requeue=True)
+        else:
+            time.sleep(0.05)  # a slow consumer: prefetch 1 holds the rest back
+            ch.basic_ack(method.delivery_tag)
+
+    tag = c.basic_consume("pd.task_queue", on_message, consumer_tag="pd-worker")
+    drain(cons, lambda: sum(1 for b, _ in seen if b.startswith(b"task")) >= 4, "the worker's tasks")
+    expect(any(r for _, r in seen), "no redelivery")
+    c.basic_cancel(tag)
+    say(f"the worker consumed {len(seen)} deliveries, one redelivered")
+
+    # Where RabbitMQ put each message: every queue drained.
+    counts = {}
+    for q in queues + ["pd.limited"]:
+        n = 0
+        while a.basic_get(q, auto_ack=True)[0] is not None:
+            n += 1
+        counts[q] = n
+    say("delivered by basic.get: " + ", ".join(f"{q} {n}" for q, n in counts.items()))
+    expect(counts == {"pd.all": 3, "pd.errors": 1, "pd.logs.a": 1, "pd.logs.b": 1, "pd.main.q": 1, "pd.orange": 3,
+                      "pd.pdf": 1, "pd.rabbit": 5, "pd.unrouted": 1, "pd.urgent": 1, "pd.limited": 1},
+           f"RabbitMQ routed otherwise than the tutorials say: {counts}")
+
+    for q in queues + ["pd.limited", "pd.task_queue"]:
+        a.queue_delete(q)
+    for x in ["pd.logs", "pd.direct_logs", "pd.topic_logs", "pd.headers", "pd.main", "pd.ae"]:
+        a.exchange_delete(x)
+    for conn in (cons, prod, admin):
+        conn.close()
+    say("deleted the topology")
+
+
 # ------------------------------------------------------------------- errors --
 
 def errors(port):
@@ -656,7 +772,7 @@ def errors(port):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("scenario", choices=["exchanges", "properties", "consume", "errors"])
+    ap.add_argument("scenario", choices=["exchanges", "properties", "consume", "errors", "routing"])
     ap.add_argument("--port", type=int, default=5672)
     args = ap.parse_args()
     globals()[args.scenario](args.port)

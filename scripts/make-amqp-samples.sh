@@ -5,7 +5,7 @@
 # the small pcap files under samples/ that the golden tests use.
 #
 # Usage: scripts/make-amqp-samples.sh [SAMPLE...]
-#   SAMPLE is one of: exchanges properties consume errors (default: all).
+#   SAMPLE is one of: exchanges properties consume errors routing (default: all).
 #
 # Environment:
 #   SAMPLES_DIR   where to write the pcaps (default: <repo>/samples)
@@ -33,12 +33,13 @@ PORT=${AMQP_PORT:-5672}
 PY=${PYTHON:-python3}
 T=${CLIENT_TIMEOUT:-30} # seconds: upper bound for any one client
 
-ALL_SAMPLES=(exchanges properties consume errors)
+ALL_SAMPLES=(exchanges properties consume errors routing)
 declare -A FILE_OF=(
     [exchanges]=amqp-exchanges.pcap
     [properties]=amqp-properties.pcap
     [consume]=amqp-consume-ack.pcap
     [errors]=amqp-errors.pcap
+    [routing]=amqp-routing.pcap
 )
 
 log() { printf '==> %s\n' "$*" >&2; }
@@ -82,6 +83,7 @@ capture() {
 sample_exchanges() { run_clients exchanges; }
 sample_properties() { run_clients properties; }
 sample_consume() { run_clients consume; }
+sample_routing() { run_clients routing; }
 
 sample_errors() {
     # A refused login from another client implementation: amqp-tools
@@ -249,6 +251,14 @@ check() {
             need "$f" "$w" 1
         done
         need "$f" heartbeat 2
+        ;;
+    routing)
+        for w in exchange.declare queue.bind basic.publish basic.return basic.nack basic.qos basic.consume \
+            basic.deliver basic.get-ok queue.delete exchange.delete; do
+            need "$f" "$w" 1
+        done
+        need "$f" exchange.declare 6
+        need_text "$f" 'amqp.method.arguments.redelivered == 1' "a redelivery"
         ;;
     errors)
         need "$f" channel.close 3
