@@ -188,6 +188,8 @@ public struct TableRenderer: Renderer {
     /// routing key's publishes were routed (queues, by exchange and key).
     private var topology: [String] = []
     private var routedTo: [String: [String]] = [:]
+    /// Publishes the broker model routed into each queue.
+    private var routedInto: [String: Int] = [:]
     /// AMQP deliveries left unacknowledged per queue (`unacknowledged` records).
     private var unacknowledged: [String: Int] = [:]
     /// AMQP consumers (`consumer` records): where each was in the run, and its record's fields.
@@ -275,6 +277,11 @@ public struct TableRenderer: Renderer {
             for route in r.fields.first(where: { $0.key == "routes" })?.children ?? [] {
                 let queues = route.children.first { $0.key == "queues" }?.children.compactMap(\.value.stringValue) ?? []
                 routedTo[(string(route.children, "exchange") ?? "") + "\u{0}" + (string(route.children, "routing_key") ?? "")] = queues
+            }
+            for entry in r.fields.first(where: { $0.key == "routed_into" })?.children ?? [] {
+                guard let queue = string(entry.children, "queue"),
+                      let publishes = entry.children.first(where: { $0.key == "publishes" })?.value.intValue else { continue }
+                routedInto[queue] = publishes
             }
         case .consumer:
             if consumers.count < options.maxTableRows { consumers.append((position, r.fields)) }
@@ -607,6 +614,7 @@ public struct TableRenderer: Renderer {
         deliveries += other.deliveries
         if topology.isEmpty { topology = other.topology }
         routedTo.merge(other.routedTo) { mine, _ in mine }
+        if routedInto.isEmpty { routedInto = other.routedInto }
         unacknowledged.merge(other.unacknowledged, uniquingKeysWith: +)
         consumers = (consumers + other.consumers).sorted { $0.position < $1.position }.prefix(options.maxTableRows).map { $0 }
     }
@@ -705,15 +713,19 @@ public struct TableRenderer: Renderer {
             }
         }
         if untrackedExchanges > 0 { out.append("… \(untrackedExchanges) publishes to exchanges not listed (--max-table-rows)\n") }
-        if !queues.isEmpty {
+        if !queues.isEmpty || !routedInto.isEmpty {
             out.append("\nQueues\n")
-            let unacked = !unacknowledged.isEmpty
-            out.append(pad("queue", 40) + " " + pad("deliveries", 10, right: true) + " " + pad("acks", 8, right: true) + " "
-                       + pad("nacks", 8, right: true) + " " + pad("rejects", 8, right: true) + (unacked ? " " + pad("unacked", 8, right: true) : "")
-                       + "\n")
-            for (key, row) in queues.rows.sorted(by: { $0.0.name < $1.0.name }) {
-                let name = key.name
-                out.append(pad(name.isEmpty ? "(unnamed)" : name, 40) + " " + pad(String(row.deliveries), 10, right: true) + " "
+            let unacked = !unacknowledged.isEmpty, routed = !routedInto.isEmpty
+            out.append(pad("queue", 40) + " " + (routed ? pad("routed", 7, right: true) + " " : "") + pad("deliveries", 10, right: true) + " "
+                       + pad("acks", 8, right: true) + " " + pad("nacks", 8, right: true) + " " + pad("rejects", 8, right: true)
+                       + (unacked ? " " + pad("unacked", 8, right: true) : "") + "\n")
+            // The queues counted, and those the broker model routed publishes into that gave out none.
+            var rows = queues.rows.map { ($0.0.name, $0.1) }
+            for name in routedInto.keys where !rows.contains(where: { $0.0 == name }) { rows.append((name, QueueRow())) }
+            for (name, row) in rows.sorted(by: { $0.0 < $1.0 }) {
+                out.append(pad(name.isEmpty ? "(unnamed)" : name, 40) + " "
+                           + (routed ? pad(routedInto[name].map(String.init) ?? "-", 7, right: true) + " " : "")
+                           + pad(String(row.deliveries), 10, right: true) + " "
                            + pad(String(row.acks), 8, right: true) + " " + pad(String(row.nacks), 8, right: true) + " "
                            + pad(String(row.rejects), 8, right: true)
                            + (unacked ? " " + pad(String(unacknowledged[name, default: 0]), 8, right: true) : "") + "\n")

@@ -54,6 +54,9 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
     private var queueHistory: [(name: String, deleted: Bool)] = []
     private var bindingHistory: [(binding: AMQPBrokerEvent.Binding, removed: Bool)] = []
     private var routes: [String: Route] = [:]
+    /// Publishes routed into each queue, and the order the queues were first routed into.
+    private var routedInto: [String: Int] = [:]
+    private var routedIntoOrder: [String] = []
     private var routeOrder: [String] = []
     private var unroutable: [Unroutable] = []
     /// Mandatory publishes awaiting the broker's basic.return, by stream and channel: the index
@@ -336,6 +339,10 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
                                     readsHeaders: &readsHeaders)
             routeCache[key] = readsHeaders ? nil : (generation, queues, known)
         }
+        for queue in queues {
+            if routedInto[queue] == nil { routedIntoOrder.append(queue) }
+            routedInto[queue, default: 0] += 1
+        }
         if var route = routes[key] {
             if route.queues != queues { route.queues = Array(Set(route.queues + queues)).sorted() }
             route.publishes += 1
@@ -510,6 +517,10 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
         fields.append(Field("exchanges", "Exchanges", children: exchangeFields, isList: true))
         fields.append(Field("queues", "Queues", children: queueHistory.map { Field("queue", "Queue", .string($0.name)) }, isList: true))
         fields.append(Field("routes", "Routes", children: routeFields, isList: true))
+        fields.append(Field("routed_into", "Routed into", children: routedIntoOrder.map { queue in
+            Field("queue", "Queue", children: [Field("queue", "Queue", .string(queue)),
+                                               Field("publishes", "Publishes", .int(routedInto[queue] ?? 0))])
+        }, isList: true))
         let counts = "\(exchangeFields.count) exchange\(exchangeFields.count == 1 ? "" : "s"), \(queueHistory.count) queue\(queueHistory.count == 1 ? "" : "s"), \(bindingHistory.count) binding\(bindingHistory.count == 1 ? "" : "s")"
         return AnalysisRecord(protocolName: "amqp", kind: .topology, frames: [],
                               message: "\(counts) seen (what was made before the capture is not seen):\n" + lines.joined(separator: "\n"),
