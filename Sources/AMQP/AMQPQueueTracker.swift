@@ -347,28 +347,21 @@ struct AMQPQueueTracker {
         guard let tag = values.int("delivery-tag") else { return nil }
         // AMQP 0-9-1 basic.nack / basic.reject requeue: the broker queues the message again.
         // basic.reject has no `multiple`; an ack no `requeue`.
-        let attribution = settle(tag, multiple: values.bool("multiple") ?? false, requeue: values.bool("requeue") ?? false,
-                                 at: time, listsCovered: true, &state)
-        // Each delivery's consumer: one acknowledged or rejected more.
-        if var settled = attribution?.settled {
-            let acknowledges = values["requeue"] == nil
-            for delivery in settled.covered where !delivery.consumer.isEmpty && state.consumerStats[delivery.consumer] != nil {
-                if acknowledges { state.consumerStats[delivery.consumer]!.acknowledged += 1 } else { state.consumerStats[delivery.consumer]!.rejected += 1 }
-            }
-            if !listsCovered {
-                settled.covered = []
-                var result = attribution!
-                result.settled = settled
-                return result
-            }
-        }
-        return attribution
+        return settle(tag, multiple: values.bool("multiple") ?? false, requeue: values.bool("requeue") ?? false,
+                      acknowledges: values["requeue"] == nil, at: time, listsCovered: listsCovered, &state)
     }
 
-    private static func settle(_ tag: Int, multiple: Bool, requeue: Bool, at time: Timestamp, listsCovered: Bool,
+    /// Each settled delivery's consumer: one acknowledged (`acknowledges`) or rejected more.
+    private static func credit(_ delivery: Outstanding, acknowledges: Bool, _ state: inout ChannelState) {
+        guard !delivery.consumer.isEmpty, state.consumerStats[delivery.consumer] != nil else { return }
+        if acknowledges { state.consumerStats[delivery.consumer]!.acknowledged += 1 } else { state.consumerStats[delivery.consumer]!.rejected += 1 }
+    }
+
+    private static func settle(_ tag: Int, multiple: Bool, requeue: Bool, acknowledges: Bool, at time: Timestamp, listsCovered: Bool,
                                _ state: inout ChannelState) -> Attribution? {
         guard multiple else {
             guard let delivery = state.outstanding.removeValue(forKey: tag) else { return nil }
+            credit(delivery, acknowledges: acknowledges, &state)
             var attribution = Attribution(queue: delivery.queue, source: .deliveryTag(tag))
             attribution.settled = Attribution.Settled(count: 1, firstFrame: delivery.frame, lastFrame: delivery.frame,
                                                       latency: max(0, time.microseconds(since: delivery.time)), requeue: requeue,
@@ -378,6 +371,7 @@ struct AMQPQueueTracker {
         }
         let covered = state.outstanding.filter { tag == 0 || $0.key <= tag }
         for key in covered.keys { state.outstanding[key] = nil }
+        for delivery in covered.values { credit(delivery, acknowledges: acknowledges, &state) }
         let queues = Set(covered.values.map(\.queue))
         var attribution: Attribution
         if let delivery = covered[tag] {

@@ -148,4 +148,19 @@ struct AMQPBrokerTests {
         #expect(refused[0].frames == [1, 2, 3])
         #expect(refused[0].message == "the queue.declare of 'orders' #2 asked durable=false; the broker refused it (PRECONDITION_FAILED): 'orders' was declared first by #1 on stream 0 with durable=true")
     }
+
+    @Test("memory stays bounded: unroutable publishes past the first 1,000 and routes past 16,384 are counted, not kept")
+    func bounded() throws {
+        let broker = AMQPBroker()
+        var events: [AMQPBrokerEvent.Kind] = [Self.declare("logs", "topic")]
+        let publishes = AMQPBroker.maxRoutes + 10
+        for i in 0..<publishes { events.append(Self.publish("logs", "key.\(i)", frame: i + 2)) }
+        let records = Self.records(broker, events)
+        let unroutable = records.filter { $0.kind == .unroutable }
+        #expect(unroutable.count == AMQPBroker.maxRecords + 1)
+        #expect(unroutable.last?.message == "\(publishes - AMQPBroker.maxRecords) more publishes routed nowhere")
+        let topology = try #require(records.first { $0.kind == .topology })
+        #expect(topology.message.contains("… 10 publishes to \(AMQPBroker.maxRoutes)+ other exchanges and routing keys, not listed"))
+        #expect(topology.fields.first { $0.key == "routes" }?.children.count == AMQPBroker.maxRoutes)
+    }
 }

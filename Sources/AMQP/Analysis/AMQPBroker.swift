@@ -80,6 +80,13 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
     private var refusals: [AnalysisRecord] = []
     /// At most this many unroutable publishes and mismatches are recorded one by one.
     static let maxRecords = 1000
+    /// At most this many exchanges and routing keys (and queues routed into) are listed: a
+    /// publisher with a routing key per device would grow them without end. Those past it are
+    /// counted (`publishesNotListed`) and routed all the same.
+    static let maxRoutes = 16_384
+    private var publishesNotListed = 0
+    /// Unroutable publishes past `maxRecords`, counted.
+    private var unroutableNotListed = 0
 
     /// In a run's first pass: where each publish's route is written (`AMQPLinks`).
     private let links: AMQPLinks?
@@ -337,25 +344,33 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
             var readsHeaders = false
             (queues, known) = route(exchange: publish.exchange, routingKey: publish.routingKey, headers: publish.headers,
                                     readsHeaders: &readsHeaders)
+            if routeCache.count >= Self.maxRoutes { routeCache.removeAll(keepingCapacity: true) }
             routeCache[key] = readsHeaders ? nil : (generation, queues, known)
         }
         for queue in queues {
-            if routedInto[queue] == nil { routedIntoOrder.append(queue) }
+            if routedInto[queue] == nil {
+                guard routedInto.count < Self.maxRoutes else { continue }
+                routedIntoOrder.append(queue)
+            }
             routedInto[queue, default: 0] += 1
         }
         if var route = routes[key] {
             if route.queues != queues { route.queues = Array(Set(route.queues + queues)).sorted() }
             route.publishes += 1
             routes[key] = route
-        } else {
+        } else if routes.count < Self.maxRoutes {
             routes[key] = Route(queues: queues, publishes: 1)
             routeOrder.append(key)
+        } else {
+            publishesNotListed += 1
         }
         if let links {
             links.update(stream: stream, frame: publish.frame, place: publish.place) { $0.queues = known ? queues : nil }
         }
         var index: Int?
-        if queues.isEmpty, known {
+        if queues.isEmpty, known, unroutable.count >= Self.maxRecords {
+            unroutableNotListed += 1
+        } else if queues.isEmpty, known {
             index = unroutable.count
             unroutable.append(Unroutable(frame: publish.frame, stream: stream, channel: channel, exchange: publish.exchange,
                                          routingKey: publish.routingKey, mandatory: publish.mandatory,
@@ -379,6 +394,8 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
         awaitingReturn[stream] = awaiting
         if let index = publish.index {
             unroutable[index].returnFrame = frame
+        } else if code == 312, publish.queues.isEmpty, unroutable.count >= Self.maxRecords {
+            unroutableNotListed += 1
         } else if code == 312, publish.queues.isEmpty {
             // AMQP 0-9-1 312 NO_ROUTE for a publish the bindings seen could not judge (an
             // exchange or queue made before the capture): the broker says it was unroutable.
@@ -422,7 +439,7 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
     // MARK: - Records
 
     public func finish(record: (AnalysisRecord) -> Void) {
-        for u in unroutable.prefix(Self.maxRecords) {
+        for u in unroutable {
             let fate: String
             if let returned = u.returnFrame {
                 fate = "the broker returned it (basic.return #\(returned))"
@@ -441,10 +458,10 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
                                   message: "\(what): \(fate)\(caveat)",
                                   reference: "AMQP 0-9-1 basic.publish mandatory", fields: fields))
         }
-        if unroutable.count > Self.maxRecords {
+        if unroutableNotListed > 0 {
             record(AnalysisRecord(protocolName: "amqp", kind: .unroutable, frames: [],
-                                  message: "\(unroutable.count - Self.maxRecords) more publishes routed nowhere",
-                                  fields: [Field("count", "Publishes", .int(unroutable.count - Self.maxRecords))]))
+                                  message: "\(unroutableNotListed) more publishes routed nowhere",
+                                  fields: [Field("count", "Publishes", .int(unroutableNotListed))]))
         }
         for m in mismatches { record(m) }
         for r in refusals { record(r) }
@@ -521,6 +538,9 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
             Field("queue", "Queue", children: [Field("queue", "Queue", .string(queue)),
                                                Field("publishes", "Publishes", .int(routedInto[queue] ?? 0))])
         }, isList: true))
+        if publishesNotListed > 0 {
+            lines.append("  … \(publishesNotListed) publishes to \(Self.maxRoutes)+ other exchanges and routing keys, not listed")
+        }
         let counts = "\(exchangeFields.count) exchange\(exchangeFields.count == 1 ? "" : "s"), \(queueHistory.count) queue\(queueHistory.count == 1 ? "" : "s"), \(bindingHistory.count) binding\(bindingHistory.count == 1 ? "" : "s")"
         return AnalysisRecord(protocolName: "amqp", kind: .topology, frames: [],
                               message: "\(counts) seen (what was made before the capture is not seen):\n" + lines.joined(separator: "\n"),
