@@ -14,10 +14,9 @@ public struct AMQPOptions: Sendable {
     /// How many unacknowledged deliveries per channel are remembered to say which queue an
     /// ack, nack or reject settles. Further deliveries are not attributed. Default 65536.
     public var maxTrackedDeliveries = 65536
-    /// How much of each frame to build: the field tree (default), or for the frequent frames
-    /// only the facts summaries count (basic.publish, deliver, get-ok, ack, nack, reject, content
-    /// headers, bodies and heartbeats), or only the text tree and summary (the same but
-    /// heartbeats, and content headers whose properties are of the common types).
+    /// Which view of each frame to hand on: the field tree (default, and for `.text` and `.json`),
+    /// or with `.facts` the values a table counts for a frame with no problem (any other frame as
+    /// its tree). Every frame is decoded the same way whatever the detail.
     public var detail: PDUDetail = .tree
     /// Whether summary lines carry their detail (a method's arguments, a header's body size and
     /// properties, a body's preview) or name the frame alone: a program that prints no summary
