@@ -760,7 +760,7 @@ public struct AMQPConnectionDissector: StreamDissector {
 
     /// Takes the publishes a broker's confirm covers off the channel's pending ones: the one
     /// numbered `tag`, or with `multiple` every one up to it (AMQP 0-9-1 basic.ack multiple).
-    private mutating func settlePublishes(at i: Int, upTo tag: Int, multiple: Bool, acknowledged: Bool) -> AMQPFrameNote.Confirmed? {
+    private mutating func settlePublishes(at i: Int, upTo tag: Int, multiple: Bool, acknowledged: Bool) -> AMQPCovered? {
         let pending = confirms.values[i].pending
         // Numbers ascend: the covered ones are a prefix (multiple) or one entry.
         let covered: Range<Int>
@@ -789,7 +789,7 @@ public struct AMQPConnectionDissector: StreamDissector {
             }
         }
         confirms.values[i].pending.removeSubrange(covered)
-        return AMQPFrameNote.Confirmed(count: covered.count, firstFrame: first.frame, lastFrame: last.frame,
+        return AMQPCovered(count: covered.count, firstFrame: first.frame, lastFrame: last.frame,
                                        latency: max(0, time.microseconds(since: oldest)))
     }
 

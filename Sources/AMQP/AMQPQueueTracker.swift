@@ -185,11 +185,7 @@ struct AMQPQueueTracker {
 
         /// The deliveries a basic.ack, basic.nack or basic.reject covered.
         struct Settled {
-            var count: Int
-            var firstFrame: Int
-            var lastFrame: Int
-            /// Since the oldest delivery covered, microseconds.
-            var latency: Int
+            var frames: AMQPCovered
             var requeue: Bool
             /// Each delivery covered, when asked for (a first pass's links).
             var covered: [Outstanding] = []
@@ -363,8 +359,9 @@ struct AMQPQueueTracker {
             guard let delivery = state.outstanding.removeValue(forKey: tag) else { return nil }
             credit(delivery, acknowledges: acknowledges, &state)
             var attribution = Attribution(queue: delivery.queue, source: .deliveryTag(tag))
-            attribution.settled = Attribution.Settled(count: 1, firstFrame: delivery.frame, lastFrame: delivery.frame,
-                                                      latency: max(0, time.microseconds(since: delivery.time)), requeue: requeue,
+            attribution.settled = Attribution.Settled(frames: AMQPCovered(count: 1, firstFrame: delivery.frame, lastFrame: delivery.frame,
+                                                                          latency: max(0, time.microseconds(since: delivery.time))),
+                                                      requeue: requeue,
                                                       covered: listsCovered ? [delivery] : [])
             if requeue, state.requeued.count < 64 { state.requeued.append(delivery.frame) }
             return attribution
@@ -383,8 +380,9 @@ struct AMQPQueueTracker {
         }
         let frames = covered.values.map(\.frame).sorted()
         if let first = frames.first, let last = frames.last, let oldest = covered.values.map(\.time).min() {
-            attribution.settled = Attribution.Settled(count: frames.count, firstFrame: first, lastFrame: last,
-                                                      latency: max(0, time.microseconds(since: oldest)), requeue: requeue,
+            attribution.settled = Attribution.Settled(frames: AMQPCovered(count: frames.count, firstFrame: first, lastFrame: last,
+                                                                          latency: max(0, time.microseconds(since: oldest))),
+                                                      requeue: requeue,
                                                       covered: listsCovered ? Array(covered.values) : [])
             if requeue { for frame in frames where state.requeued.count < 64 { state.requeued.append(frame) } }
         }

@@ -97,10 +97,7 @@ extension AMQPFrameNote {
         }
         if analysis {
             if let settled = attribution?.settled {
-                var children = [Field("deliveries", "Deliveries", .int(settled.count)),
-                                Field("delivery_frame", "Delivery In Frame", .int(settled.firstFrame))]
-                if settled.count > 1 { children.append(Field("last_delivery_frame", "Last Delivery In Frame", .int(settled.lastFrame))) }
-                children.append(Field("latency_us", "Since The Delivery (µs)", .int(settled.latency)))
+                var children = settled.frames.fields(of: "delivery", "Delivery")
                 if settled.requeue { children.append(Field("requeue", "Requeued", .bool(true))) }
                 fields.append(Field("ack", "Acknowledgement", children: children))
             }
@@ -146,10 +143,7 @@ extension AMQPFrameNote {
                 ]))
             }
             if let confirmed = confirm?.confirmed {
-                var children = [Field("publishes", "Publishes", .int(confirmed.count)),
-                                Field("publish_frame", "Publish In Frame", .int(confirmed.firstFrame))]
-                if confirmed.count > 1 { children.append(Field("last_publish_frame", "Last Publish In Frame", .int(confirmed.lastFrame))) }
-                children.append(Field("latency_us", "Since The Publish (µs)", .int(confirmed.latency)))
+                let children = confirmed.fields(of: "publish", "Publish")
                 fields.append(Field("confirm", "Confirm", children: children))
             }
         }
@@ -164,10 +158,7 @@ extension AMQPFrameNote {
         var words: [String] = []
         if let settled = attribution?.settled {
             let verb = acknowledges ? "acknowledges" : "rejects"
-            let after = latencyText(microseconds: settled.latency)
-            var text = settled.count == 1
-                ? "\(verb) #\(settled.firstFrame) in \(after)"
-                : "\(verb) \(settled.count) deliveries, #\(settled.firstFrame) to #\(settled.lastFrame), the oldest after \(after)"
+            var text = settled.frames.words(verb, "deliveries")
             if settled.requeue { text += ", requeued" }
             words.append(text)
         }
@@ -201,11 +192,28 @@ extension AMQPFrameNote {
         }
         if let confirm, let confirmed = confirm.confirmed {
             let verb = confirm.acknowledged ? "confirms" : "rejects"
-            let after = latencyText(microseconds: confirmed.latency)
-            words.append(confirmed.count == 1
-                ? "\(verb) #\(confirmed.firstFrame) in \(after)"
-                : "\(verb) \(confirmed.count) publishes, #\(confirmed.firstFrame) to #\(confirmed.lastFrame), the oldest after \(after)")
+            words.append(confirmed.words(verb, "publishes"))
         }
         return words
+    }
+}
+
+extension AMQPCovered {
+    /// The members of an `ack` (`of: "delivery"`) or a `confirm` (`"publish"`): how many, the
+    /// first's frame, the last's when more than one, the time since the oldest.
+    func fields(of noun: String, _ label: String) -> [Field] {
+        var fields = [Field(noun == "delivery" ? "deliveries" : "publishes", noun == "delivery" ? "Deliveries" : "Publishes", .int(count)),
+                      Field("\(noun)_frame", "\(label) In Frame", .int(firstFrame))]
+        if count > 1 { fields.append(Field("last_\(noun)_frame", "Last \(label) In Frame", .int(lastFrame))) }
+        fields.append(Field("latency_us", "Since The \(label) (µs)", .int(latency)))
+        return fields
+    }
+
+    /// `acknowledges #13 in 1.00 ms`, or for several `acknowledges 2 deliveries, #17 to #18, the
+    /// oldest after 2.00 ms`.
+    func words(_ verb: String, _ plural: String) -> String {
+        let after = latencyText(microseconds: latency)
+        return count == 1 ? "\(verb) #\(firstFrame) in \(after)"
+                          : "\(verb) \(count) \(plural), #\(firstFrame) to #\(lastFrame), the oldest after \(after)"
     }
 }

@@ -19,6 +19,15 @@ struct AMQPDecodedFrame {
     }
 }
 
+/// The deliveries a settlement covered, or the publishes a confirm covered: how many, the first's
+/// and the last's frames, and the time since the oldest (microseconds).
+struct AMQPCovered {
+    var count: Int
+    var firstFrame: Int
+    var lastFrame: Int
+    var latency: Int
+}
+
 /// What the connection's state adds to a frame (`AMQPConnectionDissector`): the queue it was
 /// attributed to, its number in confirm mode, what a broker's confirm covers, and the message
 /// it completed. Typed: the views make fields or counts of it.
@@ -67,15 +76,6 @@ struct AMQPFrameNote {
         var multiple: Bool
         var deliveryTag: Int
         /// The publishes it covered that the capture showed.
-        var confirmed: Confirmed?
-    }
-
-    /// The publishes a broker's confirm covered: how many, the first's and last's frames, the
-    /// time since the oldest (microseconds).
-    struct Confirmed {
-        var count: Int
-        var firstFrame: Int
-        var lastFrame: Int
-        var latency: Int
+        var confirmed: AMQPCovered?
     }
 }
