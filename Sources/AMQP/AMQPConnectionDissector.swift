@@ -159,7 +159,7 @@ public struct AMQPConnectionDissector: StreamDissector {
     private var transactions = ChannelTable<(publishes: Int, acknowledgements: Int)>()
     /// Where the broker stopped this connection's publishers (connection.blocked), and each
     /// channel's flow (channel.flow active=false), while it lasts.
-    private var blockedAt: (frame: Int, time: Timestamp)?
+    private var blockedAt: (frame: Int, time: Timestamp, reason: String?)?
     private var flowStopped = ChannelTable<(frame: Int, time: Timestamp)>()
     /// The last publish or delivery method's frame and its place among those of that frame:
     /// what `AMQPLinks` are keyed by.
@@ -209,6 +209,15 @@ public struct AMQPConnectionDissector: StreamDissector {
         for left in queues.leftOpen() { recordLeft(left, ended: ended) }
         for (code, state) in zip(confirms.codes, confirms.values) {
             recordUnconfirmed(state, channel: ChannelKey(code: code).channel, ended: ended)
+        }
+        // RabbitMQ's connection.blocked, or a channel.flow that stopped a channel, never lifted.
+        if let blocked = blockedAt {
+            recordHeld("the broker blocked the connection's publishers at #\(blocked.frame)\(blocked.reason.map { " (\($0))" } ?? "")",
+                       since: blocked, ended: ended)
+        }
+        for (code, stopped) in zip(flowStopped.codes, flowStopped.values) {
+            recordHeld("channel \(ChannelKey(code: code).channel)'s flow was stopped at #\(stopped.frame)",
+                       since: (stopped.frame, stopped.time, nil), ended: ended)
         }
         for r in records { record(r) }
         records.removeAll()
@@ -647,7 +656,7 @@ public struct AMQPConnectionDissector: StreamDissector {
             transactions[key] = nil
             flowStopped[key] = nil
         case (10, 60, .toClient):
-            blockedAt = (frame, time)
+            blockedAt = (frame, time, values.string("reason"))
         case (10, 61, .toClient):
             guard let blocked = blockedAt else { return }
             blockedAt = nil
@@ -791,6 +800,15 @@ public struct AMQPConnectionDissector: StreamDissector {
         confirms.values[i].pending.removeSubrange(covered)
         return AMQPCovered(count: covered.count, firstFrame: first.frame, lastFrame: last.frame,
                                        latency: max(0, time.microseconds(since: oldest)))
+    }
+
+    /// The record of publishers or a channel held back until the connection ended.
+    private mutating func recordHeld(_ what: String, since: (frame: Int, time: Timestamp, reason: String?), ended: String) {
+        let duration = max(0, time.microseconds(since: since.time))
+        records.append(AnalysisRecord(protocolName: "amqp", kind: .stillBlocked, frames: [since.frame],
+                                      message: "\(what) and had not lifted it \(latencyText(microseconds: duration)) later, when \(ended)",
+                                      reference: "RabbitMQ connection.blocked; AMQP 0-9-1 channel.flow",
+                                      fields: [Field("duration_us", "Held for (µs)", .int(duration))]))
     }
 
     /// The record of a consumer's life: its deliveries, how they were settled, its rate.

@@ -66,6 +66,9 @@ extension AnalysisKind {
     public static let unroutable = AnalysisKind(rawValue: "unroutable")
     /// AMQP, across connections: the broker routed otherwise than the bindings seen say
     public static let routingMismatch = AnalysisKind(rawValue: "routing_mismatch")
+    /// AMQP: a connection's publishers (connection.blocked) or a channel (channel.flow) held
+    /// back by the broker until the connection ended
+    public static let stillBlocked = AnalysisKind(rawValue: "still_blocked")
     /// AMQP: a consumer's life, from basic.consume-ok to its cancel, its channel's close or the
     /// connection's end: deliveries, how they were settled, the rate
     public static let consumer = AnalysisKind(rawValue: "consumer")
@@ -78,7 +81,7 @@ extension AnalysisKind {
         .unacknowledged, .incompleteFlow, .unexpectedAcknowledgement, .packetIDReused, .receiveMaximumExceeded, .refused,
         .flowsNotFollowed, .keepAliveExceeded, .sessionPresentMismatch, .noDisconnect, .closedByBroker, .reconnect,
         .sessionTakeover, .undelivered, .topicDelivery, .willPublished, .unconfirmed, .prefetchLimited,
-        .topology, .unroutable, .routingMismatch, .declareRefused, .consumer,
+        .topology, .unroutable, .routingMismatch, .declareRefused, .consumer, .stillBlocked,
     ]
 }
 

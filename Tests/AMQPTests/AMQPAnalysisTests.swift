@@ -218,4 +218,17 @@ struct AMQPAnalysisTests {
         #expect(value("per_second") == .int(625))
         #expect(c.message.hasSuffix("still consuming when channel 2 closed"))
     }
+
+    @Test("publishers blocked and never unblocked before the connection ended are recorded")
+    func stillBlocked() throws {
+        let run = Self.run([
+            (.toServer, Wire.protocolHeader),                                                             // 1
+            (.toClient, Wire.method(10, 60, channel: 0, Wire.shortstr("low on memory"))),                 // 2 blocked
+            (.toServer, Wire.heartbeat),                                                                  // 3
+        ])
+        let held = run.records.filter { $0.kind == .stillBlocked }
+        try #require(held.count == 1)
+        #expect(held[0].frames == [2])
+        #expect(held[0].message == "the broker blocked the connection's publishers at #2 (low on memory) and had not lifted it 1.00 ms later, when the connection ended (the client closed it)")
+    }
 }
