@@ -45,8 +45,7 @@ struct AMQPMessageAssembly {
         guard method.classID == 60, method.methodID == 40 else { return nil }
         return AMQPBrokerEvent.Publish(exchange: methodValues.string("exchange") ?? "", routingKey: methodValues.string("routing-key") ?? "",
                                        mandatory: methodValues.bool("mandatory") ?? false,
-                                       headers: header?.header.properties.headers?.value, frame: frame, place: place,
-                                       bodySize: Int(clamping: bodySize))
+                                       headers: header?.header.properties.headers?.value, frame: frame, place: place)
     }
 
     /// Whether a content header is of the method's class (AMQP 0-9-1 §4.2.6.1; a header that

@@ -76,7 +76,7 @@ struct AMQPBrokerTests {
     }
 
     static func publish(_ exchange: String, _ key: String, mandatory: Bool = false, frame: Int) -> AMQPBrokerEvent.Kind {
-        .published(AMQPBrokerEvent.Publish(exchange: exchange, routingKey: key, mandatory: mandatory, headers: nil, frame: frame, bodySize: 1))
+        .published(AMQPBrokerEvent.Publish(exchange: exchange, routingKey: key, mandatory: mandatory, headers: nil, frame: frame))
     }
 
     @Test("exchange-to-exchange bindings and alternate exchanges route on; a binding removed routes no more")

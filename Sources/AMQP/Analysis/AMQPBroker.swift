@@ -28,8 +28,6 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
     /// A publish no binding routes.
     struct Unroutable {
         var frame: Int
-        var stream: Int
-        var channel: UInt16
         var exchange: String
         var routingKey: String
         var mandatory: Bool
@@ -372,7 +370,7 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
             unroutableNotListed += 1
         } else if queues.isEmpty, known {
             index = unroutable.count
-            unroutable.append(Unroutable(frame: publish.frame, stream: stream, channel: channel, exchange: publish.exchange,
+            unroutable.append(Unroutable(frame: publish.frame, exchange: publish.exchange,
                                          routingKey: publish.routingKey, mandatory: publish.mandatory,
                                          type: publish.exchange.isEmpty ? "direct" : exchanges[publish.exchange]?.type))
         }
@@ -399,7 +397,7 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
         } else if code == 312, publish.queues.isEmpty {
             // AMQP 0-9-1 312 NO_ROUTE for a publish the bindings seen could not judge (an
             // exchange or queue made before the capture): the broker says it was unroutable.
-            unroutable.append(Unroutable(frame: publish.frame, stream: stream, channel: channel, exchange: exchange,
+            unroutable.append(Unroutable(frame: publish.frame, exchange: exchange,
                                          routingKey: routingKey, mandatory: true, returnFrame: frame,
                                          type: exchange.isEmpty ? "direct" : exchanges[exchange]?.type))
             links?.update(stream: stream, frame: publish.frame, place: publish.place) { $0.queues = [] }

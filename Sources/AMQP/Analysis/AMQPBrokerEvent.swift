@@ -49,7 +49,6 @@ public struct AMQPBrokerEvent: TypedPacket {
         /// deliveries in that frame (`AMQPLinks`).
         public var frame: Int
         public var place = 0
-        public var bodySize: Int
     }
 
     public var kind: Kind
