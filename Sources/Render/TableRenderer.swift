@@ -273,7 +273,7 @@ public struct TableRenderer: Renderer {
         switch r.kind {
         case .topology:
             // The tree alone: where publishes went is the Exchanges table's `routed to`.
-            topology = r.message.split(separator: "\n").dropFirst().map(String.init).filter { !$0.hasPrefix("  published to ") }
+            topology = AMQPTopologyTree.lines(r.fields, routes: false)
             for route in r.fields.first(where: { $0.key == "routes" })?.children ?? [] {
                 let queues = route.children.first { $0.key == "queues" }?.children.compactMap(\.value.stringValue) ?? []
                 routedTo[(string(route.children, "exchange") ?? "") + "\u{0}" + (string(route.children, "routing_key") ?? "")] = queues

@@ -102,6 +102,9 @@ public struct TextRenderer: Renderer {
                 line = "#\(ctx.frame) \(ctx.time.timeOfDay) \(ctx.source) → \(ctx.destination) [stream \(ctx.stream)] "
             }
             line += "\(record.protocolName.uppercased()) analysis: \(record.kind.words): \(record.message)"
+            if record.kind == .topology, record.protocolName == "amqp" {
+                line += ":\n" + AMQPTopologyTree.lines(record.fields, routes: true).joined(separator: "\n")
+            }
             if let r = record.reference { line += " (\(r))" }
             out.append(paint(line, "35"))
             out.literal("\n")

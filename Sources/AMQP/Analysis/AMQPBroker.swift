@@ -468,7 +468,9 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
 
     /// The exchanges, queues and bindings the capture showed (those deleted or removed since
     /// marked so), RabbitMQ's predeclared exchanges when they were bound or published to, and
-    /// where each exchange and routing key published to was routed; nil when it shows none.
+    /// where each exchange and routing key published to was routed; nil when it shows none. The
+    /// record's fields only: the tree drawn of them (exchange → binding key → queue) is a view
+    /// (`AMQPTopologyTree` in Render).
     private func topologyRecord() -> AnalysisRecord? {
         var shown = exchangeHistory
         let used = Set(bindingHistory.map(\.binding.source) + routeOrder.map { String($0.prefix { $0 != "\u{0}" }) })
@@ -476,17 +478,8 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
             if let exchange = exchanges[name], exchange.predeclared { shown.append((name, exchange, false)) }
         }
         guard !shown.isEmpty || !queueHistory.isEmpty || !routeOrder.isEmpty else { return nil }
-        var lines: [String] = []
         var exchangeFields: [Field] = []
         for (name, exchange, deleted) in shown {
-            var flags: [String] = [exchange.type]
-            if exchange.durable { flags.append("durable") }
-            if exchange.autoDelete { flags.append("auto-delete") }
-            if exchange.isInternal { flags.append("internal") }
-            if exchange.predeclared { flags.append("predeclared") }
-            if let alternate = exchange.alternate { flags.append("alternate-exchange '\(alternate)'") }
-            if deleted { flags.append("deleted") }
-            lines.append("  exchange '\(name)' (\(flags.joined(separator: ", ")))")
             var children = [Field("name", "Name", .string(name)), Field("type", "Type", .string(exchange.type)),
                             Field("durable", "Durable", .bool(exchange.durable))]
             if exchange.autoDelete { children.append(Field("auto_delete", "Auto-delete", .bool(true))) }
@@ -496,14 +489,9 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
             if deleted { children.append(Field("deleted", "Deleted", .bool(true))) }
             var bindingFields: [Field] = []
             for (b, removed) in bindingHistory where b.source == name {
-                let target = b.toExchange ? "exchange '\(b.destination)'" : "queue '\(b.destination)'"
-                let key = exchange.type == "fanout" || exchange.type == "headers" ? "" : "'\(b.routingKey)' "
-                let entries = b.arguments?.entries ?? []
-                let arguments = exchange.type == "headers" && !entries.isEmpty
-                    ? "[" + entries.map { "\($0.name)=\(Self.text($0.value))" }.joined(separator: " ") + "] " : ""
-                lines.append("    \(key)\(arguments)→ \(target)\(removed ? " (removed)" : "")")
                 var entry = [Field("routing_key", "Routing key", .string(b.routingKey)),
                              Field(b.toExchange ? "exchange" : "queue", b.toExchange ? "Exchange" : "Queue", .string(b.destination))]
+                let entries = b.arguments?.entries ?? []
                 if !entries.isEmpty {
                     entry.append(Field("arguments", "Arguments", children: entries.map { Field($0.name, $0.name, .string(Self.text($0.value))) }))
                 }
@@ -513,36 +501,32 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
             if !bindingFields.isEmpty { children.append(Field("bindings", "Bindings", children: bindingFields, isList: true)) }
             exchangeFields.append(Field("exchange", "Exchange", children: children))
         }
-        if !queueHistory.isEmpty {
-            lines.append("  queues: " + queueHistory.map { "'\($0.name)'\($0.deleted ? " (deleted)" : "")" }.joined(separator: ", "))
-        }
         var routeFields: [Field] = []
         for key in routeOrder {
             guard let route = routes[key] else { continue }
             let parts = key.split(separator: "\u{0}", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-            let exchange = parts[0], routingKey = parts.count > 1 ? parts[1] : ""
-            lines.append("  published to '\(exchange.isEmpty ? "(default)" : exchange)' with '\(routingKey)' (\(route.publishes)×) → \(Self.list(route.queues))")
             routeFields.append(Field("route", "Route", children: [
-                Field("exchange", "Exchange", .string(exchange)), Field("routing_key", "Routing key", .string(routingKey)),
+                Field("exchange", "Exchange", .string(parts[0])), Field("routing_key", "Routing key", .string(parts.count > 1 ? parts[1] : "")),
                 Field("publishes", "Publishes", .int(route.publishes)),
                 Field("queues", "Queues", children: route.queues.map { Field("queue", "Queue", .string($0)) }, isList: true),
             ]))
         }
         var fields: [Field] = []
         fields.append(Field("exchanges", "Exchanges", children: exchangeFields, isList: true))
-        fields.append(Field("queues", "Queues", children: queueHistory.map { Field("queue", "Queue", .string($0.name)) }, isList: true))
+        fields.append(Field("queues", "Queues", children: queueHistory.map { queue in
+            var children = [Field("name", "Name", .string(queue.name))]
+            if queue.deleted { children.append(Field("deleted", "Deleted", .bool(true))) }
+            return Field("queue", "Queue", children: children)
+        }, isList: true))
         fields.append(Field("routes", "Routes", children: routeFields, isList: true))
+        if publishesNotListed > 0 { fields.append(Field("publishes_not_listed", "Publishes not listed", .int(publishesNotListed))) }
         fields.append(Field("routed_into", "Routed into", children: routedIntoOrder.map { queue in
             Field("queue", "Queue", children: [Field("queue", "Queue", .string(queue)),
                                                Field("publishes", "Publishes", .int(routedInto[queue] ?? 0))])
         }, isList: true))
-        if publishesNotListed > 0 {
-            lines.append("  … \(publishesNotListed) publishes to \(Self.maxRoutes)+ other exchanges and routing keys, not listed")
-        }
         let counts = "\(exchangeFields.count) exchange\(exchangeFields.count == 1 ? "" : "s"), \(queueHistory.count) queue\(queueHistory.count == 1 ? "" : "s"), \(bindingHistory.count) binding\(bindingHistory.count == 1 ? "" : "s")"
         return AnalysisRecord(protocolName: "amqp", kind: .topology, frames: [],
-                              message: "\(counts) seen (what was made before the capture is not seen):\n" + lines.joined(separator: "\n"),
-                              fields: fields)
+                              message: "\(counts) seen (what was made before the capture is not seen)", fields: fields)
     }
 
     /// A field-table value in a line: strings as text, the rest as Swift prints it.
