@@ -829,6 +829,16 @@ public struct AMQPConnectionDissector: StreamDissector {
         records.append(AnalysisRecord(protocolName: "amqp", kind: .consumer, frames: [c.frame],
                                       message: "consumer '\(c.tag)' on queue '\(c.queue)' (channel \(channel)\(prefetch)): \(c.deliveries) deliveries in \(latencyText(microseconds: duration))\(rate); \(c.acknowledged) acknowledged, \(c.rejected) rejected or nacked; \(ended)",
                                       reference: "AMQP 0-9-1 basic.consume", fields: fields))
+        if c.atLimit > 1 {
+            records.append(AnalysisRecord(protocolName: "amqp", kind: .prefetchLimited, frames: c.atLimitFrames,
+                                          message: "consumer '\(c.tag)' on queue '\(c.queue)' (channel \(channel)) reached its prefetch-count of \(c.prefetch) unacknowledged deliveries \(c.atLimit) times: each further delivery waited for an acknowledgement, so it gets at most \(c.prefetch) per round trip",
+                                          reference: "AMQP 0-9-1 basic.qos prefetch-count",
+                                          fields: [Field("channel", "Channel", .int(Int(channel))),
+                                                   Field("consumer_tag", "Consumer tag", .string(c.tag)),
+                                                   Field("queue", "Queue", .string(c.queue)),
+                                                   Field("prefetch_count", "Prefetch count", .int(c.prefetch)),
+                                                   Field("times", "Times at the limit", .int(c.atLimit))]))
+        }
     }
 
     /// The records of what a channel left when it closed or the connection ended.
@@ -847,10 +857,11 @@ public struct AMQPConnectionDissector: StreamDissector {
         }
         if left.atLimit > 1 {
             records.append(AnalysisRecord(protocolName: "amqp", kind: .prefetchLimited, frames: left.atLimitFrames,
-                                          message: "channel \(left.channel) reached its prefetch-count of \(left.prefetch) unacknowledged deliveries \(left.atLimit) times: each further delivery waited for an acknowledgement, so the consumer gets at most \(left.prefetch) per round trip",
+                                          message: "channel \(left.channel) reached its global prefetch-count of \(left.prefetch) unacknowledged deliveries \(left.atLimit) times: each further delivery waited for an acknowledgement, so its consumers together get at most \(left.prefetch) per round trip",
                                           reference: "AMQP 0-9-1 basic.qos prefetch-count",
                                           fields: [Field("channel", "Channel", .int(Int(left.channel))),
                                                    Field("prefetch_count", "Prefetch count", .int(left.prefetch)),
+                                                   Field("global", "Global", .bool(true)),
                                                    Field("times", "Times at the limit", .int(left.atLimit))]))
         }
     }

@@ -31,9 +31,17 @@ struct AMQPQueueTracker {
         var pendingGet: Source?
         /// Deliveries not yet acknowledged, by delivery tag.
         var outstanding: [Int: Outstanding] = [:]
-        /// basic.qos prefetch-count: the most unacknowledged deliveries the broker sends (0: no limit).
+        /// basic.qos prefetch-count with `global` unset: the most unacknowledged deliveries the
+        /// broker sends each consumer started after it (0: no limit). RabbitMQ's reading of the
+        /// spec's "global" bit: per consumer unless set.
         var prefetch = 0
-        /// Deliveries that left the channel at its prefetch limit: how many, the first frames.
+        /// basic.qos prefetch-count with `global` set: the most unacknowledged deliveries the
+        /// broker sends the channel's consumers together (0: no limit).
+        var channelPrefetch = 0
+        /// Deliveries to the channel's consumers not yet acknowledged (a basic.get's are not
+        /// held to a prefetch).
+        var consumersInFlight = 0
+        /// Deliveries that left the channel at its global prefetch limit: how many, the first frames.
         var atLimit = 0
         var atLimitFrames: [Int] = []
         /// Frames of deliveries the client gave back with `requeue`, oldest first: a redelivery
@@ -53,8 +61,13 @@ struct AMQPQueueTracker {
         var acknowledged = 0
         var rejected = 0
         var lastDelivery: Timestamp?
-        /// The channel's prefetch-count when it began (0: none).
+        /// The channel's per-consumer prefetch-count when it began (0: none).
         var prefetch = 0
+        /// Its deliveries not yet acknowledged.
+        var inFlight = 0
+        /// Deliveries that left it at its prefetch limit: how many, the first frames.
+        var atLimit = 0
+        var atLimitFrames: [Int] = []
     }
 
     /// A delivery awaiting the client's acknowledgement: its queue, and where it came.
@@ -69,10 +82,12 @@ struct AMQPQueueTracker {
     }
 
     /// What a channel left when it closed (or the connection ended): the deliveries still
-    /// unacknowledged, in frame order, and how often it was held at its prefetch limit.
+    /// unacknowledged, in frame order, and how often it was held at its global prefetch limit
+    /// (each consumer's own is on the consumer).
     struct Left {
         var channel: UInt16
         var unacknowledged: [Outstanding]
+        /// The global prefetch-count (0: none).
         var prefetch: Int
         var atLimit: Int
         var atLimitFrames: [Int]
@@ -120,7 +135,7 @@ struct AMQPQueueTracker {
 
     private static func left(_ channel: UInt16, _ state: ChannelState) -> Left {
         Left(channel: channel, unacknowledged: state.outstanding.values.sorted { $0.frame < $1.frame },
-             prefetch: state.prefetch, atLimit: state.atLimit, atLimitFrames: state.atLimitFrames,
+             prefetch: state.channelPrefetch, atLimit: state.atLimit, atLimitFrames: state.atLimitFrames,
              consumers: state.consumerStats.values.sorted { $0.frame < $1.frame })
     }
 
@@ -287,12 +302,15 @@ struct AMQPQueueTracker {
         case .settle:
             return settle(values, at: place.time, listsCovered: listsCovered, &state)
         case .qos:
-            // AMQP 0-9-1 basic.qos prefetch-count; RabbitMQ applies it per consumer (global
-            // unset) or per channel: with one consumer a channel, the same.
-            state.prefetch = values.int("prefetch-count") ?? 0
+            // AMQP 0-9-1 basic.qos prefetch-count. RabbitMQ applies it to each consumer started
+            // after it with `global` unset, to the channel's consumers together with it set.
+            let count = values.int("prefetch-count") ?? 0
+            if values.bool("global") == true { state.channelPrefetch = count } else { state.prefetch = count }
         case .recover:
             // AMQP 0-9-1 basic.recover: unacknowledged messages are redelivered with new tags.
             state.outstanding = [:]
+            state.consumersInFlight = 0
+            for tag in Array(state.consumerStats.keys) { state.consumerStats[tag]!.inFlight = 0 }
         }
         return nil
     }
@@ -324,8 +342,19 @@ struct AMQPQueueTracker {
         guard let deliveryTag, !consumer.noAck, state.outstanding.count < maxOutstanding else { return }
         state.outstanding[deliveryTag] = Outstanding(queue: consumer.queue, frame: place.frame, time: place.time, place: place.place,
                                                      consumer: consumerTag)
-        // AMQP 0-9-1 basic.qos: the broker sends no more until an acknowledgement makes room.
-        if state.prefetch > 0, state.outstanding.count >= state.prefetch {
+        guard !consumerTag.isEmpty else { return }
+        // AMQP 0-9-1 basic.qos: the broker sends no more until an acknowledgement makes room,
+        // to the consumer (its own limit) or to the channel's consumers (the global one).
+        if var c = state.consumerStats[consumerTag] {
+            c.inFlight += 1
+            if c.prefetch > 0, c.inFlight >= c.prefetch {
+                c.atLimit += 1
+                if c.atLimitFrames.count < 8 { c.atLimitFrames.append(place.frame) }
+            }
+            state.consumerStats[consumerTag] = c
+        }
+        state.consumersInFlight += 1
+        if state.channelPrefetch > 0, state.consumersInFlight >= state.channelPrefetch {
             state.atLimit += 1
             if state.atLimitFrames.count < 8 { state.atLimitFrames.append(place.frame) }
         }
@@ -349,8 +378,12 @@ struct AMQPQueueTracker {
 
     /// Each settled delivery's consumer: one acknowledged (`acknowledges`) or rejected more.
     private static func credit(_ delivery: Outstanding, acknowledges: Bool, _ state: inout ChannelState) {
-        guard !delivery.consumer.isEmpty, state.consumerStats[delivery.consumer] != nil else { return }
-        if acknowledges { state.consumerStats[delivery.consumer]!.acknowledged += 1 } else { state.consumerStats[delivery.consumer]!.rejected += 1 }
+        guard !delivery.consumer.isEmpty else { return }
+        state.consumersInFlight = max(0, state.consumersInFlight - 1)
+        guard var c = state.consumerStats[delivery.consumer] else { return }
+        if acknowledges { c.acknowledged += 1 } else { c.rejected += 1 }
+        c.inFlight = max(0, c.inFlight - 1)
+        state.consumerStats[delivery.consumer] = c
     }
 
     private static func settle(_ tag: Int, multiple: Bool, requeue: Bool, acknowledges: Bool, at time: Timestamp, listsCovered: Bool,

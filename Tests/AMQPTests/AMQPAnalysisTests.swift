@@ -137,6 +137,52 @@ struct AMQPAnalysisTests {
         // still unacknowledged (a broker past the limit), and counts too.
         #expect(limited[0].frames == [13, 15, 17, 18, 20])
         #expect(limited[0].fields.first { $0.key == "prefetch_count" }?.value == .int(1))
+        #expect(limited[0].fields.first { $0.key == "consumer_tag" }?.value == .string("ctag"))
+        #expect(limited[0].message.hasPrefix("consumer 'ctag' on queue 'q' (channel 2) reached its prefetch-count of 1 unacknowledged deliveries 5 times"))
+    }
+
+    /// basic.qos on channel 2 (`global` as given), then consumers `a` and `b` on queue q.
+    static func twoConsumers(prefetch: UInt16, global: Bool) -> [(Direction, [UInt8])] {
+        func consume(_ tag: String) -> [(Direction, [UInt8])] {
+            [(.toServer, Wire.method(60, 20, channel: 2, Wire.u16(0) + Wire.shortstr("q") + Wire.shortstr(tag) + [0] + Wire.table([]))),
+             (.toClient, Wire.method(60, 21, channel: 2, Wire.shortstr(tag)))]
+        }
+        func deliver(_ tag: String, _ n: UInt64) -> (Direction, [UInt8]) {
+            (.toClient, Wire.method(60, 60, channel: 2, Wire.shortstr(tag) + Wire.u64(n) + [0] + Wire.shortstr("") + Wire.shortstr("q"))
+                + message(channel: 2))
+        }
+        func ack(_ n: UInt64) -> (Direction, [UInt8]) { (.toServer, Wire.method(60, 80, channel: 2, Wire.u64(n) + [0])) }
+        return [(.toServer, Wire.protocolHeader + Wire.method(20, 10, channel: 2, Wire.shortstr(""))),            // 1
+                (.toClient, Wire.method(20, 11, channel: 2, Wire.longstr(""))),                                   // 2
+                (.toServer, Wire.method(60, 10, channel: 2, Wire.u32(0) + Wire.u16(prefetch) + [global ? 1 : 0])), // 3 basic.qos
+                (.toClient, Wire.method(60, 11, channel: 2, []))]                                                 // 4 qos-ok
+            + consume("a") + consume("b")                                                                       // 5-8
+            + [deliver("a", 1), deliver("b", 2), ack(1), ack(2),                                                 // 9-12
+               deliver("a", 3), deliver("b", 4), ack(3), ack(4),                                                 // 13-16
+               (.toServer, Wire.method(60, 70, channel: 2, Wire.u16(0) + Wire.shortstr("q") + [0])),            // 17 basic.get
+               (.toClient, Wire.method(60, 71, channel: 2, Wire.u64(5) + [0] + Wire.shortstr("") + Wire.shortstr("q") + Wire.u32(0))
+                   + message(channel: 2)),                                                                        // 18 get-ok
+               deliver("a", 6), ack(6), ack(5)]                                                                  // 19-21
+    }
+
+    @Test("prefetch without global holds each consumer to its own count; with global the channel's consumers together; a get is not held")
+    func prefetchPerConsumer() throws {
+        // Two consumers with a prefetch of 1 each: every delivery fills its own consumer's window,
+        // the other's delivery in flight beside it (as RabbitMQ allows); basic.get counts for neither.
+        let each = Self.run(Self.twoConsumers(prefetch: 1, global: false)).records.filter { $0.kind == .prefetchLimited }
+        try #require(each.count == 2)
+        #expect(each.map { $0.fields.first { $0.key == "consumer_tag" }?.value } == [.string("a"), .string("b")])
+        #expect(each[0].frames == [9, 13, 19])
+        #expect(each[1].frames == [10, 14])
+        #expect(each.allSatisfy { $0.fields.first { $0.key == "global" } == nil })
+        // A prefetch of 2 for each: never reached, though two deliveries were in flight on the channel.
+        #expect(Self.run(Self.twoConsumers(prefetch: 2, global: false)).records.filter { $0.kind == .prefetchLimited }.isEmpty)
+        // A global prefetch of 2: the second delivery of each pair fills the channel's window.
+        let channel = Self.run(Self.twoConsumers(prefetch: 2, global: true)).records.filter { $0.kind == .prefetchLimited }
+        try #require(channel.count == 1)
+        #expect(channel[0].frames == [10, 14])
+        #expect(channel[0].fields.first { $0.key == "global" }?.value == .bool(true))
+        #expect(channel[0].message.hasPrefix("channel 2 reached its global prefetch-count of 2 unacknowledged deliveries 2 times"))
     }
 
     @Test("without the analysis: no links, no words, no records; the queue attribution stays")

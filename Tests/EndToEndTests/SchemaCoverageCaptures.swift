@@ -201,8 +201,9 @@ enum SchemaCoverageCaptures {
 
     /// One AMQP connection whose acknowledgements and confirms the analysis follows: a
     /// publisher in confirm mode (two publishes confirmed by one `multiple` ack, one left
-    /// unconfirmed at the end), and a consumer with a prefetch of 1 (an ack, a nack with requeue,
-    /// the redelivery, a `multiple` ack, and a delivery left unacknowledged when its channel closes).
+    /// unconfirmed at the end), a consumer with a prefetch of 1 (an ack, a nack with requeue,
+    /// the redelivery, a `multiple` ack, and a delivery left unacknowledged when its channel closes),
+    /// and a channel with a global prefetch of 1.
     static func amqpAnalysis() -> SyntheticCapture {
         var c = SyntheticCapture(clientPort: 50_210, serverPort: 5672)
         c.handshake()
@@ -270,6 +271,18 @@ enum SchemaCoverageCaptures {
         c.send(toServer: false, deliver(tag: 4))
         c.send(toServer: true, method(20, 40, channel: 2, Wire.u16(200) + Wire.shortstr("bye") + Wire.u16(0) + Wire.u16(0)))
         c.send(toServer: false, method(20, 41, channel: 2, []))
+        // Channel 3: a global prefetch of 1, held twice; the record is the channel's.
+        c.send(toServer: true, method(20, 10, channel: 3, Wire.shortstr("")))
+        c.send(toServer: false, method(20, 11, channel: 3, Wire.longstr([])))
+        c.send(toServer: true, method(60, 10, channel: 3, Wire.u32(0) + Wire.u16(1) + [1]))
+        c.send(toServer: false, method(60, 11, channel: 3, []))
+        c.send(toServer: true, method(60, 20, channel: 3, Wire.u16(0) + Wire.shortstr("q") + Wire.shortstr("g") + [0] + Wire.u32(0)))
+        c.send(toServer: false, method(60, 21, channel: 3, Wire.shortstr("g")))
+        for tag in 1...2 {
+            c.send(toServer: false, method(60, 60, channel: 3, Wire.shortstr("g") + Wire.u64(tag) + [0] + Wire.shortstr("")
+                                           + Wire.shortstr("q")) + message(channel: 3))
+            c.send(toServer: true, method(60, 80, channel: 3, Wire.u64(tag) + [0]))
+        }
         c.close()
         return c
     }
