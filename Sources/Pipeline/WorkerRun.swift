@@ -13,8 +13,9 @@ import Synchronization
 extension Pipeline {
     /// Batches in flight in a run in workers: one being read into, the others being dissected
     /// or waiting, so the reading thread can read ahead while a worker is the busier for a while
-    /// (8 of up to 256 KB: see `batchPackets`).
-    static let batchesInFlightInWorkers = 8
+    /// (6 of up to 256 KB: see `batchPackets`; 8 held 2 MB more at the bench's peak for no time
+    /// gained, 4 made the fleet 7% slower: docs/performance.md).
+    static let batchesInFlightInWorkers = 6
 
     /// Reads `source` on a thread of its own and shares the connections out among `workers`
     /// workers, each owning whole connections (by a hash of the connection's number,
