@@ -59,7 +59,7 @@ let package = Package(
         // What several test targets share (a seeded random generator, feeding a dissector in parts).
         .target(name: "TestSupport", dependencies: ["Dissection"], path: "Tests/TestSupport"),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Dissection", "TestSupport"]),
-        .testTarget(name: "AMQPTests", dependencies: ["AMQP", "Dissection", "TestSupport"]),
+        .testTarget(name: "AMQPTests", dependencies: ["AMQP", "Dissection", "Render", "TestSupport"]),
         .testTarget(name: "RenderTests", dependencies: ["Render", "Dissection", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Pipeline", "Render", "MQTT", "AMQP", "Capture", "Dissection", "TestSupport",
                                                           "ProtoDissectKit"]),

@@ -1,5 +1,6 @@
 @testable import AMQP
 import Dissection
+import Render
 import Foundation
 import Testing
 

@@ -1,3 +1,5 @@
+import Dissection
+
 /// JSON string literals, without Foundation: strings escaped straight into a byte sink. The JSON
 /// renderer writes its keys and strings with it, and the text tree its quoted previews.
 public enum JSONString {

@@ -1,3 +1,5 @@
+import Dissection
+
 /// The field tree as the text format shows it: one line per field, indented four spaces per
 /// level, `label: value` or the field's own `line`. The text renderer writes PDU trees with it.
 public enum TextTree {

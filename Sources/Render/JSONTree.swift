@@ -1,3 +1,5 @@
+import Dissection
+
 /// The field tree as the JSON format shows it (see `Field` for the shape): the JSON renderer
 /// writes PDU trees with it.
 public enum JSONTree {
