@@ -398,6 +398,12 @@ public struct AMQPConnectionDissector: StreamDissector {
             return
         }
         var pdu = decoded.dissected(options: options, requests: channelRequests, note: note)
+        // The message a content header belongs to repeats its `properties` object (JSON, the
+        // tree) when its body completes it: the header frame's, not made a second time.
+        if keepsHeaders, let header = decoded.header, let i = messages.slot(ChannelKey(direction: direction, channel: frame.channel)),
+           let properties = pdu.fields.first(where: { $0.key == "properties" }) {
+            messages.values[i].keepProperties(properties, of: header)
+        }
         if options.detail == .tree {
             var typed = AMQPFrame(raw: frame, options: options)
             typed.broker = note.broker

@@ -20,6 +20,9 @@ struct AMQPMessageAssembly {
     /// Whether `field()` repeats the header's `properties` object (JSON and the tree; text and
     /// tables show only `propertySummary`).
     private var showsProperties = false
+    /// That object as the header frame's tree showed it (`keepProperties`), so that a message's
+    /// view does not make it again (11,000 instructions a header with a few headers entries).
+    private var keptProperties: Field?
     var preview: [UInt8] = []
     var previewLimit: Int
     /// Body bytes the capture or the hold limit kept from the preview.
@@ -69,12 +72,27 @@ struct AMQPMessageAssembly {
         for i in field.children.indices { dropRanges(&field.children[i]) }
     }
 
+    /// Keeps the `properties` field of `header`'s frame, as its tree made it, for `field()`;
+    /// nothing unless `header` is the one this message took.
+    mutating func keepProperties(_ field: Field, of header: AMQPContentHeaderDecoder.Result) {
+        guard showsProperties, let typed = header.typed, self.header === typed else { return }
+        keptProperties = Self.repeated(field)
+    }
+
     /// The content header's `properties` field as its frame shows it, JSON only and without
     /// byte ranges (they were the header frame's); nil when the header was not kept or has no
-    /// properties. The header's problems were reported on the header frame.
+    /// properties. The header's problems were reported on the header frame. The header frame's
+    /// own when kept; made here for a message its header frame completes (no body).
     private func propertiesField(options: AMQPOptions) -> Field? {
-        guard showsProperties, var properties = header?.header.propertiesField(options: options) else { return nil }
-        Self.dropRanges(&properties)
+        guard showsProperties else { return nil }
+        if let keptProperties { return keptProperties }
+        return header?.header.propertiesField(options: options).map(Self.repeated)
+    }
+
+    /// A header frame's `properties` field as a message repeats it.
+    private static func repeated(_ field: Field) -> Field {
+        var properties = field
+        dropRanges(&properties)
         properties.jsonOnly = true
         return properties
     }

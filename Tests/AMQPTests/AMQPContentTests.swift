@@ -132,6 +132,30 @@ struct AMQPContentTests {
         #expect(message.value("message.body_frames") == .int(2))
     }
 
+    @Test("each message repeats its own content header's properties: one with a body, one completed by its header, the next")
+    func messagePropertiesOfItsHeader() throws {
+        // content-type only (flag bit 15).
+        func header(_ type: String, bodySize: UInt64) -> [UInt8] {
+            Wire.contentHeader(channel: 1, bodySize: bodySize, flags: 0x8000, properties: Wire.shortstr(type))
+        }
+        let publish = Wire.publish(channel: 1, exchange: "x", routingKey: "k")
+        var options = AMQPOptions()
+        options.detail = .json
+        let pdus = dissect(Wire.protocolHeader + Wire.method(20, 10, channel: 1, Wire.shortstr(""))
+                           + publish + header("a/b", bodySize: 2) + Wire.body(channel: 1, "ok")
+                           + publish + header("e/f", bodySize: 0)
+                           + publish + header("g/h", bodySize: 2) + Wire.body(channel: 1, "o") + Wire.body(channel: 1, "k"),
+                           options: options)
+        try #require(pdus.count == 11)
+        func contentType(_ pdu: DissectedPDU) -> String? {
+            ((Self.jsonObject(pdu)?["message"] as? NSDictionary)?["properties"] as? NSDictionary)?["content_type"] as? String
+        }
+        #expect(contentType(pdus[4]) == "a/b")
+        #expect(contentType(pdus[6]) == "e/f")
+        #expect(contentType(pdus[9]) == nil)
+        #expect(contentType(pdus[10]) == "g/h")
+    }
+
     @Test("a message with an empty body completes on its content header")
     func emptyBody() {
         let stream = Wire.method(60, 60, channel: 2, Wire.shortstr("ctag") + Wire.u64(7) + [1] + Wire.shortstr("ex") + Wire.shortstr("rk"))
