@@ -819,8 +819,10 @@ public struct AMQPConnectionDissector: StreamDissector {
 
     /// The record of a consumer's life: its deliveries, how they were settled, its rate.
     private mutating func recordConsumer(_ c: AMQPQueueTracker.Consumer, channel: UInt16, ended: String, at end: Timestamp) {
-        var fields = [Field("consumer_tag", "Consumer tag", .string(c.tag)), Field("queue", "Queue", .string(c.queue)),
-                      Field("channel", "Channel", .int(Int(channel))), Field("deliveries", "Deliveries", .int(c.deliveries)),
+        var fields = [Field("consumer_tag", "Consumer tag", .string(c.tag))]
+        if !c.queue.isEmpty { fields.append(Field("queue", "Queue", .string(c.queue))) }
+        if c.beforeCapture { fields.append(Field("before_capture", "Consumed before the capture", .bool(true))) }
+        fields += [Field("channel", "Channel", .int(Int(channel))), Field("deliveries", "Deliveries", .int(c.deliveries)),
                       Field("acknowledged", "Acknowledged", .int(c.acknowledged)), Field("rejected", "Rejected or nacked", .int(c.rejected))]
         if c.prefetch > 0 { fields.append(Field("prefetch_count", "Prefetch count", .int(c.prefetch))) }
         let duration = max(0, end.microseconds(since: c.time))
@@ -832,8 +834,12 @@ public struct AMQPConnectionDissector: StreamDissector {
             rate = ", \(perSecond) a second"
         }
         let prefetch = c.prefetch > 0 ? ", prefetch \(c.prefetch)" : ""
+        // One from before the capture: its queue is unknown, and so is how long it consumed.
+        let consumer = c.beforeCapture
+            ? "consumer '\(c.tag)' (its basic.consume came before the capture; channel \(channel)), from its first delivery #\(c.frame)"
+            : "consumer '\(c.tag)' on queue '\(c.queue)' (channel \(channel)\(prefetch))"
         records.append(AnalysisRecord(protocolName: "amqp", kind: .consumer, frames: [c.frame],
-                                      message: "consumer '\(c.tag)' on queue '\(c.queue)' (channel \(channel)\(prefetch)): \(c.deliveries) deliveries in \(latencyText(microseconds: duration))\(rate); \(c.acknowledged) acknowledged, \(c.rejected) rejected or nacked; \(ended)",
+                                      message: "\(consumer): \(c.deliveries) deliveries in \(latencyText(microseconds: duration))\(rate); \(c.acknowledged) acknowledged, \(c.rejected) rejected or nacked; \(ended)",
                                       reference: "AMQP 0-9-1 basic.consume", fields: fields))
         if c.atLimit > 1 {
             records.append(AnalysisRecord(protocolName: "amqp", kind: .prefetchLimited, frames: c.atLimitFrames,
@@ -853,9 +859,9 @@ public struct AMQPConnectionDissector: StreamDissector {
         if !left.unacknowledged.isEmpty {
             let count = left.unacknowledged.count
             let queues = Set(left.unacknowledged.map(\.queue))
-            let from = queues.count == 1 ? " from queue '\(queues.first!)'" : ""
+            let from = queues.count == 1 && !queues.first!.isEmpty ? " from queue '\(queues.first!)'" : ""
             var fields = [Field("channel", "Channel", .int(Int(left.channel))), Field("count", "Deliveries", .int(count))]
-            if queues.count == 1 { fields.append(Field("queue", "Queue", .string(queues.first!))) }
+            if queues.count == 1, !queues.first!.isEmpty { fields.append(Field("queue", "Queue", .string(queues.first!))) }
             records.append(AnalysisRecord(protocolName: "amqp", kind: .unacknowledged,
                                           frames: Array(left.unacknowledged.prefix(64).map(\.frame)),
                                           message: "\(ended) with \(count) \(count == 1 ? "delivery" : "deliveries")\(from) not acknowledged: the broker queues \(count == 1 ? "it" : "them") again",

@@ -9,6 +9,11 @@ import Dissection
 /// - basic.ack / basic.nack / basic.reject from the client carry a delivery tag: the delivery
 ///   with that tag on the channel says which queue.
 ///
+/// A basic.deliver whose consumer tag no basic.consume in the capture made (the capture began
+/// after it) starts a consumer of an unknown queue there: its deliveries are followed to their
+/// acknowledgements all the same. Whether it acknowledges at all is unknown (no-ack is in the
+/// basic.consume), so its deliveries are reported unacknowledged only once it has settled one.
+///
 /// Consumer tags and delivery tags are scoped to a channel (AMQP 0-9-1 domain delivery-tag:
 /// "the delivery tag is valid only within the channel from which the message was received"),
 /// so all state is per channel and forgotten when the channel opens or closes.
@@ -49,11 +54,15 @@ struct AMQPQueueTracker {
         var requeued: [Int] = []
         /// Each consumer's deliveries and settlements since its basic.consume-ok, by tag.
         var consumerStats: [String: Consumer] = [:]
+        /// Consumers from before the capture that have settled none of their deliveries yet: they
+        /// may be no-ack ones, so their deliveries are not reported unacknowledged.
+        var mayNotAcknowledge: Set<String> = []
     }
 
     /// A consumer's life on its channel: where it began, its deliveries and how they were settled.
     struct Consumer {
         var tag: String
+        /// Empty when its basic.consume came before the capture.
         var queue: String
         var frame: Int
         var time: Timestamp
@@ -68,6 +77,8 @@ struct AMQPQueueTracker {
         /// Deliveries that left it at its prefetch limit: how many, the first frames.
         var atLimit = 0
         var atLimitFrames: [Int] = []
+        /// Its basic.consume came before the capture: it began at its first delivery (`frame`).
+        var beforeCapture = false
     }
 
     /// A delivery awaiting the client's acknowledgement: its queue, and where it came.
@@ -134,7 +145,10 @@ struct AMQPQueueTracker {
     }
 
     private static func left(_ channel: UInt16, _ state: ChannelState) -> Left {
-        Left(channel: channel, unacknowledged: state.outstanding.values.sorted { $0.frame < $1.frame },
+        let unacknowledged = state.outstanding.values.filter {
+            state.mayNotAcknowledge.isEmpty || !state.mayNotAcknowledge.contains($0.consumer)
+        }
+        return Left(channel: channel, unacknowledged: unacknowledged.sorted { $0.frame < $1.frame },
              prefetch: state.channelPrefetch, atLimit: state.atLimit, atLimitFrames: state.atLimitFrames,
              consumers: state.consumerStats.values.sorted { $0.frame < $1.frame })
     }
@@ -319,13 +333,21 @@ struct AMQPQueueTracker {
     /// client's acknowledgement.
     private static func deliver(_ consumerTag: String, _ deliveryTag: Int?, maxOutstanding: Int,
                                 at place: (frame: Int, time: Timestamp, place: Int), _ state: inout ChannelState) -> Attribution? {
+        if state.consumers[consumerTag] == nil, !consumerTag.isEmpty {
+            // Its basic.consume came before the capture: a consumer of an unknown queue from here.
+            state.consumers[consumerTag] = Source(queue: "", noAck: false)
+            var started = Consumer(tag: consumerTag, queue: "", frame: place.frame, time: place.time)
+            started.beforeCapture = true
+            state.consumerStats[consumerTag] = started
+            state.mayNotAcknowledge.insert(consumerTag)
+        }
         guard let consumer = state.consumers[consumerTag] else { return nil }
         if state.consumerStats[consumerTag] != nil {
             state.consumerStats[consumerTag]!.deliveries += 1
             state.consumerStats[consumerTag]!.lastDelivery = place.time
         }
         remember(deliveryTag, consumer, maxOutstanding: maxOutstanding, at: place, consumerTag: consumerTag, &state)
-        return Attribution(queue: consumer.queue, source: .consume)
+        return Attribution(queue: consumer.queue.isEmpty ? nil : consumer.queue, source: .consume)
     }
 
     /// AMQP 0-9-1 basic.consume / basic.get queue: "If the queue name is empty the server uses
@@ -380,6 +402,7 @@ struct AMQPQueueTracker {
     private static func credit(_ delivery: Outstanding, acknowledges: Bool, _ state: inout ChannelState) {
         guard !delivery.consumer.isEmpty else { return }
         state.consumersInFlight = max(0, state.consumersInFlight - 1)
+        if !state.mayNotAcknowledge.isEmpty { state.mayNotAcknowledge.remove(delivery.consumer) }
         guard var c = state.consumerStats[delivery.consumer] else { return }
         if acknowledges { c.acknowledged += 1 } else { c.rejected += 1 }
         c.inFlight = max(0, c.inFlight - 1)
@@ -391,7 +414,7 @@ struct AMQPQueueTracker {
         guard multiple else {
             guard let delivery = state.outstanding.removeValue(forKey: tag) else { return nil }
             credit(delivery, acknowledges: acknowledges, &state)
-            var attribution = Attribution(queue: delivery.queue, source: .deliveryTag(tag))
+            var attribution = Attribution(queue: delivery.queue.isEmpty ? nil : delivery.queue, source: .deliveryTag(tag))
             attribution.settled = Attribution.Settled(frames: AMQPCovered(count: 1, firstFrame: delivery.frame, lastFrame: delivery.frame,
                                                                           latency: max(0, time.microseconds(since: delivery.time))),
                                                       requeue: requeue,
@@ -405,8 +428,8 @@ struct AMQPQueueTracker {
         let queues = Set(covered.values.map(\.queue))
         var attribution: Attribution
         if let delivery = covered[tag] {
-            attribution = Attribution(queue: delivery.queue, source: .deliveryTag(tag), ackedCount: covered.count)
-        } else if queues.count == 1, let queue = queues.first {
+            attribution = Attribution(queue: delivery.queue.isEmpty ? nil : delivery.queue, source: .deliveryTag(tag), ackedCount: covered.count)
+        } else if queues.count == 1, let queue = queues.first, !queue.isEmpty {
             attribution = Attribution(queue: queue, source: .covered, ackedCount: covered.count)
         } else {
             attribution = Attribution(queue: nil, source: .covered, ackedCount: covered.count)

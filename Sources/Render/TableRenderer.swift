@@ -740,7 +740,7 @@ public struct TableRenderer: Renderer {
             for (_, fields) in consumers {
                 func value(_ key: String) -> FieldValue? { fields.first { $0.key == key }?.value }
                 func number(_ key: String) -> String { value(key)?.intValue.map(String.init) ?? "-" }
-                out.append(pad(value("consumer_tag")?.stringValue ?? "?", 24) + " " + pad(value("queue")?.stringValue ?? "?", 24) + " "
+                out.append(pad(value("consumer_tag")?.stringValue ?? "?", 24) + " " + pad(value("queue")?.stringValue ?? (value("before_capture") != nil ? "(before the capture)" : "?"), 24) + " "
                            + pad(number("deliveries"), 10, right: true) + " " + pad(number("acknowledged"), 6, right: true) + " "
                            + pad(number("rejected"), 7, right: true) + " " + pad(number("prefetch_count"), 8, right: true) + " "
                            + pad(number("per_second"), 8, right: true) + "\n")

@@ -185,6 +185,39 @@ struct AMQPAnalysisTests {
         #expect(channel[0].message.hasPrefix("channel 2 reached its global prefetch-count of 2 unacknowledged deliveries 2 times"))
     }
 
+    @Test("a consumer whose basic.consume came before the capture is followed from its first delivery; one that never acks is not blamed")
+    func consumerBeforeCapture() throws {
+        func deliver(_ tag: String, _ n: UInt64) -> (Direction, [UInt8]) {
+            (.toClient, Wire.method(60, 60, channel: 2, Wire.shortstr(tag) + Wire.u64(n) + [0] + Wire.shortstr("") + Wire.shortstr("q"))
+                + Self.message(channel: 2))
+        }
+        let run = Self.run([
+            (.toServer, Wire.protocolHeader + Wire.method(20, 10, channel: 2, Wire.shortstr(""))),   // 1
+            (.toClient, Wire.method(20, 11, channel: 2, Wire.longstr(""))),                          // 2
+            deliver("old", 1),                                                                        // 3
+            deliver("quiet", 2),                                                                      // 4
+            (.toServer, Wire.method(60, 80, channel: 2, Wire.u64(1) + [0])),                          // 5 ack 1
+            deliver("old", 3),                                                                        // 6
+            deliver("quiet", 4),                                                                      // 7
+        ])
+        let ack = try #require(run.pdus("basic.ack").first)
+        #expect(ack.pdu.annotations == ["acknowledges #3 in 2.00 ms"])
+        #expect(ack.pdu.value("queue") == nil)
+        let consumers = run.records.filter { $0.kind == .consumer }
+        try #require(consumers.count == 2)
+        #expect(consumers.map(\.frames) == [[3], [4]])
+        #expect(consumers.allSatisfy { $0.fields.first { $0.key == "before_capture" }?.value == .bool(true) })
+        #expect(consumers.allSatisfy { $0.fields.first { $0.key == "queue" } == nil })
+        #expect(consumers[0].fields.first { $0.key == "acknowledged" }?.value == .int(1))
+        #expect(consumers[0].message.hasPrefix("consumer 'old' (its basic.consume came before the capture; channel 2), from its first delivery #3: 2 deliveries"))
+        // 'old' acknowledges, so its delivery of frame 6 is left unacknowledged; 'quiet' may be a
+        // no-ack consumer: its deliveries are not reported.
+        let unacknowledged = run.records.filter { $0.kind == .unacknowledged }
+        try #require(unacknowledged.count == 1)
+        #expect(unacknowledged[0].frames == [6])
+        #expect(unacknowledged[0].message == "the connection ended (the client closed it) with 1 delivery not acknowledged: the broker queues it again")
+    }
+
     @Test("without the analysis: no links, no words, no records; the queue attribution stays")
     func noAnalysis() {
         let run = Self.run(Self.conversation, analysis: false)

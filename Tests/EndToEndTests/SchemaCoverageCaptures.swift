@@ -203,7 +203,7 @@ enum SchemaCoverageCaptures {
     /// publisher in confirm mode (two publishes confirmed by one `multiple` ack, one left
     /// unconfirmed at the end), a consumer with a prefetch of 1 (an ack, a nack with requeue,
     /// the redelivery, a `multiple` ack, and a delivery left unacknowledged when its channel closes),
-    /// and a channel with a global prefetch of 1.
+    /// and a channel with a global prefetch of 1 and a consumer from before the capture.
     static func amqpAnalysis() -> SyntheticCapture {
         var c = SyntheticCapture(clientPort: 50_210, serverPort: 5672)
         c.handshake()
@@ -283,6 +283,10 @@ enum SchemaCoverageCaptures {
                                            + Wire.shortstr("q")) + message(channel: 3))
             c.send(toServer: true, method(60, 80, channel: 3, Wire.u64(tag) + [0]))
         }
+        // A consumer whose basic.consume came before the capture.
+        c.send(toServer: false, method(60, 60, channel: 3, Wire.shortstr("early") + Wire.u64(3) + [0] + Wire.shortstr("")
+                                       + Wire.shortstr("q")) + message(channel: 3))
+        c.send(toServer: true, method(60, 80, channel: 3, Wire.u64(3) + [0]))
         c.close()
         return c
     }

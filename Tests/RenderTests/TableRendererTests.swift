@@ -124,6 +124,21 @@ struct TableRendererTests {
         #expect(rows(out, "Topics") == nil, "basic.publish is not an MQTT topic")
     }
 
+    @Test("a consumer's row: its queue, or that its basic.consume came before the capture")
+    func consumers() {
+        func consumer(_ tag: String, queue: String?) -> OutputEvent {
+            var fields = [Field("consumer_tag", "Consumer tag", .string(tag))]
+            if let queue { fields.append(Field("queue", "Queue", .string(queue))) } else {
+                fields.append(Field("before_capture", "Consumed before the capture", .bool(true)))
+            }
+            fields += [Field("deliveries", "Deliveries", .int(3)), Field("acknowledged", "Acknowledged", .int(2)),
+                       Field("rejected", "Rejected or nacked", .int(1))]
+            return .analysis(AnalysisRecord(protocolName: "amqp", kind: .consumer, frames: [1], message: "consumer", fields: fields))
+        }
+        let out = table(amqpSession() + [consumer("c1", queue: "work"), consumer("c2", queue: nil)])
+        #expect(rows(out, "Consumers")?.map { Array($0.prefix(4)) } == [["c1", "work", "3", "2"], ["c2", "(before", "the", "capture)"]])
+    }
+
     @Test("deliveries, acks, nacks and rejects are counted per queue; a multiple ack counts the deliveries it covers")
     func queues() {
         let c = context(0, 3)
