@@ -1,5 +1,3 @@
-import Dissection
-
 /// An analysis that spans connections: a broker model of subscriptions and deliveries, bindings
 /// declared on one connection and used by another. It reads the events of every connection
 /// merged in capture order, on the caller's thread, whatever the number of workers: the same
