@@ -136,6 +136,21 @@ struct AMQPConnectionTests {
          ["The default exchange (named '') cannot be declared, deleted or bound", "routing key"], ["permission"]),
     ]
 
+    @Test("reply texts are searched on Character boundaries: non-ASCII text, a combining mark after a marker, a prepended mark before one")
+    func replyTextSearch() {
+        let text = "PRÉCONDITION – inequivalent arg 'dürable' for queue 'ördérs' in vhost 'ü': received 'fälse' but current is 'trüe'"
+        #expect(AMQPCloseExplanation.quoted(after: "inequivalent arg", in: text) == "dürable")
+        #expect(AMQPCloseExplanation.quoted(after: "for queue", in: text) == "ördérs")
+        #expect(AMQPCloseExplanation.quoted(after: "in vhost", in: text) == "ü")
+        #expect(AMQPCloseExplanation.equivalenceSides(text) == ("fälse", "trüe"))
+        // "g" and a combining acute accent are one Character, not the marker's "g": the next one counts.
+        #expect(AMQPCloseExplanation.quoted(after: "inequivalent arg", in: "inequivalent arg\u{301} 'x', inequivalent arg 'y'") == "y")
+        // U+0600 is a prepended mark: with the "i" after it, one Character, not the marker's "i".
+        #expect(AMQPCloseExplanation.quoted(after: "inequivalent arg", in: "\u{600}inequivalent arg 'w' inequivalent arg 'v'") == "v")
+        #expect(AMQPCloseExplanation.quoted(after: "in vhost", in: "no marker here") == nil)
+        #expect(AMQPCloseExplanation.equivalenceSides("received 'a'") == ("?", "?"))
+    }
+
     @Test("close explanations say what RabbitMQ's reply text means", arguments: closeExplanations.indices)
     func closeExplanation(index: Int) {
         let row = AMQPConnectionTests.closeExplanations[index]
