@@ -220,7 +220,8 @@ public struct AMQPFramer {
     public mutating func gap(_ count: Int) -> [AMQPFramedUnit] {
         var out = drainBeforeBreak()
         guard count > 0 else { return out }
-        let lostNote = Problem(.warning, .captureGap, "the capture lost \(count) bytes of this direction here")
+        // Made where it is kept: most gaps fall inside a frame, whose own problem says so.
+        func lostNote() -> Problem { Problem(.warning, .captureGap, "the capture lost \(count) bytes of this direction here") }
         switch state {
         case .undissected:
             undissectedBytes += count
@@ -228,7 +229,7 @@ public struct AMQPFramer {
         case .streamStart, .hunting:
             skipped += window.count
             window = []
-            pending.append(lostNote)
+            pending.append(lostNote())
             state = .hunting
         case .inSync:
             if window.count >= 7, let size = readUInt32(at: 3), AMQPFrameType(rawValue: window[window.startIndex]).isKnown {
@@ -241,7 +242,7 @@ public struct AMQPFramer {
             } else {
                 skipped += window.count
                 window = []
-                pending.append(lostNote)
+                pending.append(lostNote())
                 state = .hunting
             }
         case .streaming(let partial):
