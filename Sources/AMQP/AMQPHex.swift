@@ -10,8 +10,13 @@ enum AMQPHex {
 
     /// `string(value, digits:)`, written into `sink` (no String made).
     static func append(_ value: UInt64, digits: Int, into sink: inout ByteSink) {
-        let count = min(max(digits, 1), 16)
         sink.literal("0x")
+        appendDigits(value, digits: digits, into: &sink)
+    }
+
+    /// The digits of `append(value, digits:)`, without the `0x`.
+    static func appendDigits(_ value: UInt64, digits: Int, into sink: inout ByteSink) {
+        let count = min(max(digits, 1), 16)
         var shift = (count - 1) * 4
         while shift >= 0 {
             let d = UInt8(truncatingIfNeeded: value >> UInt64(shift) & 0xF)

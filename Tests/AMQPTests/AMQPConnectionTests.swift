@@ -136,6 +136,16 @@ struct AMQPConnectionTests {
          ["The default exchange (named '') cannot be declared, deleted or bound", "routing key"], ["permission"]),
     ]
 
+    @Test("a short string that is not printable UTF-8 shows as escaped bytes: \\0, \\\\ and \\xNN")
+    func escapedShortString() {
+        let name: [UInt8] = [0x61, 0x00, 0x5C, 0xFF, 0x7F, 0x0A, 0x62]
+        let declare = Wire.method(50, 10, channel: 1, Wire.u16(0) + [UInt8(name.count)] + name + [0] + Wire.table([]))
+        let pdu = AMQPDecoder.decode(frame: declare[...])
+        #expect(pdu.value("arguments.queue") == .string("a\\0\\\\\\xFF\\x7F\\x0Ab"))
+        #expect(AMQPText.escaped([0x20, 0x7E, 0x1F, 0x80][...]) == " ~\\x1F\\x80")
+        #expect(AMQPText.escaped([][...]) == "")
+    }
+
     @Test("reply texts are searched on Character boundaries: non-ASCII text, a combining mark after a marker, a prepended mark before one")
     func replyTextSearch() {
         let text = "PRÉCONDITION – inequivalent arg 'dürable' for queue 'ördérs' in vhost 'ü': received 'fälse' but current is 'trüe'"
