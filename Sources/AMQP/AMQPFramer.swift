@@ -220,8 +220,15 @@ public struct AMQPFramer {
     public mutating func gap(_ count: Int) -> [AMQPFramedUnit] {
         var out = drainBeforeBreak()
         guard count > 0 else { return out }
-        // Made where it is kept: most gaps fall inside a frame, whose own problem says so.
-        func lostNote() -> Problem { Problem(.warning, .captureGap, "the capture lost \(count) bytes of this direction here") }
+        // Made where it is kept: most gaps fall inside a frame, whose own problem says so. Written
+        // as bytes (an interpolation cost several times as much, once per gap while hunting).
+        func lostNote() -> Problem {
+            var text = ByteSink(capacity: 64)
+            text.literal("the capture lost ")
+            text.append(count)
+            text.literal(" bytes of this direction here")
+            return Problem(.warning, .captureGap, text.take())
+        }
         switch state {
         case .undissected:
             undissectedBytes += count

@@ -260,6 +260,20 @@ struct AMQPFramerTests {
         #expect(framer.finish().isEmpty)
     }
 
+    @Test("a gap outside a frame is said on the next frame found, with the bytes lost")
+    func gapBetweenFrames() {
+        var framer = AMQPFramer(atStreamStart: true)
+        framer.append(Wire.heartbeat[..<3])   // a frame's first bytes, then the rest lost
+        _ = framer.next()
+        #expect(framer.gap(100).isEmpty)
+        framer.append(Wire.heartbeat[...])
+        var messages: [String] = []
+        while case .unit(let unit) = framer.next() {
+            if case .frame(let framed) = unit { messages += framed.problems.map(\.message) }
+        }
+        #expect(messages.contains("the capture lost 100 bytes of this direction here"), "\(messages)")
+    }
+
     @Test("the stream ending inside a frame gives it truncated")
     func finishInsideFrame() {
         let body = Wire.body(channel: 1, "hello")
