@@ -617,6 +617,11 @@ def routing(port):
         ("pd.rabbit", "pd.topic_logs", "*.*.rabbit", None), ("pd.rabbit", "pd.topic_logs", "lazy.#", None),
         ("pd.pdf", "pd.headers", "", {"x-match": "all", "format": "pdf", "type": "report"}),
         ("pd.urgent", "pd.headers", "", {"x-match": "any", "priority": "urgent", "dept": "legal"}),
+        # Header values compare as Erlang's == compares them, not by type: the integer
+        # 1700000000 (pika: signed 32-bit) equals the timestamp 1700000000; the integer 1 does not
+        # equal the boolean true.
+        ("pd.when", "pd.headers", "", {"x-match": "all", "when": 1700000000}),
+        ("pd.flag", "pd.headers", "", {"x-match": "any", "flag": 1}),
         ("pd.unrouted", "pd.ae", "", None),
         ("pd.main.q", "pd.main", "known", None),
     ]
@@ -649,6 +654,8 @@ def routing(port):
     pub("pd.headers", "", b"a pdf report", headers={"format": "pdf", "type": "report"})
     pub("pd.headers", "", b"urgent", headers={"priority": "urgent"})
     pub("pd.headers", "", b"a zip for nobody", headers={"format": "zip"})
+    pub("pd.headers", "", b"a timestamp", headers={"when": datetime.datetime.fromtimestamp(1700000000, datetime.timezone.utc)})
+    pub("pd.headers", "", b"flag true, for nobody", headers={"flag": True})
     pub("pd.main", "known", b"bound in pd.main")
     pub("pd.main", "other", b"to the alternate exchange")
     try:
@@ -692,8 +699,9 @@ def routing(port):
             n += 1
         counts[q] = n
     say("delivered by basic.get: " + ", ".join(f"{q} {n}" for q, n in counts.items()))
-    expect(counts == {"pd.all": 3, "pd.errors": 1, "pd.logs.a": 1, "pd.logs.b": 1, "pd.main.q": 1, "pd.orange": 3,
-                      "pd.pdf": 1, "pd.rabbit": 5, "pd.unrouted": 1, "pd.urgent": 1, "pd.limited": 1},
+    expect(counts == {"pd.all": 3, "pd.errors": 1, "pd.flag": 0, "pd.logs.a": 1, "pd.logs.b": 1,
+                      "pd.main.q": 1, "pd.orange": 3, "pd.pdf": 1, "pd.rabbit": 5, "pd.unrouted": 1, "pd.urgent": 1,
+                      "pd.when": 1, "pd.limited": 1},
            f"RabbitMQ routed otherwise than the tutorials say: {counts}")
 
     for q in queues + ["pd.limited", "pd.task_queue"]:

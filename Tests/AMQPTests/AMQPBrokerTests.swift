@@ -50,6 +50,38 @@ struct AMQPBrokerTests {
         #expect(!AMQPBroker.headersMatch(binding: Self.table([("a", Self.string("b"))]), headers: nil))
     }
 
+    @Test("header values compare as RabbitMQ's headers exchange compares them: numbers by value whatever their width, strings and byte arrays by bytes, nested values with their types")
+    func headerValues() {
+        func match(_ message: AMQPFieldValue, _ binding: AMQPFieldValue) -> Bool {
+            AMQPBroker.headersMatch(binding: Self.table([("k", binding)]), headers: Self.table([("k", message)]))
+        }
+        let bytes = AMQPFieldValue.bytes(AMQPLongString(bytes: Array("pdf".utf8)[...], declaredLength: 3))
+        #expect(match(.int64(1), .int32(1)))
+        #expect(match(.uint8(200), .int16(200)))
+        #expect(match(.int8(-1), .int64(-1)))
+        #expect(!match(.uint32(1), .int32(-1)))
+        #expect(match(.double(1.0), .int32(1)))
+        #expect(match(.float(2.5), .double(2.5)))
+        #expect(!match(.double(1.5), .int32(1)))
+        #expect(match(.timestamp(5), .int64(5)))
+        #expect(!match(Self.string("1"), .int32(1)), "a string is not a number")
+        #expect(match(bytes, Self.string("pdf")), "a long string and a byte array are both bytes")
+        #expect(!match(.boolean(true), .int8(1)))
+        #expect(match(.boolean(false), .boolean(false)))
+        #expect(match(.decimal(scale: 2, mantissa: 150), .decimal(scale: 2, mantissa: 150)))
+        #expect(!match(.decimal(scale: 1, mantissa: 15), .decimal(scale: 2, mantissa: 150)))
+        // Inside an array or a table the types count too, and byte ranges never do.
+        func array(_ values: [AMQPFieldValue], at start: Int) -> AMQPFieldValue {
+            .array(AMQPFieldArray(items: values.enumerated().map { AMQPFieldArray.Item(type: 0, value: $1, range: (start + $0)..<(start + $0 + 1)) }))
+        }
+        #expect(match(array([.int32(1), Self.string("a")], at: 0), array([.int32(1), Self.string("a")], at: 40)))
+        #expect(!match(array([.int32(1)], at: 0), array([.int64(1)], at: 0)))
+        // The first of two headers of one name is the one compared.
+        let twice = Self.table([("k", .int32(1)), ("k", .int32(2))])
+        #expect(AMQPBroker.headersMatch(binding: Self.table([("k", .int32(1))]), headers: twice))
+        #expect(!AMQPBroker.headersMatch(binding: Self.table([("k", .int32(2))]), headers: twice))
+    }
+
     /// A broker fed `events` in order on stream 0, frame 1, 2, …; the records it finishes with.
     static func records(_ broker: AMQPBroker, _ events: [AMQPBrokerEvent.Kind]) -> [AnalysisRecord] {
         for (i, kind) in events.enumerated() {

@@ -38,13 +38,15 @@ struct AMQPRoutingTests {
             #expect(unroutable.compactMap { $0["routing_key"] as? String }.sorted() == ["", "invoice.paid", "sensors.kitchen.humidity"])
         }
         if sample == "amqp-routing.pcap" {
-            // The tutorials' topologies: 19 messages RabbitMQ gave out by basic.get, 4 deliveries.
-            #expect(checked == 23, "\(checked)")
-            // debug; the tutorial's three topic keys no binding takes; the zip for nobody; the
-            // mandatory one RabbitMQ returned.
+            // The tutorials' topologies: 20 messages RabbitMQ gave out by basic.get, 4 deliveries;
+            // among them the timestamp 1700000000 that RabbitMQ routed to the integer's binding.
+            #expect(checked == 24, "\(checked)")
+            #expect(lines.contains { ($0["amqp"] as? [String: Any])?["queue"] as? String == "pd.when" })
+            // debug; the tutorial's three topic keys no binding takes; the zip and the boolean
+            // for nobody; the mandatory one RabbitMQ returned.
             let unroutable = lines.filter { $0["analysis"] as? String == "unroutable" }
             #expect(unroutable.compactMap { $0["routing_key"] as? String }.sorted()
-                    == ["", "debug", "nobody", "orange", "quick.brown.fox", "quick.orange.male.rabbit"])
+                    == ["", "", "debug", "nobody", "orange", "quick.brown.fox", "quick.orange.male.rabbit"])
             #expect(unroutable.contains { $0["routing_key"] as? String == "nobody" && $0["return_frame"] != nil })
         }
     }

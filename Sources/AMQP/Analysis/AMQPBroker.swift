@@ -318,15 +318,86 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
         let withX = mode.hasSuffix("-with-x")
         let any = mode.hasPrefix("any")
         let wanted = (binding?.entries ?? []).filter { $0.name != "x-match" && (withX || !$0.name.hasPrefix("x-")) }
+        // RabbitMQ sorts the headers by name (stably) and compares a binding's key with the
+        // first of that name.
         var message: [String: AMQPFieldValue] = [:]
-        for entry in headers?.entries ?? [] { message[entry.name] = entry.value }
+        for entry in headers?.entries ?? [] where message[entry.name] == nil { message[entry.name] = entry.value }
         func matches(_ entry: AMQPFieldTable.Entry) -> Bool {
             guard let value = message[entry.name] else { return false }
             if case .void = entry.value { return true }
-            return value == entry.value
+            return headerValueMatches(value, entry.value)
         }
         if any { return wanted.contains(where: matches) }
         return wanted.allSatisfy(matches)
+    }
+
+    /// Whether a message header's value equals a binding's as RabbitMQ's headers exchange
+    /// compares them (rabbit_exchange_type_headers: Erlang's `==` on the values alone, not their
+    /// types): integers of any width, timestamps and floats as numbers (`1` equals `1.0`), a long
+    /// string and a byte array as their bytes, a boolean only a boolean; a nested table or array
+    /// with its types, entry by entry.
+    static func headerValueMatches(_ a: AMQPFieldValue, _ b: AMQPFieldValue) -> Bool {
+        if let x = Number(a), let y = Number(b) { return x == y }
+        switch (a, b) {
+        case (.boolean(let x), .boolean(let y)): return x == y
+        case (.longString(let x), .longString(let y)), (.longString(let x), .bytes(let y)),
+             (.bytes(let x), .longString(let y)), (.bytes(let x), .bytes(let y)):
+            return x.declaredLength == y.declaredLength && x.bytes.elementsEqual(y.bytes)
+        case (.decimal(let s1, let m1), .decimal(let s2, let m2)): return s1 == s2 && m1 == m2
+        case (.table, .table), (.array, .array): return nestedEqual(a, b)
+        default: return false
+        }
+    }
+
+    /// A number as Erlang compares one: an integer exactly, a float by value (equal to an
+    /// integer when it is that integer).
+    private enum Number: Equatable {
+        case integer(negative: Bool, magnitude: UInt64)
+        case real(Double)
+
+        init?(_ value: AMQPFieldValue) {
+            switch value {
+            case .int8(let v): self = .integer(negative: v < 0, magnitude: UInt64(v.magnitude))
+            case .uint8(let v): self = .integer(negative: false, magnitude: UInt64(v))
+            case .int16(let v): self = .integer(negative: v < 0, magnitude: UInt64(v.magnitude))
+            case .uint16(let v): self = .integer(negative: false, magnitude: UInt64(v))
+            case .int32(let v): self = .integer(negative: v < 0, magnitude: UInt64(v.magnitude))
+            case .uint32(let v): self = .integer(negative: false, magnitude: UInt64(v))
+            case .int64(let v): self = .integer(negative: v < 0, magnitude: v.magnitude)
+            case .timestamp(let v): self = .integer(negative: false, magnitude: v)
+            case .float(let v): self = Number(real: Double(v))
+            case .double(let v): self = Number(real: v)
+            default: return nil
+            }
+        }
+
+        /// A float that is a whole number within 64 bits is that integer.
+        private init(real: Double) {
+            if real.rounded() == real, real.magnitude < 0x1p64, let magnitude = UInt64(exactly: real.magnitude) {
+                self = .integer(negative: real < 0 && magnitude != 0, magnitude: magnitude)
+            } else {
+                self = .real(real)
+            }
+        }
+    }
+
+    /// Nested tables and arrays as Erlang compares their `{type, value}` terms: the same types,
+    /// equal values, in order; byte ranges do not count.
+    private static func nestedEqual(_ a: AMQPFieldValue, _ b: AMQPFieldValue) -> Bool {
+        switch (a, b) {
+        case (.table(let x), .table(let y)):
+            return x.skippedBytes == nil && y.skippedBytes == nil && x.entries.count == y.entries.count
+                && zip(x.entries, y.entries).allSatisfy { $0.name == $1.name && nestedEqual($0.value, $1.value) }
+        case (.array(let x), .array(let y)):
+            return x.skippedBytes == nil && y.skippedBytes == nil && x.items.count == y.items.count
+                && zip(x.items, y.items).allSatisfy { nestedEqual($0.value, $1.value) }
+        case (.longString(let x), .longString(let y)), (.bytes(let x), .bytes(let y)):
+            return x.declaredLength == y.declaredLength && x.bytes.elementsEqual(y.bytes)
+        case (.undecoded, _), (_, .undecoded):
+            return false
+        default:
+            return a == b
+        }
     }
 
     // MARK: - Publishes, returns, deliveries
