@@ -820,8 +820,11 @@ public struct AMQPConnectionDissector: StreamDissector {
     /// The record of a consumer's life: its deliveries, how they were settled, its rate.
     private mutating func recordConsumer(_ c: AMQPQueueTracker.Consumer, channel: UInt16, ended: String, at end: Timestamp) {
         var fields = [Field("consumer_tag", "Consumer tag", .string(c.tag))]
-        if !c.queue.isEmpty { fields.append(Field("queue", "Queue", .string(c.queue))) }
-        if c.beforeCapture { fields.append(Field("before_capture", "Consumed before the capture", .bool(true))) }
+        if let queue = c.queue {
+            fields.append(Field("queue", "Queue", .string(queue)))
+        } else {
+            fields.append(Field("before_capture", "Consumed before the capture", .bool(true)))
+        }
         fields += [Field("channel", "Channel", .int(Int(channel))), Field("deliveries", "Deliveries", .int(c.deliveries)),
                       Field("acknowledged", "Acknowledged", .int(c.acknowledged)), Field("rejected", "Rejected or nacked", .int(c.rejected))]
         if c.prefetch > 0 { fields.append(Field("prefetch_count", "Prefetch count", .int(c.prefetch))) }
@@ -835,22 +838,30 @@ public struct AMQPConnectionDissector: StreamDissector {
         }
         let prefetch = c.prefetch > 0 ? ", prefetch \(c.prefetch)" : ""
         // One from before the capture: its queue is unknown, and so is how long it consumed.
-        let consumer = c.beforeCapture
-            ? "consumer '\(c.tag)' (its basic.consume came before the capture; channel \(channel)), from its first delivery #\(c.frame)"
-            : "consumer '\(c.tag)' on queue '\(c.queue)' (channel \(channel)\(prefetch))"
+        let consumer = c.queue.map { "consumer '\(c.tag)' on queue '\($0)' (channel \(channel)\(prefetch))" }
+            ?? "consumer '\(c.tag)' (its basic.consume came before the capture; channel \(channel)), from its first delivery #\(c.frame)"
         records.append(AnalysisRecord(protocolName: "amqp", kind: .consumer, frames: [c.frame],
                                       message: "\(consumer): \(c.deliveries) deliveries in \(latencyText(microseconds: duration))\(rate); \(c.acknowledged) acknowledged, \(c.rejected) rejected or nacked; \(ended)",
                                       reference: "AMQP 0-9-1 basic.consume", fields: fields))
-        if c.atLimit > 1 {
-            records.append(AnalysisRecord(protocolName: "amqp", kind: .prefetchLimited, frames: c.atLimitFrames,
-                                          message: "consumer '\(c.tag)' on queue '\(c.queue)' (channel \(channel)) reached its prefetch-count of \(c.prefetch) unacknowledged deliveries \(c.atLimit) times: each further delivery waited for an acknowledgement, so it gets at most \(c.prefetch) per round trip",
-                                          reference: "AMQP 0-9-1 basic.qos prefetch-count",
-                                          fields: [Field("channel", "Channel", .int(Int(channel))),
-                                                   Field("consumer_tag", "Consumer tag", .string(c.tag)),
-                                                   Field("queue", "Queue", .string(c.queue)),
-                                                   Field("prefetch_count", "Prefetch count", .int(c.prefetch)),
-                                                   Field("times", "Times at the limit", .int(c.atLimit))]))
+        // A consumer from before the capture has no prefetch known, so is never held here.
+        if c.atLimit > 1, let queue = c.queue {
+            recordPrefetchLimited(who: "consumer '\(c.tag)' on queue '\(queue)' (channel \(channel))", global: false,
+                                  prefetch: c.prefetch, times: c.atLimit, frames: c.atLimitFrames,
+                                  whose: [Field("channel", "Channel", .int(Int(channel))), Field("consumer_tag", "Consumer tag", .string(c.tag)),
+                                          Field("queue", "Queue", .string(queue))])
         }
+    }
+
+    /// The record of a consumer, or of a channel's consumers together (`global`: a global
+    /// basic.qos), that reached its prefetch-count more than once; `whose` are the fields that
+    /// say which, before the count's.
+    private mutating func recordPrefetchLimited(who: String, global: Bool, prefetch: Int, times: Int, frames: [Int], whose: [Field]) {
+        var fields = whose + [Field("prefetch_count", "Prefetch count", .int(prefetch))]
+        if global { fields.append(Field("global", "Global", .bool(true))) }
+        fields.append(Field("times", "Times at the limit", .int(times)))
+        records.append(AnalysisRecord(protocolName: "amqp", kind: .prefetchLimited, frames: frames,
+                                      message: "\(who) reached its \(global ? "global " : "")prefetch-count of \(prefetch) unacknowledged deliveries \(times) times: each further delivery waited for an acknowledgement, so \(global ? "its consumers together get" : "it gets") at most \(prefetch) per round trip",
+                                      reference: "AMQP 0-9-1 basic.qos prefetch-count", fields: fields))
     }
 
     /// The records of what a channel left when it closed or the connection ended.
@@ -859,22 +870,19 @@ public struct AMQPConnectionDissector: StreamDissector {
         if !left.unacknowledged.isEmpty {
             let count = left.unacknowledged.count
             let queues = Set(left.unacknowledged.map(\.queue))
-            let from = queues.count == 1 && !queues.first!.isEmpty ? " from queue '\(queues.first!)'" : ""
+            // Named when they all came from one queue the capture named.
+            let queue = queues.count == 1 ? queues.first ?? nil : nil
+            let from = queue.map { " from queue '\($0)'" } ?? ""
             var fields = [Field("channel", "Channel", .int(Int(left.channel))), Field("count", "Deliveries", .int(count))]
-            if queues.count == 1, !queues.first!.isEmpty { fields.append(Field("queue", "Queue", .string(queues.first!))) }
+            if let queue { fields.append(Field("queue", "Queue", .string(queue))) }
             records.append(AnalysisRecord(protocolName: "amqp", kind: .unacknowledged,
                                           frames: Array(left.unacknowledged.prefix(64).map(\.frame)),
                                           message: "\(ended) with \(count) \(count == 1 ? "delivery" : "deliveries")\(from) not acknowledged: the broker queues \(count == 1 ? "it" : "them") again",
                                           reference: "AMQP 0-9-1 basic.ack", fields: fields))
         }
         if left.atLimit > 1 {
-            records.append(AnalysisRecord(protocolName: "amqp", kind: .prefetchLimited, frames: left.atLimitFrames,
-                                          message: "channel \(left.channel) reached its global prefetch-count of \(left.prefetch) unacknowledged deliveries \(left.atLimit) times: each further delivery waited for an acknowledgement, so its consumers together get at most \(left.prefetch) per round trip",
-                                          reference: "AMQP 0-9-1 basic.qos prefetch-count",
-                                          fields: [Field("channel", "Channel", .int(Int(left.channel))),
-                                                   Field("prefetch_count", "Prefetch count", .int(left.prefetch)),
-                                                   Field("global", "Global", .bool(true)),
-                                                   Field("times", "Times at the limit", .int(left.atLimit))]))
+            recordPrefetchLimited(who: "channel \(left.channel)", global: true, prefetch: left.prefetch,
+                                  times: left.atLimit, frames: left.atLimitFrames, whose: [Field("channel", "Channel", .int(Int(left.channel)))])
         }
     }
 

@@ -21,7 +21,8 @@ struct AMQPQueueTracker {
     /// Where deliveries come from: a consumer's or a basic.get's queue, and whether the
     /// client acknowledges them.
     private struct Source {
-        var queue: String
+        /// Nil for a consumer whose basic.consume came before the capture.
+        var queue: String?
         var noAck: Bool
     }
 
@@ -62,8 +63,8 @@ struct AMQPQueueTracker {
     /// A consumer's life on its channel: where it began, its deliveries and how they were settled.
     struct Consumer {
         var tag: String
-        /// Empty when its basic.consume came before the capture.
-        var queue: String
+        /// Nil when its basic.consume came before the capture.
+        var queue: String?
         var frame: Int
         var time: Timestamp
         var deliveries = 0
@@ -78,12 +79,13 @@ struct AMQPQueueTracker {
         var atLimit = 0
         var atLimitFrames: [Int] = []
         /// Its basic.consume came before the capture: it began at its first delivery (`frame`).
-        var beforeCapture = false
+        var beforeCapture: Bool { queue == nil }
     }
 
     /// A delivery awaiting the client's acknowledgement: its queue, and where it came.
     struct Outstanding {
-        var queue: String
+        /// Nil when its consumer's basic.consume came before the capture.
+        var queue: String?
         var frame: Int
         var time: Timestamp
         /// Its place among the connection's publishes and deliveries in its frame (`AMQPLinks`).
@@ -335,10 +337,8 @@ struct AMQPQueueTracker {
                                 at place: (frame: Int, time: Timestamp, place: Int), _ state: inout ChannelState) -> Attribution? {
         if state.consumers[consumerTag] == nil, !consumerTag.isEmpty {
             // Its basic.consume came before the capture: a consumer of an unknown queue from here.
-            state.consumers[consumerTag] = Source(queue: "", noAck: false)
-            var started = Consumer(tag: consumerTag, queue: "", frame: place.frame, time: place.time)
-            started.beforeCapture = true
-            state.consumerStats[consumerTag] = started
+            state.consumers[consumerTag] = Source(queue: nil, noAck: false)
+            state.consumerStats[consumerTag] = Consumer(tag: consumerTag, queue: nil, frame: place.frame, time: place.time)
             state.mayNotAcknowledge.insert(consumerTag)
         }
         guard let consumer = state.consumers[consumerTag] else { return nil }
@@ -347,7 +347,7 @@ struct AMQPQueueTracker {
             state.consumerStats[consumerTag]!.lastDelivery = place.time
         }
         remember(deliveryTag, consumer, maxOutstanding: maxOutstanding, at: place, consumerTag: consumerTag, &state)
-        return Attribution(queue: consumer.queue.isEmpty ? nil : consumer.queue, source: .consume)
+        return Attribution(queue: consumer.queue, source: .consume)
     }
 
     /// AMQP 0-9-1 basic.consume / basic.get queue: "If the queue name is empty the server uses
@@ -414,7 +414,7 @@ struct AMQPQueueTracker {
         guard multiple else {
             guard let delivery = state.outstanding.removeValue(forKey: tag) else { return nil }
             credit(delivery, acknowledges: acknowledges, &state)
-            var attribution = Attribution(queue: delivery.queue.isEmpty ? nil : delivery.queue, source: .deliveryTag(tag))
+            var attribution = Attribution(queue: delivery.queue, source: .deliveryTag(tag))
             attribution.settled = Attribution.Settled(frames: AMQPCovered(count: 1, firstFrame: delivery.frame, lastFrame: delivery.frame,
                                                                           latency: max(0, time.microseconds(since: delivery.time))),
                                                       requeue: requeue,
@@ -428,8 +428,8 @@ struct AMQPQueueTracker {
         let queues = Set(covered.values.map(\.queue))
         var attribution: Attribution
         if let delivery = covered[tag] {
-            attribution = Attribution(queue: delivery.queue.isEmpty ? nil : delivery.queue, source: .deliveryTag(tag), ackedCount: covered.count)
-        } else if queues.count == 1, let queue = queues.first, !queue.isEmpty {
+            attribution = Attribution(queue: delivery.queue, source: .deliveryTag(tag), ackedCount: covered.count)
+        } else if queues.count == 1, let queue = queues.first ?? nil {
             attribution = Attribution(queue: queue, source: .covered, ackedCount: covered.count)
         } else {
             attribution = Attribution(queue: nil, source: .covered, ackedCount: covered.count)

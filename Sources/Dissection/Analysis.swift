@@ -55,8 +55,9 @@ extension AnalysisKind {
     /// AMQP: publishes on a channel in confirm mode that the broker had not confirmed when the
     /// channel closed or the connection ended
     public static let unconfirmed = AnalysisKind(rawValue: "unconfirmed")
-    /// AMQP: a channel whose unacknowledged deliveries reached its basic.qos prefetch-count again
-    /// and again: each further delivery waited for an acknowledgement
+    /// AMQP: a consumer (or, with a global basic.qos, a channel's consumers together) whose
+    /// unacknowledged deliveries reached the prefetch-count again and again: each further
+    /// delivery waited for an acknowledgement
     public static let prefetchLimited = AnalysisKind(rawValue: "prefetch_limited")
 
     /// AMQP, across connections (after the PDUs): the exchanges, queues and bindings the capture
