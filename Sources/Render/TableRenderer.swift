@@ -721,7 +721,8 @@ public struct TableRenderer: Renderer {
                        + (unacked ? " " + pad("unacked", 8, right: true) : "") + "\n")
             // The queues counted, and those the broker model routed publishes into that gave out none.
             var rows = queues.rows.map { ($0.0.name, $0.1) }
-            for name in routedInto.keys where !rows.contains(where: { $0.0 == name }) { rows.append((name, QueueRow())) }
+            let counted = Set(rows.map(\.0))
+            for name in routedInto.keys where !counted.contains(name) { rows.append((name, QueueRow())) }
             for (name, row) in rows.sorted(by: { $0.0 < $1.0 }) {
                 out.append(pad(name.isEmpty ? "(unnamed)" : name, 40) + " "
                            + (routed ? pad(routedInto[name].map(String.init) ?? "-", 7, right: true) + " " : "")

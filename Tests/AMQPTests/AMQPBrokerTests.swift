@@ -132,6 +132,31 @@ struct AMQPBrokerTests {
         #expect(broker.route(exchange: "logs", routingKey: "kern.critical", headers: nil).queues == ["kern"])
     }
 
+    @Test("an unbind removes the binding with the same arguments: in any order, nested tables by value, not by where they were in the frame")
+    func unbindArguments() {
+        func arguments(_ entries: [(String, AMQPFieldValue)], at start: Int) -> AMQPFieldTable {
+            AMQPFieldTable(entries: entries.enumerated().map { AMQPFieldTable.Entry(name: $1.0, type: nil, value: $1.1, range: (start + $0)..<(start + $0 + 1)) })
+        }
+        let nested = AMQPFieldValue.table(arguments([("region", Self.string("eu"))], at: 30))
+        let broker = AMQPBroker()
+        _ = Self.records(broker, [
+            Self.declare("match", "headers"),
+            Self.bind("match", "eu", arguments: arguments([("x-match", Self.string("all")), ("where", nested)], at: 0)),
+            Self.bind("match", "pdf", arguments: arguments([("format", Self.string("pdf"))], at: 0)),
+        ])
+        let eu = Self.table([("where", .table(arguments([("region", Self.string("eu"))], at: 90)))])
+        #expect(broker.route(exchange: "match", routingKey: "", headers: eu).queues == ["eu"])
+        // The same arguments, another order, the nested table read at other offsets.
+        _ = Self.records(broker, [.unbound(AMQPBrokerEvent.Binding(source: "match", destination: "eu", toExchange: false, routingKey: "",
+                                                                   arguments: arguments([("where", .table(arguments([("region", Self.string("eu"))], at: 70))),
+                                                                                         ("x-match", Self.string("all"))], at: 50)))])
+        #expect(broker.route(exchange: "match", routingKey: "", headers: eu).queues == [])
+        // Other arguments unbind nothing.
+        _ = Self.records(broker, [.unbound(AMQPBrokerEvent.Binding(source: "match", destination: "pdf", toExchange: false, routingKey: "",
+                                                                   arguments: arguments([("format", Self.string("zip"))], at: 0)))])
+        #expect(broker.route(exchange: "match", routingKey: "", headers: Self.table([("format", Self.string("pdf"))])).queues == ["pdf"])
+    }
+
     @Test("an unroutable publish is recorded, with its basic.return when mandatory; a return of a routed one is a mismatch")
     func unroutableAndMismatch() throws {
         let broker = AMQPBroker()

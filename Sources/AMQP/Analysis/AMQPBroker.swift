@@ -210,16 +210,14 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
         }
     }
 
+    /// A binding's identity: its ends, key and arguments, the arguments compared in name order
+    /// (RabbitMQ sorts them) by value and type, without the byte ranges (`nestedEqual`).
     private static func same(_ a: AMQPBrokerEvent.Binding, _ b: AMQPBrokerEvent.Binding) -> Bool {
-        a.source == b.source && a.destination == b.destination && a.toExchange == b.toExchange && a.routingKey == b.routingKey
-            && headerValues(a.arguments) == headerValues(b.arguments)
-    }
-
-    /// A table's names and values, without the byte ranges (a binding's identity).
-    private static func headerValues(_ table: AMQPFieldTable?) -> [String: AMQPFieldValue] {
-        var values: [String: AMQPFieldValue] = [:]
-        for entry in table?.entries ?? [] { values[entry.name] = entry.value }
-        return values
+        func sorted(_ table: AMQPFieldTable?) -> AMQPFieldValue {
+            .table(AMQPFieldTable(entries: (table?.entries ?? []).sorted { $0.name < $1.name }))
+        }
+        return a.source == b.source && a.destination == b.destination && a.toExchange == b.toExchange && a.routingKey == b.routingKey
+            && nestedEqual(sorted(a.arguments), sorted(b.arguments))
     }
 
     // MARK: - Routing
