@@ -19,10 +19,12 @@ public struct Timestamp: Sendable, Equatable, Comparable {
 
     public var timeInterval: Double { Double(seconds) + Double(nanoseconds) / 1e9 }
 
+    /// The time as nanoseconds since 1970 (what the analyses keep of a time: one word).
+    @inlinable public var nanosecondsSince1970: Int64 { seconds &* 1_000_000_000 &+ Int64(nanoseconds) }
+
     /// Microseconds from `earlier` to this time (negative when this is earlier).
     public func microseconds(since earlier: Timestamp) -> Int {
-        let nanoseconds = (seconds &- earlier.seconds) &* 1_000_000_000 &+ (Int64(self.nanoseconds) - Int64(earlier.nanoseconds))
-        return Int(nanoseconds / 1000)
+        Int((nanosecondsSince1970 &- earlier.nanosecondsSince1970) / 1000)
     }
 
     public static func < (l: Timestamp, r: Timestamp) -> Bool {

@@ -12,6 +12,15 @@ struct TimestampTests {
         #expect(t.iso8601SecondsUTC.utf8.last == UInt8(ascii: "Z"))
     }
 
+    @Test("nanoseconds since 1970, and microseconds between two times across a second, either way")
+    func differences() {
+        let a = Timestamp(seconds: 1_700_000_000, nanoseconds: 999_999_500), b = Timestamp(seconds: 1_700_000_001, nanoseconds: 1_500)
+        #expect(a.nanosecondsSince1970 == 1_700_000_000_999_999_500)
+        #expect(b.microseconds(since: a) == 2)
+        #expect(a.microseconds(since: b) == -2)
+        #expect(Timestamp(seconds: 0, nanoseconds: 0).microseconds(since: Timestamp(seconds: -3, nanoseconds: 0)) == 3_000_000)
+    }
+
     @Test("known dates")
     func known() {
         #expect(Timestamp(seconds: 1_795_357_127, nanoseconds: 0, fractionalDigits: 0).iso8601SecondsUTC == "2026-11-22T14:18:47Z")

@@ -208,7 +208,7 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
     public func observe(_ event: OutputEvent) {
         switch event {
         case .pdu(let e):
-            let time = e.context.time.seconds &* 1_000_000_000 &+ Int64(e.context.time.nanoseconds)
+            let time = e.context.time.nanosecondsSince1970
             expire(before: time)
             if let packet = e.pdu.packet as? MQTTPacket {
                 switch packet.content {
@@ -259,7 +259,7 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
                           stream: e.context.stream, frame: e.context.frame, place: place, time: time)
             }
         case .counted(let run):
-            let time = run.context.time.seconds &* 1_000_000_000 &+ Int64(run.context.time.nanoseconds)
+            let time = run.context.time.nanosecondsSince1970
             expire(before: time)
             run.pdus.withUnsafeBufferPointer { pdus in
                 for i in pdus.indices {
@@ -279,7 +279,7 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
             forgetWill(will.topic, of: c.stream)
             // A will is published when the connection ends without a DISCONNECT (§3.1.2.5).
             if let ending = c.ending, Self.firesWill(ending) {
-                let end = c.lastSeen.seconds &* 1_000_000_000 &+ Int64(c.lastSeen.nanoseconds)
+                let end = c.lastSeen.nanosecondsSince1970
                 if firedWills.count < Self.maxUndeliveredRecords {
                     var fired = FiredWill(topic: will.topic, client: will.client, stream: c.stream, time: end, length: will.length)
                     fired.deliveries = will.early.filter { end - $0.time <= Self.window }.map { ($0.frame, $0.stream, nil) }

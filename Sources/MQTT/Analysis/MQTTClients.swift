@@ -75,11 +75,11 @@ public final class MQTTClients: SpanningAnalysis, @unchecked Sendable {
         switch event {
         case .pdu(let e):
             guard let id = e.pdu.summaryFacts.clientID, !id.isEmpty else { return }
-            let now = e.context.time.seconds &* 1_000_000_000 &+ Int64(e.context.time.nanoseconds)
+            let now = e.context.time.nanosecondsSince1970
             connected(id, stream: e.context.stream, frame: e.context.frame, at: now)
         case .connectionClosed(let c):
             guard let (_, client) = clientOf.removeValue(forKey: c.stream) else { return }
-            let end = c.lastSeen.seconds &* 1_000_000_000 &+ Int64(c.lastSeen.nanoseconds)
+            let end = c.lastSeen.nanosecondsSince1970
             if client.open?.stream == c.stream { client.open = nil }
             // The older connection of a takeover: how the broker ended it.
             if let t = client.takeovers.lastIndex(where: { $0.oldStream == c.stream && $0.oldEnding == nil }) {

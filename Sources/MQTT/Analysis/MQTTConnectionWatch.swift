@@ -47,7 +47,7 @@ public struct MQTTConnectionWatch: Sendable {
 
     public mutating func observe(_ packet: MQTTPacket, from direction: Direction, frame: Int, time: Timestamp) -> MQTTWatchNote? {
         version = packet.version
-        let now = nanoseconds(time)
+        let now = time.nanosecondsSince1970
         if packet.hasErrors { lastViolation = (frame, direction == .toServer) }
         lastFrame = frame
         var note: MQTTWatchNote?
@@ -128,7 +128,7 @@ public struct MQTTConnectionWatch: Sendable {
     public mutating func end(_ reason: String, frame: Int, time: Timestamp, record: (AnalysisRecord) -> Void) -> String {
         for r in records { record(r) }
         records.removeAll()
-        let now = nanoseconds(time)
+        let now = time.nanosecondsSince1970
         if let d = clientDisconnect {
             return "client DISCONNECT #\(d.frame)" + (d.reason.isEmpty ? "" : " (\(d.reason))")
         }

@@ -189,7 +189,7 @@ public struct MQTTFlows: Sendable {
             if direction == .toServer { clientOverflowed = true } else { serverOverflowed = true }
             return nil
         }
-        let flow = Flow(publishFrame: frame, publishTime: nanoseconds(time), qos: UInt8(qos))
+        let flow = Flow(publishFrame: frame, publishTime: time.nanosecondsSince1970, qos: UInt8(qos))
         if direction == .toServer { fromClient[id] = flow } else { fromServer[id] = flow }
         if case .read(let table) = links { note.later = table.link(stream: stream, frame: frame, packetID: id) }
         return note
@@ -333,11 +333,8 @@ public struct MQTTFlows: Sendable {
     }
 }
 
-/// A time as nanoseconds since 1970.
-func nanoseconds(_ t: Timestamp) -> Int64 { t.seconds &* 1_000_000_000 &+ Int64(t.nanoseconds) }
-
 /// Microseconds from `a` (nanoseconds since 1970) to `b`, rounded down; 0 when `b` is earlier (a
 /// capture out of order).
 func microseconds(from a: Int64, to b: Timestamp) -> Int {
-    max(0, Int((nanoseconds(b) &- a) / 1000))
+    max(0, Int((b.nanosecondsSince1970 &- a) / 1000))
 }
