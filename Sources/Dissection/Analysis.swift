@@ -9,7 +9,7 @@ public struct AnalysisKind: RawRepresentable, Hashable, Sendable, CustomStringCo
 
     public var description: String { rawValue }
     /// The kind in words, for text: `incomplete flow`.
-    public var words: String { String(rawValue.map { $0 == "_" ? " " : $0 }) }
+    public var words: String { String(decoding: rawValue.utf8.map { $0 == UInt8(ascii: "_") ? UInt8(ascii: " ") : $0 }, as: UTF8.self) }
 }
 
 // Every kind this tool gives, in the order of docs/json-schema.md's table.
@@ -265,21 +265,47 @@ public struct LatencyHistogram: Sendable, Equatable {
 
 /// Latency in words: `420 µs`, `1.25 ms`, `3.2 s`.
 public func latencyText(microseconds us: Int) -> String {
-    if us < 1000 { return "\(us) µs" }
-    if us < 1_000_000 {
-        let ms = Double(us) / 1000
-        return ms < 10 ? "\(rounded(ms, 2)) ms" : ms < 100 ? "\(rounded(ms, 1)) ms" : "\(Int(ms.rounded())) ms"
-    }
-    let s = Double(us) / 1e6
-    return s < 10 ? "\(rounded(s, 2)) s" : "\(rounded(s, 1)) s"
+    var out = ByteSink(capacity: 16)
+    out.appendLatency(microseconds: us)
+    return out.take()
 }
 
-private func rounded(_ x: Double, _ digits: Int) -> String {
-    var scale = 1.0
-    for _ in 0..<digits { scale *= 10 }
-    let n = Int((x * scale).rounded())
-    let whole = n / Int(scale), frac = n % Int(scale)
-    var f = String(frac)
-    while f.count < digits { f = "0" + f }
-    return "\(whole).\(f)"
+extension ByteSink {
+    /// `latencyText(microseconds:)`, written in place: an annotation is made of several, and an
+    /// interpolated string per piece cost more than the rest of the annotation.
+    public mutating func appendLatency(microseconds us: Int) {
+        if us < 1000 {
+            append(us)
+            literal(" µs")
+            return
+        }
+        if us < 1_000_000 {
+            let ms = Double(us) / 1000
+            if ms < 10 { appendRounded(ms, digits: 2) } else if ms < 100 { appendRounded(ms, digits: 1) } else { append(Int(ms.rounded())) }
+            literal(" ms")
+            return
+        }
+        let s = Double(us) / 1e6
+        appendRounded(s, digits: s < 10 ? 2 : 1)
+        literal(" s")
+    }
+
+    /// `x` rounded to `digits` (1 or 2) decimals, the decimals written even when zero (`10.00`).
+    private mutating func appendRounded(_ x: Double, digits: Int) {
+        var scale = 1.0
+        for _ in 0..<digits { scale *= 10 }
+        let n = Int((x * scale).rounded())
+        let whole = n / Int(scale), fraction = n % Int(scale)
+        append(whole)
+        literal(".")
+        // Leading zeros of the decimals (`05`).
+        var shown = 1
+        var rest = fraction
+        while rest >= 10 {
+            rest /= 10
+            shown += 1
+        }
+        for _ in shown..<max(shown, digits) { literal("0") }
+        append(fraction)
+    }
 }

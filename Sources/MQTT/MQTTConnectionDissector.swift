@@ -221,8 +221,10 @@ public struct MQTTConnectionDissector: StreamDissector {
         // Words for the text line; JSON does not print them.
         if options.detail != .json {
             if let note {
-                let text = note.text
-                if !text.isEmpty { pdu.annotations.append(text) }
+                // Written in the connection's line buffer: one string made, none per piece.
+                lineSink.removeAll()
+                note.write(into: &lineSink)
+                if lineSink.bytes.count > 0 { pdu.annotations.append(lineSink.take()) }
             }
             if let watchNote { pdu.annotations.append(watchNote.text) }
             if let delivery { pdu.annotations.append(delivery.text) }

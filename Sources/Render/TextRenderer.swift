@@ -72,9 +72,26 @@ public struct TextRenderer: Renderer {
             }
             shownProtocol.written.withUnsafeBufferPointer { out.append(bytes: $0) }
             if options.color { out.append(paint(pdu.summary, "1")) } else { pdu.withSummaryBytes { out.append(bytes: $0) } }
-            for note in pdu.annotations { out.append(paint(" [\(note)]", "35")) }
+            // Without colour, piece by piece: no string is made for a bracket.
+            for note in pdu.annotations {
+                if options.color {
+                    out.append(paint(" [\(note)]", "35"))
+                } else {
+                    out.literal(" [")
+                    out.append(note)
+                    out.literal("]")
+                }
+            }
             let problemCount = pdu.problemCount
-            if problemCount > 0 { out.append(paint(" [\(problemCount) problem\(problemCount == 1 ? "" : "s")]", "31")) }
+            if problemCount > 0 {
+                if options.color {
+                    out.append(paint(" [\(problemCount) problem\(problemCount == 1 ? "" : "s")]", "31"))
+                } else {
+                    out.literal(" [")
+                    out.append(problemCount)
+                    out.literal(problemCount == 1 ? " problem]" : " problems]")
+                }
+            }
             out.literal("\n")
             if options.showTree {
                 TextTree.write(pdu.fields, depth: 1, style: style, into: &out)
@@ -82,8 +99,21 @@ public struct TextRenderer: Renderer {
             if problemCount > 0 {
                 for p in pdu.problems {
                     out.literal("    ")
-                    out.append(paint("! \(p.severity.rawValue): \(p.description)", p.severity == .error ? "31" : "33"))
-                    if let r = p.range { out.append(" (bytes \(r.lowerBound)..<\(r.upperBound))") }
+                    if options.color {
+                        out.append(paint("! \(p.severity.rawValue): \(p.description)", p.severity == .error ? "31" : "33"))
+                    } else {
+                        out.literal("! ")
+                        out.append(p.severity.rawValue)
+                        out.literal(": ")
+                        out.append(p.description)
+                    }
+                    if let r = p.range {
+                        out.literal(" (bytes ")
+                        out.append(r.lowerBound)
+                        out.literal("..<")
+                        out.append(r.upperBound)
+                        out.literal(")")
+                    }
                     out.literal("\n")
                 }
             }

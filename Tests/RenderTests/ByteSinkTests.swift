@@ -107,4 +107,21 @@ struct ByteSinkTests {
         sink.appendFraction(Timestamp(seconds: 0, nanoseconds: nanoseconds, fractionalDigits: digits))
         #expect(sink.take() == expected)
     }
+
+    /// Latency words at each rounding's edges, as the interpolated version wrote them (its
+    /// outputs, taken before it was replaced): two decimals under 10, one under 100, none up to a
+    /// second, then seconds the same way.
+    @Test("latency words round at each edge as before", arguments: [
+        (-5, "-5 µs"), (0, "0 µs"), (999, "999 µs"), (1000, "1.00 ms"), (1001, "1.00 ms"), (1010, "1.01 ms"),
+        (1050, "1.05 ms"), (9999, "10.00 ms"), (10_000, "10.0 ms"), (12_345, "12.3 ms"), (99_960, "100.0 ms"),
+        (100_000, "100 ms"), (999_999, "1000 ms"), (1_000_000, "1.00 s"), (1_050_000, "1.05 s"), (9_999_999, "10.00 s"),
+        (10_000_000, "10.0 s"), (123_456_789, "123.5 s"),
+    ])
+    func latencyWords(microseconds: Int, words: String) {
+        #expect(latencyText(microseconds: microseconds) == words)
+        var sink = ByteSink(capacity: 8)
+        sink.literal("in ")
+        sink.appendLatency(microseconds: microseconds)
+        #expect(sink.take() == "in " + words)
+    }
 }

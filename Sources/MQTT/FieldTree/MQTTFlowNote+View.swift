@@ -4,26 +4,89 @@ import Dissection
 extension MQTTFlowNote {
     /// What text shows in brackets after the summary: `acknowledges #8 in 61 µs`.
     public var text: String {
-        let after = latency.map { " in \(latencyText(microseconds: $0))" } ?? ""
-        let publish = publishFrame.map { "#\($0)" } ?? "?"
+        var out = ByteSink(capacity: 64)
+        write(into: &out)
+        return out.take()
+    }
+
+    /// `text`, appended to `out` piece by piece (no string is made per piece).
+    public func write(into out: inout ByteSink) {
         switch state {
         case .sent:
-            var words: [String] = []
-            if let reusedFrom { words.append("packet identifier \(packetID) reused while the flow of #\(reusedFrom) is open") }
-            if let over = overReceiveMaximum { words.append("\(over.inFlight) in flight, over the Receive Maximum of \(over.maximum)") }
-            if let later { words.append(later.text(qos: qos ?? 1)) }
-            return words.joined(separator: "; ")
-        case .retransmitted: return "retransmission of \(publish)\(after)"
-        case .acknowledged: return "acknowledges \(publish)\(after)"
-        case .received: return "receives \(publish)\(after)"
-        case .released: return "releases \(publish)" + (previousFrame.map { " (PUBREC #\($0))" } ?? "")
-        case .completed: return "completes the QoS 2 flow of \(publish)\(after)"
+            var first = true
+            if let reusedFrom {
+                first = false
+                out.literal("packet identifier ")
+                out.append(packetID)
+                out.literal(" reused while the flow of #")
+                out.append(reusedFrom)
+                out.literal(" is open")
+            }
+            if let over = overReceiveMaximum {
+                if !first { out.literal("; ") }
+                first = false
+                out.append(over.inFlight)
+                out.literal(" in flight, over the Receive Maximum of ")
+                out.append(over.maximum)
+            }
+            if let later {
+                if !first { out.literal("; ") }
+                later.write(qos: qos ?? 1, into: &out)
+            }
+        case .retransmitted:
+            out.literal("retransmission of ")
+            writePublish(into: &out)
+            writeAfter(into: &out)
+        case .acknowledged:
+            out.literal("acknowledges ")
+            writePublish(into: &out)
+            writeAfter(into: &out)
+        case .received:
+            out.literal("receives ")
+            writePublish(into: &out)
+            writeAfter(into: &out)
+        case .released:
+            out.literal("releases ")
+            writePublish(into: &out)
+            if let previousFrame {
+                out.literal(" (PUBREC #")
+                out.append(previousFrame)
+                out.literal(")")
+            }
+        case .completed:
+            out.literal("completes the QoS 2 flow of ")
+            writePublish(into: &out)
+            writeAfter(into: &out)
         case .refused:
-            let code = reasonCode.map { "0x\(String($0.rawValue, radix: 16, uppercase: true)) \($0.name(in: packetType))" } ?? ""
-            return "refuses \(publish): \(code)"
+            out.literal("refuses ")
+            writePublish(into: &out)
+            out.literal(": ")
+            if let reasonCode {
+                out.append("0x\(String(reasonCode.rawValue, radix: 16, uppercase: true)) \(reasonCode.name(in: packetType))")
+            }
         case .unexpected:
-            return "no PUBLISH with packet identifier \(packetID) in flight" + (mayPredateCapture ? " (it may predate the capture)" : "")
+            out.literal("no PUBLISH with packet identifier ")
+            out.append(packetID)
+            out.literal(" in flight")
+            if mayPredateCapture { out.literal(" (it may predate the capture)") }
         }
+    }
+
+    /// `#N`, the PUBLISH's frame, or `?`.
+    private func writePublish(into out: inout ByteSink) {
+        if let publishFrame {
+            out.literal("#")
+            out.append(publishFrame)
+        } else {
+            out.literal("?")
+        }
+    }
+
+    /// ` in 61 µs`, where the latency is known.
+    private func writeAfter(into out: inout ByteSink) {
+        guard let latency else { return }
+        out.literal(" in ")
+        out.appendLatency(microseconds: latency)
     }
 
     /// The `flow` member of the PDU's object (JSON) and its node in the tree (text).
@@ -61,18 +124,39 @@ extension MQTTFlowNote {
 extension MQTTFlowLinks.Link {
     /// What text shows of a PUBLISH's flow from a first pass (`acknowledged by #9 in 61 µs`).
     func text(qos: Int) -> String {
-        var words: [String] = []
-        let ackName = qos == 2 ? "received" : "acknowledged"
+        var out = ByteSink(capacity: 64)
+        write(qos: qos, into: &out)
+        return out.take()
+    }
+
+    /// `text(qos:)`, appended to `out`.
+    func write(qos: Int, into out: inout ByteSink) {
+        var first = true
         if let frame = ackFrame {
-            let after = ackLatency.map { " in \(latencyText(microseconds: $0))" } ?? ""
-            words.append(refused && completeFrame == nil ? "refused by #\(frame)\(after)" : "\(ackName) by #\(frame)\(after)")
+            first = false
+            if refused && completeFrame == nil { out.literal("refused by #") } else if qos == 2 { out.literal("received by #") } else { out.literal("acknowledged by #") }
+            out.append(frame)
+            if let ackLatency {
+                out.literal(" in ")
+                out.appendLatency(microseconds: ackLatency)
+            }
         }
         if let frame = completeFrame {
-            let after = completeLatency.map { " in \(latencyText(microseconds: $0))" } ?? ""
-            words.append(refused ? "refused by #\(frame)\(after)" : "completed by #\(frame)\(after)")
+            if !first { out.literal(", ") }
+            first = false
+            if refused { out.literal("refused by #") } else { out.literal("completed by #") }
+            out.append(frame)
+            if let completeLatency {
+                out.literal(" in ")
+                out.appendLatency(microseconds: completeLatency)
+            }
         }
-        if let missing = neverSent { words.append("flow incomplete: \(missing.name) never sent") }
-        return words.joined(separator: ", ")
+        if let missing = neverSent {
+            if !first { out.literal(", ") }
+            out.literal("flow incomplete: ")
+            out.append(missing.name)
+            out.literal(" never sent")
+        }
     }
 }
 
