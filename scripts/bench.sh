@@ -12,7 +12,9 @@
 # Then the fleet: one real short MQTT session replayed as FLEET_DEVICES devices, each from its own
 # address, about 1,500 connections open at once (scripts/make-fleet-capture.py, generated into
 # .build-bench/ when missing): the bare read, the table, JSON and `tshark -q` on it, and the table
-# on HALF_OPEN half-open connections (SYN only) against `tshark -Y mqtt`, with peak memory.
+# on HALF_OPEN half-open connections (SYN only) against `tshark -Y mqtt`, with peak memory, and
+# the table on SUBSCRIBERS (20000) devices each subscribed to a filter of its own against the same
+# with one shared filter (scripts/make-subscriber-fleet.py).
 #
 # Environment: RUNS (3), TSHARK_RUNS (1: tshark is slow, 20 s and more a run on 150 MB; more runs
 # make its best time as fair as ours), REPEAT (4: the capture repeated as distinct connections, for
@@ -173,6 +175,21 @@ if part fleet; then
         row "proto-dissect --format table" "$h_table" "$hm_table"
     fi
     echo "half-open peak memory: $(awk "BEGIN{printf \"%.1f\", $hm_table/1024}") MB (README: about 1 KiB per tracked connection, 64 MiB at --max-connections 65536)"
+    # Devices each subscribed to a filter of their own (synthetic): the broker model's cost per
+    # PUBLISH must not grow with the filters open; the same traffic with one shared filter beside it.
+    subs=${SUBSCRIBERS:-20000}
+    own=.build-bench/subscribers-$subs.pcap
+    shared=.build-bench/subscribers-$subs-shared.pcap
+    [ -f "$own" ] || python3 scripts/make-subscriber-fleet.py "$own" --devices "$subs" >&2
+    [ -f "$shared" ] || python3 scripts/make-subscriber-fleet.py "$shared" --devices "$subs" --shared >&2
+    echo
+    echo "subscriber fleet: $own ($subs devices, a filter each, about 1,500 connected at once; scripts/make-subscriber-fleet.py)"
+    read -r s_read sm_read s_table sm_table s_ratios < <(in_turn "$RUNS" 1 tcpdump -r "$own" -w /dev/null -- "$bin" --format table "$own")
+    row "tcpdump -r FILE -w /dev/null" "$s_read" "$sm_read"
+    row "proto-dissect --format table" "$s_table" "$sm_table"
+    read -r s_shared sm_shared < <(best "$bin" --format table "$shared")
+    row "proto-dissect --format table (shared filter)" "$s_shared" "$sm_shared"
+    echo "subscriber fleet table: $(ratio "$s_table" "$s_read")x the bare read; with one shared filter $(ratio "$s_shared" "$s_read")x"
 fi
 if [ -s "$failed" ]; then
     echo "FAILED (times above are not valid for these):" >&2

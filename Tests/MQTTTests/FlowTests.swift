@@ -1,6 +1,7 @@
 import Testing
 @testable import MQTT
 import Dissection
+import TestSupport
 
 /// The QoS 1 and 2 flow analysis (`MQTTFlows`) through the connection dissector: what each PDU
 /// is told, the records, and the statistics at the end.
@@ -506,7 +507,49 @@ struct BrokerTests {
     func filters(filter: String, topic: String, matches: Bool) {
         #expect(MQTTBroker.matches(filter: filter, topic: topic) == matches)
     }
+
+    /// The filter tree (what the broker model counts a topic's subscriptions with) against
+    /// `matches` summed over the filters, filter by filter: random filters, valid and not
+    /// (`#` inside, `$share/` with and without a name, `$` levels, Unicode in two forms), added
+    /// and removed at random, and random topics. Seeded: the same cases each run.
+    @Test("the filter tree counts a topic's subscriptions as matching each filter in turn does")
+    func filterTreeCountsAsEachFilter() {
+        var random = SplitMix64(seed: 0x5EED_F17E)
+        let levels = ["", "a", "b", "+", "#", "$", "$SYS", "a+", "#b", "+a", "\u{E9}", "e\u{301}", "/"]
+        let prefixes = ["", "", "", "$share/g/", "$share/", "$share/nog", "$share//"]
+        // Topics name no wildcards.
+        let topicLevels = levels.filter { !$0.contains("+") && !$0.contains("#") }
+        func text(_ maxLevels: Int, from levels: [String]) -> String {
+            (0..<Int.random(in: 1...maxLevels, using: &random)).map { _ in levels.randomElement(using: &random)! }.joined(separator: "/")
+        }
+        var tree = MQTTFilterTree()
+        var open: [[UInt8]: (filter: String, count: Int)] = [:]
+        var checked = 0
+        for _ in 0..<1200 {
+            let filter = prefixes.randomElement(using: &random)! + text(4, from: levels)
+            let key = Array(filter.utf8)
+            if let present = open[key], Bool.random(using: &random) {
+                tree.add(-1, to: filter)
+                open[key] = present.count == 1 ? nil : (filter, present.count - 1)
+            } else {
+                tree.add(1, to: filter)
+                open[key, default: (filter, 0)].count += 1
+            }
+            for _ in 0..<3 {
+                let topic = (Bool.random(using: &random) ? "$" : "") + text(4, from: topicLevels)
+                let expected = open.values.reduce(0) { $0 + (MQTTBroker.matches(filter: $1.filter, topic: topic) ? $1.count : 0) }
+                #expect(tree.count(matching: topic) == expected, "topic \(topic), filters \(open.values.map(\.filter))")
+                checked += expected > 0 ? 1 : 0
+            }
+        }
+        // Enough of the topics matched something for the comparison to mean something.
+        #expect(checked > 500, "\(checked)")
+        // Every subscription taken back: nothing is left of them (memory stays that of the open ones).
+        for (_, entry) in open { tree.add(-entry.count, to: entry.filter) }
+        #expect(tree.isEmpty)
+    }
 }
+
 
 extension FlowTests {
     @Test("a DUP repeat after PUBREC is a retransmission of the flow, not a reused identifier")

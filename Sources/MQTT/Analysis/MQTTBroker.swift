@@ -101,9 +101,10 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
     /// delivered on it; let go with the connection.
     private var cursors = IntTable<[ObjectIdentifier: Int]>()
     /// The open subscriptions by filter: those without wildcards looked up by topic, the others
-    /// matched one by one.
+    /// counted by their levels (`wildcardTree`, which holds `wildcardFilters`' counts).
     private var exactFilters: [String: Int] = [:]
     private var wildcardFilters: [String: Int] = [:]
+    private var wildcardTree = MQTTFilterTree()
     /// Changes whenever a filter's count does (a topic's `matched` is then counted again).
     private var generation = 0
     private var pendingCount = 0
@@ -337,7 +338,14 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
             wild = true
             break
         }
-        if wild { Self.add(change, to: filter, in: &wildcardFilters) } else { Self.add(change, to: filter, in: &exactFilters) }
+        guard wild else { return Self.add(change, to: filter, in: &exactFilters) }
+        // The tree is told the change in the count of the filter as the dictionary keeps it: under
+        // the key stored first (a filter equal as text to one open, in another Unicode form,
+        // counts as that one, as it always did).
+        let stored = wildcardFilters.index(forKey: filter).map { wildcardFilters[$0] }
+        let key = stored?.key ?? filter
+        Self.add(change, to: filter, in: &wildcardFilters)
+        wildcardTree.add((wildcardFilters[key] ?? 0) - (stored?.value ?? 0), to: key)
     }
 
     /// `change` added to a filter's count, the filter dropped at zero: one lookup of the string
@@ -355,9 +363,7 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
     /// own No Local ones).
     private func subscriptions(delivering topic: Topic, publisher: Int) -> Int {
         if topic.matchedGeneration != generation {
-            var matching = exactFilters[topic.name] ?? 0
-            for (filter, n) in wildcardFilters where Self.matches(filter: filter, topic: topic.name) { matching += n }
-            topic.matched = matching
+            topic.matched = (exactFilters[topic.name] ?? 0) + wildcardTree.count(matching: topic.name)
             topic.matchedGeneration = generation
         }
         guard topic.matched > 0 else { return 0 }
@@ -373,13 +379,16 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
         return filter.withUTF8 { f in topic.withUTF8 { t in matches(filter: f, topic: t) } }
     }
 
+    /// `$share/`, made once (an array made per match was most of its cost).
+    private static let sharePrefix = Array("$share/".utf8)
+
     /// `matches` over the bytes, level by level, with no array made (it runs per PUBLISH for
     /// each distinct wildcard filter open).
     static func matches(filter whole: UnsafeBufferPointer<UInt8>, topic t: UnsafeBufferPointer<UInt8>) -> Bool {
         let slash = UInt8(ascii: "/"), plus = UInt8(ascii: "+"), hash = UInt8(ascii: "#")
         var f = whole[...]
         // $share/NAME/filter: the filter after the name.
-        let share = Array("$share/".utf8)
+        let share = sharePrefix
         if f.count > share.count, f.prefix(share.count).elementsEqual(share) {
             let rest = f.dropFirst(share.count)
             guard let cut = rest.firstIndex(of: slash) else { return false }
