@@ -14,7 +14,8 @@
 # .build-bench/ when missing): the bare read, the table, JSON and `tshark -q` on it, and the table
 # on HALF_OPEN half-open connections (SYN only) against `tshark -Y mqtt`, with peak memory, and
 # the table on SUBSCRIBERS (20000) devices each subscribed to a filter of its own against the same
-# with one shared filter (scripts/make-subscriber-fleet.py).
+# with one shared filter (scripts/make-subscriber-fleet.py), and on as many AMQP clients each
+# binding a queue of their own (scripts/make-amqp-fleet.py).
 #
 # Environment: RUNS (3), TSHARK_RUNS (1: tshark is slow, 20 s and more a run on 150 MB; more runs
 # make its best time as fair as ours), REPEAT (4: the capture repeated as distinct connections, for
@@ -190,6 +191,16 @@ if part fleet; then
     read -r s_shared sm_shared < <(best "$bin" --format table "$shared")
     row "proto-dissect --format table (shared filter)" "$s_shared" "$sm_shared"
     echo "subscriber fleet table: $(ratio "$s_table" "$s_read")x the bare read; with one shared filter $(ratio "$s_shared" "$s_read")x"
+    # AMQP clients each binding a queue of their own to amq.topic (synthetic): the broker model's
+    # cost per publish, declare, bind and delete must not grow with the bindings open.
+    amqp=.build-bench/amqp-clients-$subs.pcap
+    [ -f "$amqp" ] || python3 scripts/make-amqp-fleet.py "$amqp" --clients "$subs" >&2
+    echo
+    echo "AMQP client fleet: $amqp ($subs clients, a queue and binding each, about 1,500 connected at once; scripts/make-amqp-fleet.py)"
+    read -r a_read am_read a_table am_table a_ratios < <(in_turn "$RUNS" 1 tcpdump -r "$amqp" -w /dev/null -- "$bin" --format table "$amqp")
+    row "tcpdump -r FILE -w /dev/null" "$a_read" "$am_read"
+    row "proto-dissect --format table" "$a_table" "$am_table"
+    echo "AMQP client fleet table: $(ratio "$a_table" "$a_read")x the bare read"
 fi
 if [ -s "$failed" ]; then
     echo "FAILED (times above are not valid for these):" >&2

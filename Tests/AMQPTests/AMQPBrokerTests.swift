@@ -1,6 +1,7 @@
 @testable import AMQP
 import Dissection
 import Testing
+import TestSupport
 
 /// The broker model across connections (issue #29): RabbitMQ's routing of each exchange type,
 /// exchange-to-exchange bindings and alternate exchanges, and the records of what was unroutable
@@ -224,5 +225,59 @@ struct AMQPBrokerTests {
         let topology = try #require(records.first { $0.kind == .topology })
         #expect(topology.fields.first { $0.key == "publishes_not_listed" }?.value.intValue == 10)
         #expect(topology.fields.first { $0.key == "routes" }?.children.count == AMQPBroker.maxRoutes)
+    }
+
+    /// The binding index (what routing reads the bindings through) against the bindings in a
+    /// list, matched one by one: random binding keys and routing keys (`*`, `#`, empty words,
+    /// the words of both), bindings made and removed at random by identity, source and
+    /// destination, and each lookup compared, in the order made. Seeded: the same cases each run.
+    @Test("the binding index finds the bindings a search of them all finds, in the order made")
+    func bindingIndexAsSearch() {
+        var random = SplitMix64(seed: 0xB1_4D)
+        let words = ["a", "b", "*", "#", "", "c.d"]
+        func key(_ most: Int, _ from: [String]) -> String {
+            (0..<Int.random(in: 1...most, using: &random)).map { _ in from.randomElement(using: &random)! }.joined(separator: ".")
+        }
+        func binding() -> AMQPBrokerEvent.Binding {
+            AMQPBrokerEvent.Binding(source: ["x", "y"].randomElement(using: &random)!, destination: ["q1", "q2", "x"].randomElement(using: &random)!,
+                                    toExchange: Bool.random(using: &random), routingKey: key(4, words), arguments: nil)
+        }
+        var index = AMQPBindingIndex()
+        var list: [(id: Int, binding: AMQPBrokerEvent.Binding)] = []
+        var matched = 0
+        for _ in 0..<1500 {
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0..<6:
+                let b = binding()
+                list.append((index.add(b), b))
+            case 6:
+                let b = binding()
+                let same = list.filter { $0.binding == b }.map(\.id)
+                #expect(index.matching(b, same: ==) == same)
+                for id in same { index.remove(id) }
+                list.removeAll { $0.binding == b }
+            case 7:
+                let name = ["q1", "q2", "x"].randomElement(using: &random)!, exchange = Bool.random(using: &random)
+                let to = list.filter { $0.binding.destination == name && $0.binding.toExchange == exchange }.map(\.id)
+                #expect(index.to(name, exchange: exchange) == to)
+                for id in to { index.remove(id) }
+                list.removeAll { $0.binding.destination == name && $0.binding.toExchange == exchange }
+            default:
+                let source = ["x", "y"].randomElement(using: &random)!
+                #expect(index.from(source) == list.filter { $0.binding.source == source }.map(\.id))
+            }
+            for _ in 0..<2 {
+                let source = ["x", "y"].randomElement(using: &random)!, routingKey = key(5, ["a", "b", "", "c", "*", "#"])
+                let ofSource = list.filter { $0.binding.source == source }
+                let topic = ofSource.filter { AMQPBroker.topicMatches(pattern: $0.binding.routingKey, routingKey: routingKey) }.map(\.id)
+                #expect(index.from(source, topic: routingKey) == topic, "\(source) \(routingKey)")
+                #expect(index.from(source, key: routingKey) == ofSource.filter { $0.binding.routingKey == routingKey }.map(\.id))
+                matched += topic.isEmpty ? 0 : 1
+            }
+        }
+        // Enough lookups found something for the comparison to mean something.
+        #expect(matched > 500, "\(matched)")
+        for (id, _) in list { index.remove(id) }
+        #expect(index.bindings.isEmpty && index.from("x").isEmpty && index.from("y").isEmpty)
     }
 }

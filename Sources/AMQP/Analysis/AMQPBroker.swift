@@ -45,12 +45,17 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
     /// What exists now (the routing reads these).
     private var exchanges: [String: Exchange] = [:]
     private var queueSet: Set<String> = []
-    private var bindings: [AMQPBrokerEvent.Binding] = []
+    private var bindings = AMQPBindingIndex()
     /// Everything seen, in the order first seen, and whether it was deleted or removed since
-    /// (the topology record shows these).
+    /// (the topology record shows these), with where each name or binding is in them (a search
+    /// of the lists per declare or delete cost as much as all seen).
     private var exchangeHistory: [(name: String, exchange: Exchange, deleted: Bool)] = []
+    private var exchangeHistoryIndex: [String: Int] = [:]
     private var queueHistory: [(name: String, deleted: Bool)] = []
+    private var queueHistoryIndex: [String: Int] = [:]
     private var bindingHistory: [(binding: AMQPBrokerEvent.Binding, removed: Bool)] = []
+    /// By the number of a binding held now (`bindings`), its entry in `bindingHistory`.
+    private var bindingHistoryIndex: [Int: Int] = [:]
     private var routes: [String: Route] = [:]
     /// Publishes routed into each queue, and the order the queues were first routed into.
     private var routedInto: [String: Int] = [:]
@@ -133,29 +138,33 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
             guard exchanges[name] == nil else { return }
             let exchange = Exchange(type: type, durable: durable, autoDelete: autoDelete, isInternal: isInternal, alternate: alternate)
             exchanges[name] = exchange
-            if let at = exchangeHistory.firstIndex(where: { $0.name == name }) {
+            if let at = exchangeHistoryIndex[name] {
                 exchangeHistory[at] = (name, exchange, false)
             } else {
+                exchangeHistoryIndex[name] = exchangeHistory.count
                 exchangeHistory.append((name, exchange, false))
             }
         case .exchangeDeleted(let name):
             exchanges[name] = nil
-            for i in exchangeHistory.indices where exchangeHistory[i].name == name { exchangeHistory[i].deleted = true }
-            removeBindings { $0.source == name || ($0.toExchange && $0.destination == name) }
+            if let at = exchangeHistoryIndex[name] { exchangeHistory[at].deleted = true }
+            // Its bindings, and the bindings to it (one from itself to itself is both).
+            let from = bindings.from(name)
+            removeBindings(from + bindings.to(name, exchange: true).filter { !from.contains($0) })
         case .queueDeclared(let name):
             declareQueue(name)
         case .queueDeleted(let name):
             queueSet.remove(name)
-            for i in queueHistory.indices where queueHistory[i].name == name { queueHistory[i].deleted = true }
-            removeBindings { !$0.toExchange && $0.destination == name }
+            if let at = queueHistoryIndex[name] { queueHistory[at].deleted = true }
+            removeBindings(bindings.to(name, exchange: false))
         case .bound(let binding):
-            if !bindings.contains(where: { Self.same($0, binding) }) {
-                bindings.append(binding)
+            if bindings.matching(binding, same: Self.same).isEmpty {
+                let id = bindings.add(binding)
+                bindingHistoryIndex[id] = bindingHistory.count
                 bindingHistory.append((binding, false))
             }
             if !binding.toExchange { declareQueue(binding.destination) }
         case .unbound(let binding):
-            removeBindings { Self.same($0, binding) }
+            removeBindings(bindings.matching(binding, same: Self.same))
         case .published(let publish):
             publishedMessage(publish, stream: stream, channel: broker.channel)
         case .returned(let code, let exchange, let routingKey):
@@ -196,17 +205,19 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
 
     private func declareQueue(_ name: String) {
         guard queueSet.insert(name).inserted else { return }
-        if let at = queueHistory.firstIndex(where: { $0.name == name }) {
+        if let at = queueHistoryIndex[name] {
             queueHistory[at].deleted = false
         } else {
+            queueHistoryIndex[name] = queueHistory.count
             queueHistory.append((name, false))
         }
     }
 
-    private func removeBindings(where gone: (AMQPBrokerEvent.Binding) -> Bool) {
-        bindings.removeAll(where: gone)
-        for i in bindingHistory.indices where !bindingHistory[i].removed && gone(bindingHistory[i].binding) {
-            bindingHistory[i].removed = true
+    /// Lets the bindings numbered `ids` go, marked removed in the history.
+    private func removeBindings(_ ids: [Int]) {
+        for id in ids {
+            if let at = bindingHistoryIndex.removeValue(forKey: id) { bindingHistory[at].removed = true }
+            bindings.remove(id)
         }
     }
 
@@ -256,7 +267,16 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
         }
         let before = queues.count
         if exchange.type == "headers" { readsHeaders = true }
-        for binding in bindings where binding.source == name {
+        // The bindings that can match, in the order they were made: by key for a direct
+        // exchange, by the key's words for a topic exchange, all of them otherwise.
+        let candidates: [Int]
+        switch exchange.type {
+        case "direct": candidates = bindings.from(name, key: routingKey)
+        case "topic": candidates = bindings.from(name, topic: routingKey)
+        default: candidates = bindings.from(name)
+        }
+        for id in candidates {
+            guard let binding = bindings.bindings[id] else { continue }
             guard let matches = Self.matches(type: exchange.type, binding: binding, routingKey: routingKey, headers: headers) else {
                 known = false
                 continue
@@ -543,9 +563,11 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
     private func topologyRecord() -> AnalysisRecord? {
         var shown = exchangeHistory
         let used = Set(bindingHistory.map(\.binding.source) + routeOrder.map { String($0.prefix { $0 != "\u{0}" }) })
-        for name in used.sorted() where !shown.contains(where: { $0.name == name }) {
+        for name in used.sorted() where exchangeHistoryIndex[name] == nil {
             if let exchange = exchanges[name], exchange.predeclared { shown.append((name, exchange, false)) }
         }
+        // Each exchange's bindings, in the order made (grouped once, not searched per exchange).
+        let bindingsBySource = Dictionary(grouping: bindingHistory.indices, by: { bindingHistory[$0].binding.source })
         guard !shown.isEmpty || !queueHistory.isEmpty || !routeOrder.isEmpty else { return nil }
         var exchangeFields: [Field] = []
         for (name, exchange, deleted) in shown {
@@ -557,7 +579,7 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
             if exchange.predeclared { children.append(Field("predeclared", "Predeclared", .bool(true))) }
             if deleted { children.append(Field("deleted", "Deleted", .bool(true))) }
             var bindingFields: [Field] = []
-            for (b, removed) in bindingHistory where b.source == name {
+            for (b, removed) in (bindingsBySource[name] ?? []).map({ bindingHistory[$0] }) {
                 var entry = [Field("routing_key", "Routing key", .string(b.routingKey)),
                              Field(b.toExchange ? "exchange" : "queue", b.toExchange ? "Exchange" : "Queue", .string(b.destination))]
                 let entries = b.arguments?.entries ?? []
