@@ -14,20 +14,33 @@ struct MQTTFilterTree {
     /// A level's bytes (compared as bytes, as the filter matching does, not as Unicode text).
     typealias Level = ArraySlice<UInt8>
 
+    /// How many subscriptions one filter has: shared by the filter's place in the tree and
+    /// `counters`, so that a filter already open (a fleet's devices all subscribing to one) is
+    /// counted with one lookup, the tree left as it is.
+    private final class Counter {
+        /// The filter as first added: its bytes are where the counter is (another Unicode form
+        /// of the same text finds it in `counters`, not in the tree).
+        let filter: String
+        var subscriptions = 0
+        init(_ filter: String) { self.filter = filter }
+    }
+
     private final class Node {
         var children: [Level: Node] = [:]
         var plus: Node?
-        /// Subscriptions whose filter ends at this level.
-        var ending = 0
-        /// Subscriptions whose filter's next level is a last `#`: they match any topic that goes
-        /// on past this level, and the topic that ends here (the parent level).
-        var hash = 0
-        /// Subscriptions whose filter's next level is `#` with more after it (not a valid filter):
-        /// they match a topic that goes on past this level, not one that ends here.
-        var hashThenMore = 0
-        var isEmpty: Bool { children.isEmpty && plus == nil && ending == 0 && hash == 0 && hashThenMore == 0 }
+        /// The filters that end at this level.
+        var ending: [Counter] = []
+        /// The filters whose next level is a last `#`: they match any topic that goes on past
+        /// this level, and the topic that ends here (the parent level).
+        var hash: [Counter] = []
+        /// The filters whose next level is `#` with more after it (not a valid filter): they match
+        /// a topic that goes on past this level, not one that ends here.
+        var hashThenMore: [Counter] = []
+        var isEmpty: Bool { children.isEmpty && plus == nil && ending.isEmpty && hash.isEmpty && hashThenMore.isEmpty }
     }
 
+    /// The filters open, by their text (as the broker model's counts are kept).
+    private var counters: [String: Counter] = [:]
     private let root = Node()
     /// The filters whose first byte is `+` or `#` (`+/b`, `#`, and `+a/b`, whose first level is
     /// a literal): they match no topic starting with `$` (MQTT 5.0 §4.7.2), so they have a root
@@ -42,23 +55,43 @@ struct MQTTFilterTree {
         bytes.split(separator: slash, omittingEmptySubsequences: false)
     }
 
-    /// `change` subscriptions more (or fewer) to `filter`.
+    /// `change` subscriptions more (or fewer) to `filter`; at none, the filter is let go.
     mutating func add(_ change: Int, to filter: String) {
         guard change != 0 else { return }
-        var whole = Array(filter.utf8)[...]
+        if let counter = counters[filter] {
+            counter.subscriptions += change
+            if counter.subscriptions <= 0 {
+                counters[filter] = nil
+                place(counter, adding: false)
+            }
+            return
+        }
+        guard change > 0 else { return }
+        let counter = Counter(filter)
+        counter.subscriptions = change
+        counters[filter] = counter
+        place(counter, adding: true)
+    }
+
+    /// Puts `counter` where its filter's levels lead, or takes it away (and the nodes left empty).
+    private func place(_ counter: Counter, adding: Bool) {
+        var whole = Array(counter.filter.utf8)[...]
         // $share/NAME/filter: the filter after the name; with no slash after the name, nothing.
         if whole.count > Self.share.count, whole.starts(with: Self.share) {
             let rest = whole.dropFirst(Self.share.count)
             guard let cut = rest.firstIndex(of: Self.slash) else { return }
             whole = rest[(cut + 1)...]
         }
+        func update(_ list: inout [Counter]) {
+            if adding { list.append(counter) } else { list.removeAll { $0 === counter } }
+        }
         var node = whole.first == Self.plusByte || whole.first == Self.hashByte ? wildcardRoot : root
         var path: [(parent: Node, level: Level?)] = []
         var levels = Self.levels(whole)[...]
         while let level = levels.popFirst() {
             if level.count == 1, level.first == Self.hashByte {
-                if levels.isEmpty { node.hash += change } else { node.hashThenMore += change }
-                prune(path, from: node)
+                if levels.isEmpty { update(&node.hash) } else { update(&node.hashThenMore) }
+                if !adding { prune(path, from: node) }
                 return
             }
             let isPlus = level.count == 1 && level.first == Self.plusByte
@@ -77,8 +110,8 @@ struct MQTTFilterTree {
             path.append((node, isPlus ? nil : level))
             node = next
         }
-        node.ending += change
-        prune(path, from: node)
+        update(&node.ending)
+        if !adding { prune(path, from: node) }
     }
 
     /// Lets go of `node` and the nodes above it that hold nothing any more (a fleet's devices
@@ -93,7 +126,7 @@ struct MQTTFilterTree {
     }
 
     /// Whether it holds no subscription, and no node left from one (for the tests).
-    var isEmpty: Bool { root.isEmpty && wildcardRoot.isEmpty }
+    var isEmpty: Bool { counters.isEmpty && root.isEmpty && wildcardRoot.isEmpty }
 
     /// How many subscriptions match `topic`.
     func count(matching topic: String) -> Int {
@@ -104,13 +137,15 @@ struct MQTTFilterTree {
         return total
     }
 
+    private static func sum(_ list: [Counter]) -> Int { list.reduce(0) { $0 + $1.subscriptions } }
+
     /// Subscriptions under `node` matching the topic's remaining `levels`.
     private func count(_ node: Node, _ levels: ArraySlice<Level>) -> Int {
         // The topic ends here: the filters that end here, and those whose last level, next, is `#`.
-        guard let level = levels.first else { return node.ending + node.hash }
+        guard let level = levels.first else { return Self.sum(node.ending) + Self.sum(node.hash) }
         let rest = levels.dropFirst()
         // `#` next: the rest of the topic, from this level on.
-        var total = node.hash + node.hashThenMore
+        var total = Self.sum(node.hash) + Self.sum(node.hashThenMore)
         if let child = node.children[level] { total += count(child, rest) }
         if let plus = node.plus { total += count(plus, rest) }
         return total
