@@ -101,10 +101,9 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
     /// delivered on it; let go with the connection.
     private var cursors = IntTable<[ObjectIdentifier: Int]>()
     /// The open subscriptions by filter: those without wildcards looked up by topic, the others
-    /// counted by their levels (`wildcardTree`, which holds `wildcardFilters`' counts).
+    /// counted by their levels.
     private var exactFilters: [String: Int] = [:]
-    private var wildcardFilters: [String: Int] = [:]
-    private var wildcardTree = MQTTFilterTree()
+    private var wildcardFilters = MQTTFilterTree()
     /// Changes whenever a filter's count does (a topic's `matched` is then counted again).
     private var generation = 0
     private var pendingCount = 0
@@ -338,14 +337,7 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
             wild = true
             break
         }
-        guard wild else { return Self.add(change, to: filter, in: &exactFilters) }
-        // The tree is told the change in the count of the filter as the dictionary keeps it: under
-        // the key stored first (a filter equal as text to one open, in another Unicode form,
-        // counts as that one, as it always did).
-        let stored = wildcardFilters.index(forKey: filter).map { wildcardFilters[$0] }
-        let key = stored?.key ?? filter
-        Self.add(change, to: filter, in: &wildcardFilters)
-        wildcardTree.add((wildcardFilters[key] ?? 0) - (stored?.value ?? 0), to: key)
+        if wild { wildcardFilters.add(change, to: filter) } else { Self.add(change, to: filter, in: &exactFilters) }
     }
 
     /// `change` added to a filter's count, the filter dropped at zero: one lookup of the string
@@ -363,7 +355,7 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
     /// own No Local ones).
     private func subscriptions(delivering topic: Topic, publisher: Int) -> Int {
         if topic.matchedGeneration != generation {
-            topic.matched = (exactFilters[topic.name] ?? 0) + wildcardTree.count(matching: topic.name)
+            topic.matched = (exactFilters[topic.name] ?? 0) + wildcardFilters.count(matching: topic.name)
             topic.matchedGeneration = generation
         }
         guard topic.matched > 0 else { return 0 }

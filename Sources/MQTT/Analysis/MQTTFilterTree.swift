@@ -39,7 +39,8 @@ struct MQTTFilterTree {
         var isEmpty: Bool { children.isEmpty && plus == nil && ending.isEmpty && hash.isEmpty && hashThenMore.isEmpty }
     }
 
-    /// The filters open, by their text (as the broker model's counts are kept).
+    /// The filters open, by their text: a filter equal as text to one open, in another Unicode
+    /// form, counts as that one (as the exact filters' dictionary counts them).
     private var counters: [String: Counter] = [:]
     private let root = Node()
     /// The filters whose first byte is `+` or `#` (`+/b`, `#`, and `+a/b`, whose first level is
@@ -55,7 +56,8 @@ struct MQTTFilterTree {
         bytes.split(separator: slash, omittingEmptySubsequences: false)
     }
 
-    /// `change` subscriptions more (or fewer) to `filter`; at none, the filter is let go.
+    /// `change` subscriptions more (or fewer) to `filter`; at none or fewer, the filter is let
+    /// go (fewer to a filter not open changes nothing).
     mutating func add(_ change: Int, to filter: String) {
         guard change != 0 else { return }
         if let counter = counters[filter] {
