@@ -42,6 +42,12 @@ enum AMQPTopologyTree {
             lines.append("  queues: " + queues.map { "'\(string($0.children, "name"))'\(flag($0.children, "deleted") ? " (deleted)" : "")" }
                 .joined(separator: ", "))
         }
+        // Past the model's limit: counted, not listed.
+        for (key, noun) in [("exchanges_not_listed", "exchanges"), ("queues_not_listed", "queues"), ("bindings_not_listed", "bindings")] {
+            if let notListed = fields.first(where: { $0.key == key })?.value.intValue {
+                lines.append("  … \(notListed) more \(noun), not listed")
+            }
+        }
         if routes {
             for route in list(fields, "routes") {
                 let r = route.children

@@ -227,6 +227,31 @@ struct AMQPBrokerTests {
         #expect(topology.fields.first { $0.key == "routes" }?.children.count == AMQPBroker.maxRoutes)
     }
 
+    @Test("memory stays bounded: exchanges, queues and bindings past the first 65,536 are counted, not listed, and route all the same")
+    func boundedTopology() throws {
+        let broker = AMQPBroker()
+        let past = 5
+        var events: [AMQPBrokerEvent.Kind] = [Self.declare("x", "topic")]
+        // Each binding names a queue of its own: both lists fill.
+        for i in 0..<(AMQPBroker.maxListed + past) { events.append(Self.bind("x", "q\(i)", key: "k.\(i)")) }
+        for i in 0..<(AMQPBroker.maxListed + past) { events.append(Self.declare("e\(i)", "fanout")) }
+        let last = AMQPBroker.maxListed + past - 1
+        events.append(Self.publish("x", "k.\(last)", frame: events.count + 1))
+        let records = Self.records(broker, events)
+        let topology = try #require(records.first { $0.kind == .topology })
+        let value = { (key: String) in topology.fields.first { $0.key == key }?.value.intValue }
+        #expect(value("queues_not_listed") == past)
+        #expect(value("bindings_not_listed") == past)
+        // The first exchange, "x", is one of those listed: 1 + maxListed declared.
+        #expect(value("exchanges_not_listed") == past + 1)
+        #expect(topology.fields.first { $0.key == "queues" }?.children.count == AMQPBroker.maxListed)
+        #expect(topology.message.contains("and \(3 * past + 1) more past the first \(AMQPBroker.maxListed) of each, not listed"))
+        // A binding past the limit still routes.
+        let route = try #require(topology.fields.first { $0.key == "routes" }?.children.first)
+        #expect(route.children.first { $0.key == "queues" }?.children.map(\.value) == [.string("q\(last)")])
+        #expect(!records.contains { $0.kind == .unroutable })
+    }
+
     /// The binding index (what routing reads the bindings through) against the bindings in a
     /// list, matched one by one: random binding keys and routing keys (`*`, `#`, empty words,
     /// the words of both), bindings made and removed at random by identity, source and

@@ -54,6 +54,9 @@ struct AMQPTopologyTreeTests {
             ]),
         ], isList: true),
         Field("publishes_not_listed", "Publishes not listed", .int(7)),
+        Field("exchanges_not_listed", "Exchanges not listed", .int(2)),
+        Field("queues_not_listed", "Queues not listed", .int(3)),
+        Field("bindings_not_listed", "Bindings not listed", .int(4)),
     ]
 
     @Test("exchanges with their flags, bindings by key (none for fanout and headers, a headers binding's arguments), queues, routes")
@@ -69,6 +72,9 @@ struct AMQPTopologyTreeTests {
             "    [x-match=all format=pdf] → queue 'pdf'",
             "  exchange 'amq.direct' (direct, durable, predeclared)",
             "  queues: 'kern', 'a' (deleted)",
+            "  … 2 more exchanges, not listed",
+            "  … 3 more queues, not listed",
+            "  … 4 more bindings, not listed",
             "  published to '(default)' with 'kern' (3×) → 'kern'",
             "  published to 'logs' with 'app.info' (1×) → no queue",
             "  … 7 publishes to other exchanges and routing keys, past the 2 listed",

@@ -88,6 +88,13 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
     /// counted (`publishesNotListed`) and routed all the same.
     static let maxRoutes = 16_384
     private var publishesNotListed = 0
+    /// At most this many exchanges, queues and bindings are kept for the topology record (and
+    /// as many first declarations, for a refused declare): clients each declaring a queue of
+    /// their own would grow them without end. Those past it are counted, and route all the same.
+    static let maxListed = 65_536
+    private var exchangesNotListed = 0
+    private var queuesNotListed = 0
+    private var bindingsNotListed = 0
     /// Unroutable publishes past `maxRecords`, counted.
     private var unroutableNotListed = 0
 
@@ -140,9 +147,11 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
             exchanges[name] = exchange
             if let at = exchangeHistoryIndex[name] {
                 exchangeHistory[at] = (name, exchange, false)
-            } else {
+            } else if exchangeHistory.count < Self.maxListed {
                 exchangeHistoryIndex[name] = exchangeHistory.count
                 exchangeHistory.append((name, exchange, false))
+            } else {
+                exchangesNotListed += 1
             }
         case .exchangeDeleted(let name):
             exchanges[name] = nil
@@ -159,8 +168,12 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
         case .bound(let binding):
             if bindings.matching(binding, same: Self.same).isEmpty {
                 let id = bindings.add(binding)
-                bindingHistoryIndex[id] = bindingHistory.count
-                bindingHistory.append((binding, false))
+                if bindingHistory.count < Self.maxListed {
+                    bindingHistoryIndex[id] = bindingHistory.count
+                    bindingHistory.append((binding, false))
+                } else {
+                    bindingsNotListed += 1
+                }
             }
             if !binding.toExchange { declareQueue(binding.destination) }
         case .unbound(let binding):
@@ -182,7 +195,7 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
     /// A declare as asked: the first of each entity is kept, each for a while by where it came.
     private func declared(entity: String, name: String, settings: String, frame: Int, stream: Int) {
         let key = entity + " " + name
-        if declarations[key] == nil { declarations[key] = (frame, stream, settings) }
+        if declarations[key] == nil, declarations.count < Self.maxListed { declarations[key] = (frame, stream, settings) }
         let request = "\(stream) \(frame)"
         if declareRequests.updateValue(settings, forKey: request) == nil {
             declareRequestOrder.append(request)
@@ -207,9 +220,11 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
         guard queueSet.insert(name).inserted else { return }
         if let at = queueHistoryIndex[name] {
             queueHistory[at].deleted = false
-        } else {
+        } else if queueHistory.count < Self.maxListed {
             queueHistoryIndex[name] = queueHistory.count
             queueHistory.append((name, false))
+        } else {
+            queuesNotListed += 1
         }
     }
 
@@ -611,13 +626,18 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
         }, isList: true))
         fields.append(Field("routes", "Routes", children: routeFields, isList: true))
         if publishesNotListed > 0 { fields.append(Field("publishes_not_listed", "Publishes not listed", .int(publishesNotListed))) }
+        if exchangesNotListed > 0 { fields.append(Field("exchanges_not_listed", "Exchanges not listed", .int(exchangesNotListed))) }
+        if queuesNotListed > 0 { fields.append(Field("queues_not_listed", "Queues not listed", .int(queuesNotListed))) }
+        if bindingsNotListed > 0 { fields.append(Field("bindings_not_listed", "Bindings not listed", .int(bindingsNotListed))) }
         fields.append(Field("routed_into", "Routed into", children: routedIntoOrder.map { queue in
             Field("queue", "Queue", children: [Field("queue", "Queue", .string(queue)),
                                                Field("publishes", "Publishes", .int(routedInto[queue] ?? 0))])
         }, isList: true))
         let counts = "\(exchangeFields.count) exchange\(exchangeFields.count == 1 ? "" : "s"), \(queueHistory.count) queue\(queueHistory.count == 1 ? "" : "s"), \(bindingHistory.count) binding\(bindingHistory.count == 1 ? "" : "s")"
+        let notListed = exchangesNotListed + queuesNotListed + bindingsNotListed
+        let more = notListed == 0 ? "" : ", and \(notListed) more past the first \(Self.maxListed) of each, not listed"
         return AnalysisRecord(protocolName: "amqp", kind: .topology, frames: [],
-                              message: "\(counts) seen (what was made before the capture is not seen)", fields: fields)
+                              message: "\(counts) seen\(more) (what was made before the capture is not seen)", fields: fields)
     }
 
     /// A field-table value in a line: strings as text, the rest as Swift prints it.
