@@ -16,15 +16,10 @@ and tshark by default do not check them).
 import argparse
 import struct
 
+from synthetic_tcp import Session, write
+
 SERVER = (10 << 24) | 2
 FIRST_CLIENT = (10 << 24) | (2 << 16)
-
-
-def packet(src, dst, sport, dport, seq, ack, flags, payload=b""):
-    tcp = struct.pack(">HHIIBBHHH", sport, dport, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, 5 << 4, flags, 65535, 0, 0)
-    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp) + len(payload), 0, 0x4000, 64, 6, 0,
-                     struct.pack(">I", src), struct.pack(">I", dst))
-    return ip + tcp + payload
 
 
 def short(s):
@@ -52,23 +47,6 @@ def message(channel, exchange, key, body):
     return publish + header + frame(3, channel, body)
 
 
-class Session:
-    """One client's connection: packets stamped with sequence numbers as they are added."""
-
-    def __init__(self, k, events):
-        self.client = FIRST_CLIENT + k
-        self.port = 1024 + k % 60000
-        self.to_server_seq, self.to_client_seq = 1000, 5000
-        self.events = events
-
-    def to_server(self, t, flags, payload=b""):
-        self.events.append((t, packet(self.client, SERVER, self.port, 5672, self.to_server_seq, self.to_client_seq, flags, payload)))
-        self.to_server_seq += len(payload) + (1 if flags & 0x03 else 0)
-
-    def to_client(self, t, flags, payload=b""):
-        self.events.append((t, packet(SERVER, self.client, 5672, self.port, self.to_client_seq, self.to_server_seq, flags, payload)))
-        self.to_client_seq += len(payload) + (1 if flags & 0x03 else 0)
-
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -83,7 +61,7 @@ def main():
     step = gap * args.open // steps
     events = []
     for k in range(args.clients):
-        s = Session(k, events)
+        s = Session(FIRST_CLIENT + k, 1024 + k % 60000, SERVER, 5672, events)
         t = k * gap
         queue = b"amq.gen-%d" % k
         s.to_server(t, 0x02)
@@ -119,12 +97,7 @@ def main():
         s.to_server(end + 2 * step, 0x11)
         s.to_client(end + 2 * step + 20, 0x11)
         s.to_server(end + 2 * step + 40, 0x10)
-    events.sort(key=lambda e: e[0])
-    with open(args.out, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 101))
-        for t, b in events:
-            f.write(struct.pack("<IIII", t // 1_000_000, t % 1_000_000, len(b), len(b)))
-            f.write(b)
+    write(args.out, events)
 
 
 if __name__ == "__main__":

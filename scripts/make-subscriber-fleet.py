@@ -18,15 +18,10 @@ not check them).
 import argparse
 import struct
 
+from synthetic_tcp import Session, write
+
 SERVER = (10 << 24) | 1
 FIRST_CLIENT = (10 << 24) | (1 << 16)
-
-
-def packet(src, dst, sport, dport, seq, ack, flags, payload=b""):
-    tcp = struct.pack(">HHIIBBHHH", sport, dport, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, 5 << 4, flags, 65535, 0, 0)
-    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp) + len(payload), 0, 0x4000, 64, 6, 0,
-                     struct.pack(">I", src), struct.pack(">I", dst))
-    return ip + tcp + payload
 
 
 def string(b):
@@ -46,23 +41,6 @@ def mqtt(first, body):
     return bytes([first]) + remaining_length(len(body)) + body
 
 
-class Session:
-    """One device's connection: packets stamped with sequence numbers as they are added."""
-
-    def __init__(self, k, events):
-        self.client = FIRST_CLIENT + k
-        self.port = 1024 + k % 60000
-        self.to_server_seq, self.to_client_seq = 1000, 5000
-        self.events = events
-
-    def to_server(self, t, flags, payload=b""):
-        self.events.append((t, packet(self.client, SERVER, self.port, 1883, self.to_server_seq, self.to_client_seq, flags, payload)))
-        self.to_server_seq += len(payload) + (1 if flags & 0x03 else 0)
-
-    def to_client(self, t, flags, payload=b""):
-        self.events.append((t, packet(SERVER, self.client, 1883, self.port, self.to_client_seq, self.to_server_seq, flags, payload)))
-        self.to_client_seq += len(payload) + (1 if flags & 0x03 else 0)
-
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -76,7 +54,7 @@ def main():
     step = gap * args.open // (4 + args.publishes)
     events = []
     for k in range(args.devices):
-        s = Session(k, events)
+        s = Session(FIRST_CLIENT + k, 1024 + k % 60000, SERVER, 1883, events)
         t = k * gap
         s.to_server(t, 0x02)
         s.to_client(t + 10, 0x12)
@@ -93,12 +71,7 @@ def main():
         s.to_server(end + step, 0x11)
         s.to_client(end + step + 20, 0x11)
         s.to_server(end + step + 40, 0x10)
-    events.sort(key=lambda e: e[0])
-    with open(args.out, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 101))
-        for t, b in events:
-            f.write(struct.pack("<IIII", t // 1_000_000, t % 1_000_000, len(b), len(b)))
-            f.write(b)
+    write(args.out, events)
 
 
 if __name__ == "__main__":
