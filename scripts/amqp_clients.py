@@ -622,6 +622,8 @@ def routing(port):
         # equal the boolean true.
         ("pd.when", "pd.headers", "", {"x-match": "all", "when": 1700000000}),
         ("pd.flag", "pd.headers", "", {"x-match": "any", "flag": 1}),
+        # A nested table: compared with the message's as a whole (its entries' order and types).
+        ("pd.nested", "pd.headers", "", {"x-match": "all", "meta": {"a": 1, "b": "x"}}),
         ("pd.unrouted", "pd.ae", "", None),
         ("pd.main.q", "pd.main", "known", None),
     ]
@@ -656,6 +658,9 @@ def routing(port):
     pub("pd.headers", "", b"a zip for nobody", headers={"format": "zip"})
     pub("pd.headers", "", b"a timestamp", headers={"when": datetime.datetime.fromtimestamp(1700000000, datetime.timezone.utc)})
     pub("pd.headers", "", b"flag true, for nobody", headers={"flag": True})
+    pub("pd.headers", "", b"the same nested table", headers={"meta": {"a": 1, "b": "x"}})
+    pub("pd.headers", "", b"the nested table reordered", headers={"meta": {"b": "x", "a": 1}})
+    pub("pd.headers", "", b"another nested value", headers={"meta": {"a": 2, "b": "x"}})
     pub("pd.main", "known", b"bound in pd.main")
     pub("pd.main", "other", b"to the alternate exchange")
     try:
@@ -700,7 +705,7 @@ def routing(port):
         counts[q] = n
     say("delivered by basic.get: " + ", ".join(f"{q} {n}" for q, n in counts.items()))
     expect(counts == {"pd.all": 3, "pd.errors": 1, "pd.flag": 0, "pd.logs.a": 1, "pd.logs.b": 1,
-                      "pd.main.q": 1, "pd.orange": 3, "pd.pdf": 1, "pd.rabbit": 5, "pd.unrouted": 1, "pd.urgent": 1,
+                      "pd.main.q": 1, "pd.nested": 1, "pd.orange": 3, "pd.pdf": 1, "pd.rabbit": 5, "pd.unrouted": 1, "pd.urgent": 1,
                       "pd.when": 1, "pd.limited": 1},
            f"RabbitMQ routed otherwise than the tutorials say: {counts}")
 
