@@ -47,15 +47,11 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
     private var queueSet: Set<String> = []
     private var bindings = AMQPBindingIndex()
     /// Everything seen, in the order first seen, and whether it was deleted or removed since
-    /// (the topology record shows these), with where each name or binding is in them (a search
-    /// of the lists per declare or delete cost as much as all seen).
-    private var exchangeHistory: [(name: String, exchange: Exchange, deleted: Bool)] = []
-    private var exchangeHistoryIndex: [String: Int] = [:]
-    private var queueHistory: [(name: String, deleted: Bool)] = []
-    private var queueHistoryIndex: [String: Int] = [:]
-    private var bindingHistory: [(binding: AMQPBrokerEvent.Binding, removed: Bool)] = []
-    /// By the number of a binding held now (`bindings`), its entry in `bindingHistory`.
-    private var bindingHistoryIndex: [Int: Int] = [:]
+    /// (the topology record shows these): exchanges and queues by name, bindings by their
+    /// number in `bindings`; at most `maxListed` of each.
+    private var exchangeHistory = AMQPTopologyList<String, (name: String, exchange: Exchange, deleted: Bool)>(limit: maxListed)
+    private var queueHistory = AMQPTopologyList<String, (name: String, deleted: Bool)>(limit: maxListed)
+    private var bindingHistory = AMQPTopologyList<Int, (binding: AMQPBrokerEvent.Binding, removed: Bool)>(limit: maxListed)
     private var routes: [String: Route] = [:]
     /// Publishes routed into each queue, and the order the queues were first routed into.
     private var routedInto: [String: Int] = [:]
@@ -92,9 +88,6 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
     /// as many first declarations, for a refused declare): clients each declaring a queue of
     /// their own would grow them without end. Those past it are counted, and route all the same.
     static let maxListed = 65_536
-    private var exchangesNotListed = 0
-    private var queuesNotListed = 0
-    private var bindingsNotListed = 0
     /// Unroutable publishes past `maxRecords`, counted.
     private var unroutableNotListed = 0
 
@@ -145,17 +138,10 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
             guard exchanges[name] == nil else { return }
             let exchange = Exchange(type: type, durable: durable, autoDelete: autoDelete, isInternal: isInternal, alternate: alternate)
             exchanges[name] = exchange
-            if let at = exchangeHistoryIndex[name] {
-                exchangeHistory[at] = (name, exchange, false)
-            } else if exchangeHistory.count < Self.maxListed {
-                exchangeHistoryIndex[name] = exchangeHistory.count
-                exchangeHistory.append((name, exchange, false))
-            } else {
-                exchangesNotListed += 1
-            }
+            exchangeHistory.set(name, (name, exchange, false))
         case .exchangeDeleted(let name):
             exchanges[name] = nil
-            if let at = exchangeHistoryIndex[name] { exchangeHistory[at].deleted = true }
+            exchangeHistory.update(name) { $0.deleted = true }
             // Its bindings, and the bindings to it (one from itself to itself is both).
             let from = bindings.from(name)
             removeBindings(from + bindings.to(name, exchange: true).filter { !from.contains($0) })
@@ -163,17 +149,11 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
             declareQueue(name)
         case .queueDeleted(let name):
             queueSet.remove(name)
-            if let at = queueHistoryIndex[name] { queueHistory[at].deleted = true }
+            queueHistory.update(name) { $0.deleted = true }
             removeBindings(bindings.to(name, exchange: false))
         case .bound(let binding):
             if bindings.matching(binding, same: Self.same).isEmpty {
-                let id = bindings.add(binding)
-                if bindingHistory.count < Self.maxListed {
-                    bindingHistoryIndex[id] = bindingHistory.count
-                    bindingHistory.append((binding, false))
-                } else {
-                    bindingsNotListed += 1
-                }
+                bindingHistory.set(bindings.add(binding), (binding, false))
             }
             if !binding.toExchange { declareQueue(binding.destination) }
         case .unbound(let binding):
@@ -218,20 +198,13 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
 
     private func declareQueue(_ name: String) {
         guard queueSet.insert(name).inserted else { return }
-        if let at = queueHistoryIndex[name] {
-            queueHistory[at].deleted = false
-        } else if queueHistory.count < Self.maxListed {
-            queueHistoryIndex[name] = queueHistory.count
-            queueHistory.append((name, false))
-        } else {
-            queuesNotListed += 1
-        }
+        queueHistory.set(name, (name, false))
     }
 
     /// Lets the bindings numbered `ids` go, marked removed in the history.
     private func removeBindings(_ ids: [Int]) {
         for id in ids {
-            if let at = bindingHistoryIndex.removeValue(forKey: id) { bindingHistory[at].removed = true }
+            bindingHistory.update(id) { $0.removed = true }
             bindings.remove(id)
         }
     }
@@ -576,14 +549,15 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
     /// record's fields only: the tree drawn of them (exchange → binding key → queue) is a view
     /// (`AMQPTopologyTree` in Render).
     private func topologyRecord() -> AnalysisRecord? {
-        var shown = exchangeHistory
-        let used = Set(bindingHistory.map(\.binding.source) + routeOrder.map { String($0.prefix { $0 != "\u{0}" }) })
-        for name in used.sorted() where exchangeHistoryIndex[name] == nil {
+        var shown = exchangeHistory.entries
+        let listedBindings = bindingHistory.entries, listedQueues = queueHistory.entries
+        let used = Set(listedBindings.map(\.binding.source) + routeOrder.map { String($0.prefix { $0 != "\u{0}" }) })
+        for name in used.sorted() where !exchangeHistory.contains(name) {
             if let exchange = exchanges[name], exchange.predeclared { shown.append((name, exchange, false)) }
         }
         // Each exchange's bindings, in the order made (grouped once, not searched per exchange).
-        let bindingsBySource = Dictionary(grouping: bindingHistory.indices, by: { bindingHistory[$0].binding.source })
-        guard !shown.isEmpty || !queueHistory.isEmpty || !routeOrder.isEmpty else { return nil }
+        let bindingsBySource = Dictionary(grouping: listedBindings.indices, by: { listedBindings[$0].binding.source })
+        guard !shown.isEmpty || !listedQueues.isEmpty || !routeOrder.isEmpty else { return nil }
         var exchangeFields: [Field] = []
         for (name, exchange, deleted) in shown {
             var children = [Field("name", "Name", .string(name)), Field("type", "Type", .string(exchange.type)),
@@ -594,7 +568,7 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
             if exchange.predeclared { children.append(Field("predeclared", "Predeclared", .bool(true))) }
             if deleted { children.append(Field("deleted", "Deleted", .bool(true))) }
             var bindingFields: [Field] = []
-            for (b, removed) in (bindingsBySource[name] ?? []).map({ bindingHistory[$0] }) {
+            for (b, removed) in (bindingsBySource[name] ?? []).map({ listedBindings[$0] }) {
                 var entry = [Field("routing_key", "Routing key", .string(b.routingKey)),
                              Field(b.toExchange ? "exchange" : "queue", b.toExchange ? "Exchange" : "Queue", .string(b.destination))]
                 let entries = b.arguments?.entries ?? []
@@ -619,22 +593,24 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
         }
         var fields: [Field] = []
         fields.append(Field("exchanges", "Exchanges", children: exchangeFields, isList: true))
-        fields.append(Field("queues", "Queues", children: queueHistory.map { queue in
+        fields.append(Field("queues", "Queues", children: listedQueues.map { queue in
             var children = [Field("name", "Name", .string(queue.name))]
             if queue.deleted { children.append(Field("deleted", "Deleted", .bool(true))) }
             return Field("queue", "Queue", children: children)
         }, isList: true))
         fields.append(Field("routes", "Routes", children: routeFields, isList: true))
         if publishesNotListed > 0 { fields.append(Field("publishes_not_listed", "Publishes not listed", .int(publishesNotListed))) }
-        if exchangesNotListed > 0 { fields.append(Field("exchanges_not_listed", "Exchanges not listed", .int(exchangesNotListed))) }
-        if queuesNotListed > 0 { fields.append(Field("queues_not_listed", "Queues not listed", .int(queuesNotListed))) }
-        if bindingsNotListed > 0 { fields.append(Field("bindings_not_listed", "Bindings not listed", .int(bindingsNotListed))) }
+        for (key, label, notListed) in [("exchanges_not_listed", "Exchanges not listed", exchangeHistory.notListed),
+                                        ("queues_not_listed", "Queues not listed", queueHistory.notListed),
+                                        ("bindings_not_listed", "Bindings not listed", bindingHistory.notListed)] where notListed > 0 {
+            fields.append(Field(key, label, .int(notListed)))
+        }
         fields.append(Field("routed_into", "Routed into", children: routedIntoOrder.map { queue in
             Field("queue", "Queue", children: [Field("queue", "Queue", .string(queue)),
                                                Field("publishes", "Publishes", .int(routedInto[queue] ?? 0))])
         }, isList: true))
-        let counts = "\(exchangeFields.count) exchange\(exchangeFields.count == 1 ? "" : "s"), \(queueHistory.count) queue\(queueHistory.count == 1 ? "" : "s"), \(bindingHistory.count) binding\(bindingHistory.count == 1 ? "" : "s")"
-        let notListed = exchangesNotListed + queuesNotListed + bindingsNotListed
+        let counts = "\(exchangeFields.count) exchange\(exchangeFields.count == 1 ? "" : "s"), \(listedQueues.count) queue\(listedQueues.count == 1 ? "" : "s"), \(listedBindings.count) binding\(listedBindings.count == 1 ? "" : "s")"
+        let notListed = exchangeHistory.notListed + queueHistory.notListed + bindingHistory.notListed
         let more = notListed == 0 ? "" : ", and \(notListed) more past the first \(Self.maxListed) of each, not listed"
         return AnalysisRecord(protocolName: "amqp", kind: .topology, frames: [],
                               message: "\(counts) seen\(more) (what was made before the capture is not seen)", fields: fields)
