@@ -374,18 +374,21 @@ public final class MQTTBroker: SpanningAnalysis, @unchecked Sendable {
     /// `$share/`, made once (an array made per match was most of its cost).
     private static let sharePrefix = Array("$share/".utf8)
 
+    /// A filter without its `$share/NAME/` (MQTT 5.0 §4.8.2, a shared subscription): the filter
+    /// subscribed to; nil for `$share/NAME` with no slash after the name, which matches nothing.
+    /// The matching here and the filter tree's both read filters through it.
+    static func unshared<Bytes: Collection>(_ f: Bytes) -> Bytes? where Bytes.Element == UInt8, Bytes.SubSequence == Bytes {
+        guard f.count > sharePrefix.count, f.starts(with: sharePrefix) else { return f }
+        let rest = f.dropFirst(sharePrefix.count)
+        guard let cut = rest.firstIndex(of: UInt8(ascii: "/")) else { return nil }
+        return rest[rest.index(after: cut)...]
+    }
+
     /// `matches` over the bytes, level by level, with no array made (it runs per PUBLISH for
     /// each distinct wildcard filter open).
     static func matches(filter whole: UnsafeBufferPointer<UInt8>, topic t: UnsafeBufferPointer<UInt8>) -> Bool {
         let slash = UInt8(ascii: "/"), plus = UInt8(ascii: "+"), hash = UInt8(ascii: "#")
-        var f = whole[...]
-        // $share/NAME/filter: the filter after the name.
-        let share = sharePrefix
-        if f.count > share.count, f.prefix(share.count).elementsEqual(share) {
-            let rest = f.dropFirst(share.count)
-            guard let cut = rest.firstIndex(of: slash) else { return false }
-            f = rest[(cut + 1)...]
-        }
+        guard let f = unshared(whole[...]) else { return false }
         if let c = t.first, c == UInt8(ascii: "$"), let w = f.first, w == plus || w == hash { return false }
         var i = f.startIndex, j = 0
         while true {

@@ -49,7 +49,6 @@ struct MQTTFilterTree {
     private let wildcardRoot = Node()
 
     private static let slash = UInt8(ascii: "/"), plusByte = UInt8(ascii: "+"), hashByte = UInt8(ascii: "#")
-    private static let share = Array("$share/".utf8)
 
     /// The levels of a filter or topic: its bytes split at each `/` (empty levels kept).
     private static func levels(_ bytes: ArraySlice<UInt8>) -> [Level] {
@@ -77,13 +76,7 @@ struct MQTTFilterTree {
 
     /// Puts `counter` where its filter's levels lead, or takes it away (and the nodes left empty).
     private func place(_ counter: Counter, adding: Bool) {
-        var whole = Array(counter.filter.utf8)[...]
-        // $share/NAME/filter: the filter after the name; with no slash after the name, nothing.
-        if whole.count > Self.share.count, whole.starts(with: Self.share) {
-            let rest = whole.dropFirst(Self.share.count)
-            guard let cut = rest.firstIndex(of: Self.slash) else { return }
-            whole = rest[(cut + 1)...]
-        }
+        guard let whole = MQTTBroker.unshared(Array(counter.filter.utf8)[...]) else { return }
         func update(_ list: inout [Counter]) {
             if adding { list.append(counter) } else { list.removeAll { $0 === counter } }
         }

@@ -122,14 +122,8 @@ extension MQTTFlowNote {
 }
 
 extension MQTTFlowLinks.Link {
-    /// What text shows of a PUBLISH's flow from a first pass (`acknowledged by #9 in 61 µs`).
-    func text(qos: Int) -> String {
-        var out = ByteSink(capacity: 64)
-        write(qos: qos, into: &out)
-        return out.take()
-    }
-
-    /// `text(qos:)`, appended to `out`.
+    /// What text shows of a PUBLISH's flow from a first pass (`acknowledged by #9 in 61 µs`),
+    /// appended to `out`.
     func write(qos: Int, into out: inout ByteSink) {
         var first = true
         if let frame = ackFrame {
