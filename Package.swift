@@ -2,7 +2,8 @@
 import PackageDescription
 
 // The targets follow the data flow (see docs/architecture.md):
-// Capture -> Packets -> Reassembly -> (MQTT | AMQP, over the Dissection model) -> Pipeline -> Render -> proto-dissect
+// Capture -> Packets -> Reassembly -> (MQTT | AMQP, over the Dissection model, shown by their views in Render)
+//   -> Pipeline -> Render -> proto-dissect
 let package = Package(
     name: "proto-dissect",
     products: [
@@ -14,6 +15,7 @@ let package = Package(
         .library(name: "Reassembly", targets: ["Reassembly"]),
         .library(name: "Capture", targets: ["Capture"]),
         .library(name: "Render", targets: ["Render"]),
+        .library(name: "MQTTViews", targets: ["MQTTViews"]),
         .library(name: "Pipeline", targets: ["Pipeline"]),
         .library(name: "ProtoDissectKit", targets: ["ProtoDissectKit"]),
     ],
@@ -32,22 +34,26 @@ let package = Package(
         .target(name: "Dissection"),
         .target(name: "MQTT", dependencies: ["Dissection"]),
         .target(name: "AMQP", dependencies: ["Dissection"]),
-        .target(name: "Render", dependencies: ["Dissection"]),
+        // Render: every output is a view of the decoders' typed values. The protocols' views (field
+        // tree, summary line, what a table counts, the analyses' words) are handed to the
+        // dissectors in their options; the formats print what they make.
+        .target(name: "MQTTViews", dependencies: ["MQTT", "Dissection"], path: "Sources/Render/MQTT"),
+        .target(name: "Render", dependencies: ["Dissection"], path: "Sources/Render/Formats"),
         .target(name: "Pipeline", dependencies: ["Capture", "Packets", "Reassembly", "Dissection"]),
         // For library users: a capture opened and dissected as the command does, PDU by PDU.
-        .target(name: "ProtoDissectKit", dependencies: ["Pipeline", "Capture", "Dissection", "MQTT", "AMQP"]),
+        .target(name: "ProtoDissectKit", dependencies: ["Pipeline", "Capture", "Dissection", "MQTT", "AMQP", "MQTTViews"]),
         // Linux: the Swift runtime and libraries linked statically, with the archives the static
         // FoundationEssentials needs (faster start-up, less memory: docs/performance.md). Apple
         // platforms reject -static-stdlib (their Swift runtime is the system's) and have no such archives.
         .executableTarget(name: "proto-dissect", dependencies: [
-            "Pipeline", "Render", "MQTT", "AMQP", "Capture", "Dissection", "ProtoDissectKit",
+            "Pipeline", "Render", "MQTT", "MQTTViews", "AMQP", "Capture", "Dissection", "ProtoDissectKit",
             .target(name: "CMimalloc", condition: .when(platforms: [.linux])),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "-l_FoundationCShims", "-Xlinker", "-l_FoundationCollections"],
                                          .when(platforms: [.linux]))]),
         // Fuzzing (scripts/fuzz.sh): the targets' code is a library, so tests replay saved inputs;
         // each executable is libFuzzer's entry point when built with FUZZING, a replayer otherwise.
-        .target(name: "FuzzTargets", dependencies: ["MQTT", "AMQP", "Pipeline", "Capture", "Reassembly", "Render", "Dissection"], path: "Fuzz/Targets"),
+        .target(name: "FuzzTargets", dependencies: ["MQTT", "MQTTViews", "AMQP", "Pipeline", "Capture", "Reassembly", "Render", "Dissection"], path: "Fuzz/Targets"),
         .executableTarget(name: "fuzz-mqtt", dependencies: ["FuzzTargets"], path: "Fuzz/MQTT"),
         .executableTarget(name: "fuzz-amqp", dependencies: ["FuzzTargets"], path: "Fuzz/AMQP"),
         .executableTarget(name: "fuzz-views", dependencies: ["FuzzTargets"], path: "Fuzz/Views"),
@@ -58,10 +64,10 @@ let package = Package(
         .testTarget(name: "ReassemblyTests", dependencies: ["Reassembly", "Packets", "TestSupport"]),
         // What several test targets share (a seeded random generator, feeding a dissector in parts).
         .target(name: "TestSupport", dependencies: ["Dissection"], path: "Tests/TestSupport"),
-        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Dissection", "TestSupport"]),
+        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "MQTTViews", "Dissection", "TestSupport"]),
         .testTarget(name: "AMQPTests", dependencies: ["AMQP", "Dissection", "Render", "TestSupport"]),
         .testTarget(name: "RenderTests", dependencies: ["Render", "Dissection", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["Pipeline", "Render", "MQTT", "AMQP", "Capture", "Dissection", "TestSupport",
+        .testTarget(name: "EndToEndTests", dependencies: ["Pipeline", "Render", "MQTT", "MQTTViews", "AMQP", "Capture", "Dissection", "TestSupport",
                                                           "ProtoDissectKit"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 import Dissection
 import MQTT
+import MQTTViews
 
 /// The MQTT framer and decoder on one connection's bytes, both directions (`FuzzedConnection`),
 /// every PDU decoded into its whole field tree and its byte ranges checked (`FuzzPDUCheck`),

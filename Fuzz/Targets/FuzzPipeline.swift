@@ -2,6 +2,7 @@ import AMQP
 import Capture
 import Dissection
 import MQTT
+import MQTTViews
 import Pipeline
 import Reassembly
 import Render

@@ -1,6 +1,7 @@
 import AMQP
 import Dissection
 import MQTT
+import MQTTViews
 import Render
 
 /// The views: one connection's bytes (`FuzzedConnection`) decoded by the MQTT or the AMQP

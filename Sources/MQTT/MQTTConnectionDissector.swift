@@ -47,7 +47,7 @@ public struct MQTTConnectionDissector: StreamDissector {
         var skippedBytes = 0
     }
 
-    public init(info: ConnectionInfo, options: MQTTOptions = MQTTOptions()) {
+    public init(info: ConnectionInfo, options: MQTTOptions) {
         self.info = info
         self.options = options
         self.session = MQTTSession(version: options.assumedVersion, source: .assumed)
@@ -101,7 +101,7 @@ public struct MQTTConnectionDissector: StreamDissector {
         drain(direction, into: &output, limit: limit)
     }
 
-    /// With `PDUDetail.facts`: the packets with no problem (`MQTTPacket.counted`).
+    /// With `PDUDetail.facts`: the packets with no problem (`MQTTPacketView.counted`).
     public var makesCountedPDUs: Bool { options.detail == .facts }
 
     public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout PDUBatch, limit: Int) -> Bool {
@@ -128,9 +128,7 @@ public struct MQTTConnectionDissector: StreamDissector {
         if direction == .toServer { pendingToServer = Pending() } else { pendingToClient = Pending() }
         // Only bytes that were seen get an entry; a gap alone is the reassembler's to report.
         guard pending.skippedBytes > 0 else { return }
-        output.append(DissectedPDU(protocolName: "mqtt", summary: "(\(pending.skippedBytes) bytes not decoded)",
-                                   fields: [Field("skipped_bytes", "Skipped Bytes", .int(pending.skippedBytes))],
-                                   problems: pending.problems, wireLength: pending.skippedBytes))
+        output.append(options.view.skipped(pending.skippedBytes, problems: pending.problems))
     }
 
     private mutating func nextStep(_ direction: Direction) -> MQTTFramer.Step {
@@ -157,8 +155,9 @@ public struct MQTTConnectionDissector: StreamDissector {
                 take(frame, from: direction, into: &output)
             case .malformedHeader(let bytes):
                 var state = session[direction]
-                var pdu = MQTTDecoder.decodePacket(bytes[...], wireLength: bytes.count,
-                                                   version: session.version ?? .v3_1_1, state: &state, options: options)
+                let packet = MQTTDecoder.decodeTyped(bytes[...], wireLength: bytes.count, version: session.version ?? .v3_1_1,
+                                                     state: &state)
+                var pdu = options.view.pdu(of: packet, notes: MQTTPacketNotes(), options: options, lineSink: nil)
                 pdu.problems.append(Problem(.note, .resynchronising, "Decoding resumes at the next plausible packet boundary"))
                 attachPending(direction, to: &pdu)
                 output.append(pdu)
@@ -191,7 +190,7 @@ public struct MQTTConnectionDissector: StreamDissector {
 
     /// A framed PDU, decoded into `output`. With `PDUDetail.facts`, a packet in which the decoder
     /// found no problem, and that takes no problems waiting, is handed on as the values a table
-    /// counts (`MQTTPacket.counted`); every other as its field tree.
+    /// counts (`MQTTPacketView.counted`); every other as its field tree.
     @inline(__always)
     private mutating func take<Output: PDUOutput>(_ frame: MQTTFrame, from direction: Direction, into output: inout Output) {
         let packet = decode(frame, from: direction)
@@ -199,36 +198,22 @@ public struct MQTTConnectionDissector: StreamDissector {
         let watchNote = options.analysis ? watch.observe(packet, from: direction, frame: self.frame, time: time) : nil
         let delivery = deliveries(of: packet, from: direction)
         if case .facts = options.detail, !hasPending(direction) {
-            if let counted = packet.counted() {
-                let type = packet.type
-                output.append(counted: counted, orBox: { MQTTPacket.box($0, type: type) })
+            if let counted = options.view.counted(packet) {
+                let type = packet.type, view = options.view
+                output.append(counted: counted, orBox: { view.box($0, type: type) })
                 return
             }
             // A CONNECT's client id and version are counted too: a box of facts, still no tree.
-            if let connect = packet.countedConnect() {
-                output.append(connect)
+            if let box = options.view.countedBox(packet) {
+                output.append(box)
                 return
             }
         }
         // Copies of a dissector may be used on different threads: one never writes into another's buffer.
         if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }
-        var extra: [Field] = []
-        if let note { extra.append(note.field) }
-        if let ping = watchNote?.field { extra.append(ping) }
-        if let delivery { extra.append(delivery.field) }
-        var pdu = packet.dissected(options: options, lineSink: lineSink, appending: extra)
+        var pdu = options.view.pdu(of: packet, notes: MQTTPacketNotes(flow: note, watch: watchNote, delivery: delivery),
+                                   options: options, lineSink: lineSink)
         pdu.packet = packet
-        // Words for the text line; JSON does not print them.
-        if options.detail != .json {
-            if let note {
-                // Written in the connection's line buffer: one string made, none per piece.
-                lineSink.removeAll()
-                note.write(into: &lineSink)
-                if lineSink.bytes.count > 0 { pdu.annotations.append(lineSink.take()) }
-            }
-            if let watchNote { pdu.annotations.append(watchNote.text) }
-            if let delivery { pdu.annotations.append(delivery.text) }
-        }
         attachPending(direction, to: &pdu)
         output.append(pdu)
     }

@@ -1,53 +1,9 @@
 import Dissection
 
-/// Decodes one framed MQTT control packet into a `DissectedPDU` (the second stage; the
-/// framer is the first). Usable alone on bytes a library user holds.
+/// Decodes one framed MQTT control packet into its typed value, an `MQTTPacket` (the second
+/// stage; the framer is the first). Usable alone on bytes a library user holds; Render's
+/// `MQTTViews` adds the forms that return a `DissectedPDU`.
 public enum MQTTDecoder {
-    /// Decodes one PDU.
-    ///
-    /// - Parameters:
-    ///   - bytes: the PDU from its first byte: all of it, or a prefix of it.
-    ///   - wireLength: the PDU's full length when `bytes` is a prefix; nil to take the length
-    ///     from the fixed header (bytes beyond it are then reported).
-    ///   - version: the connection's version (a CONNECT is decoded with the version it announces).
-    ///   - state: this direction's topic aliases; PUBLISH packets read and update it.
-    public static func decode(_ bytes: ArraySlice<UInt8>, wireLength: Int? = nil, version: MQTTVersion,
-                              state: inout MQTTDirectionState, options: MQTTOptions = MQTTOptions()) -> DissectedPDU {
-        decodePacket(bytes, wireLength: wireLength, version: version, state: &state, options: options)
-    }
-
-    /// Decodes one PDU held whole, with no session (topic aliases are not resolved across calls).
-    public static func decode(_ bytes: [UInt8], version: MQTTVersion, options: MQTTOptions = MQTTOptions()) -> DissectedPDU {
-        var state = MQTTDirectionState()
-        return decode(bytes[...], version: version, state: &state, options: options)
-    }
-
-    /// Decodes a framer's output, adding what the framer knows of lost bytes.
-    public static func decode(_ frame: MQTTFrame, version: MQTTVersion, state: inout MQTTDirectionState,
-                              options: MQTTOptions = MQTTOptions()) -> DissectedPDU {
-        decodeFrame(frame, version: version, state: &state, options: options)
-    }
-
-    /// Every PDU in `bytes`, one direction of a connection from its start. A CONNECT sets the
-    /// version; before one, `version` (or a guess) applies. An incomplete last PDU is reported.
-    public static func decodeAll(_ bytes: [UInt8], version: MQTTVersion? = nil, direction: Direction = .toServer,
-                                 options: MQTTOptions = MQTTOptions()) -> [DissectedPDU] {
-        var options = options
-        if let version { options.assumedVersion = version }
-        var dissector = MQTTConnectionDissector(info: ConnectionInfo(startedMidStream: false, serverPort: 1883), options: options)
-        var out: [DissectedPDU] = []
-        dissector.receive(bytes[...], from: direction, into: &out)
-        dissector.finish(direction, into: &out)
-        return out
-    }
-
-    /// `decodeTypedFrame` as the field tree's PDU. `lineSink`: a buffer for summary lines, reused
-    /// from packet to packet (a connection's); without one, each line gets its own.
-    static func decodeFrame(_ frame: MQTTFrame, version: MQTTVersion, state: inout MQTTDirectionState,
-                            options: MQTTOptions, lineSink: ByteSink? = nil) -> DissectedPDU {
-        decodeTypedFrame(frame, version: version, state: &state).dissected(options: options, lineSink: lineSink)
-    }
-
     /// Decodes a framer's output into its typed packet, adding what the framer knows of lost bytes.
     public static func decodePacket(_ frame: MQTTFrame, version: MQTTVersion, state: inout MQTTDirectionState) -> MQTTPacket {
         decodeTypedFrame(frame, version: version, state: &state)
@@ -76,12 +32,6 @@ public enum MQTTDecoder {
         }
         packet.isTruncated = frame.isTruncated
         return packet
-    }
-
-    static func decodePacket(_ bytes: ArraySlice<UInt8>, wireLength: Int?, version: MQTTVersion,
-                             state: inout MQTTDirectionState, options: MQTTOptions,
-                             lineSink: ByteSink? = nil) -> DissectedPDU {
-        decodeTyped(bytes, wireLength: wireLength, version: version, state: &state).dissected(options: options, lineSink: lineSink)
     }
 
     /// Decodes one packet into its typed value.
@@ -230,7 +180,7 @@ extension PacketParser {
         guard let required = type.requiredFlags, type != .reserved else { return }
         if flags != required {
             error(.reservedFlags,
-                  "The fixed header flags of \(type.name) are \(BitLine.pattern(flags, mask: 0x0F).dropFirst(5)); they must be \(BitLine.pattern(required, mask: 0x0F).dropFirst(5))",
+                  "The fixed header flags of \(type.name) are \(fourBits(flags)); they must be \(fourBits(required))",
                   spec.fixedHeaderFlags, range: 0..<1)
         }
     }
@@ -257,4 +207,9 @@ extension PacketParser {
         let rest = readRest()
         return rest.length > 0 ? rest.start..<(rest.start + rest.length) : nil
     }
+}
+
+/// The low four bits of `byte` as `0`/`1` (`0010`).
+private func fourBits(_ byte: UInt8) -> String {
+    String((0..<4).reversed().map { byte & (1 << $0) == 0 ? Character("0") : Character("1") })
 }

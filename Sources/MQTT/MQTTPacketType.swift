@@ -54,7 +54,7 @@ public struct MQTTPacketType: RawRepresentable, Hashable, Sendable, CustomString
     }
 }
 
-func hexByte(_ b: UInt8) -> String {
+public func hexByte(_ b: UInt8) -> String {
     let digits: [Character] = Array("0123456789ABCDEF")
     return String([digits[Int(b >> 4)], digits[Int(b & 0x0F)]])
 }

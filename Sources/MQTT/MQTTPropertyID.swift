@@ -50,9 +50,10 @@ public struct MQTTPropertyID: RawRepresentable, Hashable, Sendable, CustomString
         }
     }
 
-    struct Definition {
-        let name: String
-        let key: String
+    /// What the specification says of a property: its name and JSON key (the views read them).
+    public struct Definition: Sendable {
+        public let name: String
+        public let key: String
         let type: ValueType
         let contexts: Set<Context>
         /// 0/1-valued bytes: any other value is a Protocol Error.
@@ -110,7 +111,7 @@ public struct MQTTPropertyID: RawRepresentable, Hashable, Sendable, CustomString
                          contexts: [.packet(.connack)], isZeroOrOne: true),
     ]
 
-    var definition: Definition? { Self.definitions[rawValue] }
+    public var definition: Definition? { Self.definitions[rawValue] }
 
     /// The specification's name, e.g. `Topic Alias`; unknown identifiers read `0x2B (unknown)`.
     public var name: String {

@@ -2,6 +2,7 @@ import AMQP
 import Capture
 import Dissection
 import MQTT
+import MQTTViews
 import Pipeline
 
 /// One PDU of a capture: the decoded PDU with where and when it was seen.

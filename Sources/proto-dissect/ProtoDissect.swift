@@ -9,6 +9,7 @@ import ArgumentParser
 import Capture
 import Dissection
 import MQTT
+import MQTTViews
 import Pipeline
 import ProtoDissectKit
 import Reassembly

@@ -3,6 +3,7 @@ import Capture
 import Dissection
 import Foundation
 import MQTT
+import MQTTViews
 import Pipeline
 import Render
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import MQTT
+@testable import MQTTViews
 import Dissection
 import TestSupport
 

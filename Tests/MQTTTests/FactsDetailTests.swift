@@ -1,5 +1,6 @@
 import Dissection
 @testable import MQTT
+@testable import MQTTViews
 import Testing
 import TestSupport
 

@@ -1,4 +1,5 @@
 @testable import MQTT
+@testable import MQTTViews
 import Dissection
 import TestSupport
 
@@ -255,7 +256,7 @@ func mutatedFrames(_ seeds: [(MQTTVersion, [UInt8])], rounds: Int, seed: UInt64,
             let packet = [UInt8](repeating: 0xEE, count: prefix) + bytes + [0xEE, 0xEE]
             let frame = MQTTFrame(held: packet[prefix..<(prefix + bytes.count)], wireLength: bytes.count)
             var state = MQTTDirectionState()
-            let full = MQTTDecoder.decodeFrame(frame, version: version, state: &state, options: options)
+            let full = MQTTDecoder.decode(frame, version: version, state: &state, options: options)
             out.append((bytes, version, frame, full))
         }
     }

@@ -1,5 +1,6 @@
 import Testing
 @testable import MQTT
+@testable import MQTTViews
 import Dissection
 
 @Suite("Framer")

@@ -1,5 +1,6 @@
 import Testing
 @testable import MQTT
+@testable import MQTTViews
 import Dissection
 
 @Suite("Packets of MQTT 3.1 and 3.1.1")

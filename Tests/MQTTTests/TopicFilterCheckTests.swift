@@ -1,5 +1,6 @@
 import Testing
 @testable import MQTT
+@testable import MQTTViews
 import TestSupport
 
 /// The byte-wise check of an ASCII topic filter (`PacketParser.misplacedWildcard(inASCII:)`) against

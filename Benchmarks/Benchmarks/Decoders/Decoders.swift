@@ -3,6 +3,7 @@ import Benchmark
 import Capture
 import Dissection
 import MQTT
+import MQTTViews
 import Packets
 import Reassembly
 

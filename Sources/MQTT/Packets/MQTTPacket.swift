@@ -133,4 +133,9 @@ public struct MQTTReasonCodeValue: Sendable, Equatable {
     public var code: MQTTReasonCode
     public var range: Range<Int>?
     public var isImplied: Bool { range == nil }
+
+    public init(code: MQTTReasonCode, range: Range<Int>?) {
+        self.code = code
+        self.range = range
+    }
 }

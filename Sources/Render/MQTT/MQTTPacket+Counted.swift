@@ -1,4 +1,5 @@
 import Dissection
+import MQTT
 
 /// What a table counts of a packet: a view of the typed values, with no field tree.
 extension MQTTPacket {

@@ -1,4 +1,5 @@
 import Dissection
+import MQTT
 
 /// The field tree and summary line of a typed packet: what text and JSON show, bit by bit.
 ///

@@ -1,4 +1,5 @@
 import Dissection
+import MQTT
 
 /// The words and the `flow` object of a PDU's step in its message flow (`MQTTFlows`).
 extension MQTTFlowNote {

@@ -1,0 +1,95 @@
+import Dissection
+import MQTT
+
+/// The standard view of MQTT packets: the field tree and summary line that text and JSON print,
+/// the values a table counts, and the analyses' notes as fields and words. The dissector asks
+/// it through `MQTTPacketView`; `MQTTOptions()` (here) hands it over.
+public struct MQTTStandardView: MQTTPacketView {
+    public init() {}
+
+    public func pdu(of packet: MQTTPacket, notes: MQTTPacketNotes, options: MQTTOptions, lineSink: ByteSink?) -> DissectedPDU {
+        var extra: [Field] = []
+        if !notes.isEmpty {
+            if let note = notes.flow { extra.append(note.field) }
+            if let ping = notes.watch?.field { extra.append(ping) }
+            if let delivery = notes.delivery { extra.append(delivery.field) }
+        }
+        var pdu = packet.dissected(options: options, lineSink: lineSink, appending: extra)
+        // Words for the text line; JSON does not print them.
+        if options.detail != .json, !notes.isEmpty {
+            if let note = notes.flow {
+                // Written in the connection's line buffer: one string made, none per piece.
+                var sink = lineSink ?? ByteSink(capacity: 64)
+                sink.removeAll()
+                note.write(into: &sink)
+                if sink.bytes.count > 0 { pdu.annotations.append(sink.take()) }
+            }
+            if let watch = notes.watch { pdu.annotations.append(watch.text) }
+            if let delivery = notes.delivery { pdu.annotations.append(delivery.text) }
+        }
+        return pdu
+    }
+
+    public func counted(_ packet: MQTTPacket) -> CountedPDU? { packet.counted() }
+
+    public func box(_ counted: borrowing CountedPDU, type: MQTTPacketType) -> DissectedPDU { MQTTPacket.box(counted, type: type) }
+
+    public func countedBox(_ packet: MQTTPacket) -> DissectedPDU? { packet.countedConnect() }
+
+    public func skipped(_ count: Int, problems: [Problem]) -> DissectedPDU {
+        DissectedPDU(protocolName: "mqtt", summary: "(\(count) bytes not decoded)",
+                     fields: [Field("skipped_bytes", "Skipped Bytes", .int(count))], problems: problems, wireLength: count)
+    }
+}
+
+extension MQTTOptions {
+    /// The defaults, shown by the standard view.
+    public init(assumedVersion: MQTTVersion? = nil, payloadPreviewBytes: Int = 256,
+                maxHeldPDUBytes: Int = 1 << 20, resyncWindowBytes: Int = 1 << 16) {
+        self.init(view: MQTTStandardView(), assumedVersion: assumedVersion, payloadPreviewBytes: payloadPreviewBytes,
+                  maxHeldPDUBytes: maxHeldPDUBytes, resyncWindowBytes: resyncWindowBytes)
+    }
+}
+
+/// The decoder's forms that return a PDU: the typed packet as the standard view shows it.
+extension MQTTDecoder {
+    /// Decodes one PDU.
+    ///
+    /// - Parameters:
+    ///   - bytes: the PDU from its first byte: all of it, or a prefix of it.
+    ///   - wireLength: the PDU's full length when `bytes` is a prefix; nil to take the length
+    ///     from the fixed header (bytes beyond it are then reported).
+    ///   - version: the connection's version (a CONNECT is decoded with the version it announces).
+    ///   - state: this direction's topic aliases; PUBLISH packets read and update it.
+    public static func decode(_ bytes: ArraySlice<UInt8>, wireLength: Int? = nil, version: MQTTVersion,
+                              state: inout MQTTDirectionState, options: MQTTOptions = MQTTOptions()) -> DissectedPDU {
+        options.view.pdu(of: decodePacket(bytes, wireLength: wireLength, version: version, state: &state), notes: MQTTPacketNotes(),
+                         options: options, lineSink: nil)
+    }
+
+    /// Decodes one PDU held whole, with no session (topic aliases are not resolved across calls).
+    public static func decode(_ bytes: [UInt8], version: MQTTVersion, options: MQTTOptions = MQTTOptions()) -> DissectedPDU {
+        var state = MQTTDirectionState()
+        return decode(bytes[...], version: version, state: &state, options: options)
+    }
+
+    /// Decodes a framer's output, adding what the framer knows of lost bytes.
+    public static func decode(_ frame: MQTTFrame, version: MQTTVersion, state: inout MQTTDirectionState,
+                              options: MQTTOptions = MQTTOptions()) -> DissectedPDU {
+        options.view.pdu(of: decodePacket(frame, version: version, state: &state), notes: MQTTPacketNotes(),
+                         options: options, lineSink: nil)
+    }
+
+    /// Every PDU in `bytes`, one direction of a connection from its start. A CONNECT sets the
+    /// version; before one, `version` (or a guess) applies. An incomplete last PDU is reported.
+    public static func decodeAll(_ bytes: [UInt8], version: MQTTVersion? = nil, direction: Direction = .toServer,
+                                 options: MQTTOptions = MQTTOptions()) -> [DissectedPDU] {
+        var options = options
+        if let version { options.assumedVersion = version }
+        var dissector = MQTTConnectionDissector(info: ConnectionInfo(startedMidStream: false, serverPort: 1883), options: options)
+        var out: [DissectedPDU] = []
+        dissector.receive(bytes[...], from: direction, into: &out)
+        dissector.finish(direction, into: &out)
+        return out
+    }
+}
