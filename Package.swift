@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "Capture", targets: ["Capture"]),
         .library(name: "Render", targets: ["Render"]),
         .library(name: "MQTTViews", targets: ["MQTTViews"]),
+        .library(name: "AMQPViews", targets: ["AMQPViews"]),
         .library(name: "Pipeline", targets: ["Pipeline"]),
         .library(name: "ProtoDissectKit", targets: ["ProtoDissectKit"]),
     ],
@@ -38,22 +39,23 @@ let package = Package(
         // tree, summary line, what a table counts, the analyses' words) are handed to the
         // dissectors in their options; the formats print what they make.
         .target(name: "MQTTViews", dependencies: ["MQTT", "Dissection"], path: "Sources/Render/MQTT"),
+        .target(name: "AMQPViews", dependencies: ["AMQP", "Dissection"], path: "Sources/Render/AMQP"),
         .target(name: "Render", dependencies: ["Dissection"], path: "Sources/Render/Formats"),
         .target(name: "Pipeline", dependencies: ["Capture", "Packets", "Reassembly", "Dissection"]),
         // For library users: a capture opened and dissected as the command does, PDU by PDU.
-        .target(name: "ProtoDissectKit", dependencies: ["Pipeline", "Capture", "Dissection", "MQTT", "AMQP", "MQTTViews"]),
+        .target(name: "ProtoDissectKit", dependencies: ["Pipeline", "Capture", "Dissection", "MQTT", "AMQP", "MQTTViews", "AMQPViews"]),
         // Linux: the Swift runtime and libraries linked statically, with the archives the static
         // FoundationEssentials needs (faster start-up, less memory: docs/performance.md). Apple
         // platforms reject -static-stdlib (their Swift runtime is the system's) and have no such archives.
         .executableTarget(name: "proto-dissect", dependencies: [
-            "Pipeline", "Render", "MQTT", "MQTTViews", "AMQP", "Capture", "Dissection", "ProtoDissectKit",
+            "Pipeline", "Render", "MQTT", "MQTTViews", "AMQP", "AMQPViews", "Capture", "Dissection", "ProtoDissectKit",
             .target(name: "CMimalloc", condition: .when(platforms: [.linux])),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "-l_FoundationCShims", "-Xlinker", "-l_FoundationCollections"],
                                          .when(platforms: [.linux]))]),
         // Fuzzing (scripts/fuzz.sh): the targets' code is a library, so tests replay saved inputs;
         // each executable is libFuzzer's entry point when built with FUZZING, a replayer otherwise.
-        .target(name: "FuzzTargets", dependencies: ["MQTT", "MQTTViews", "AMQP", "Pipeline", "Capture", "Reassembly", "Render", "Dissection"], path: "Fuzz/Targets"),
+        .target(name: "FuzzTargets", dependencies: ["MQTT", "MQTTViews", "AMQP", "AMQPViews", "Pipeline", "Capture", "Reassembly", "Render", "Dissection"], path: "Fuzz/Targets"),
         .executableTarget(name: "fuzz-mqtt", dependencies: ["FuzzTargets"], path: "Fuzz/MQTT"),
         .executableTarget(name: "fuzz-amqp", dependencies: ["FuzzTargets"], path: "Fuzz/AMQP"),
         .executableTarget(name: "fuzz-views", dependencies: ["FuzzTargets"], path: "Fuzz/Views"),
@@ -65,9 +67,9 @@ let package = Package(
         // What several test targets share (a seeded random generator, feeding a dissector in parts).
         .target(name: "TestSupport", dependencies: ["Dissection"], path: "Tests/TestSupport"),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "MQTTViews", "Dissection", "TestSupport"]),
-        .testTarget(name: "AMQPTests", dependencies: ["AMQP", "Dissection", "Render", "TestSupport"]),
+        .testTarget(name: "AMQPTests", dependencies: ["AMQP", "AMQPViews", "Dissection", "Render", "TestSupport"]),
         .testTarget(name: "RenderTests", dependencies: ["Render", "Dissection", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["Pipeline", "Render", "MQTT", "MQTTViews", "AMQP", "Capture", "Dissection", "TestSupport",
+        .testTarget(name: "EndToEndTests", dependencies: ["Pipeline", "Render", "MQTT", "MQTTViews", "AMQP", "AMQPViews", "Capture", "Dissection", "TestSupport",
                                                           "ProtoDissectKit"]),
     ],
     swiftLanguageModes: [.v6]

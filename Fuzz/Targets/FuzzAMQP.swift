@@ -1,4 +1,5 @@
 import AMQP
+import AMQPViews
 import Dissection
 
 /// The AMQP framer and decoder (methods, content headers, field tables, message assembly, the

@@ -1,4 +1,5 @@
 import AMQP
+import AMQPViews
 import Dissection
 import MQTT
 import MQTTViews

@@ -5,14 +5,14 @@ import Dissection
 /// decoders (`AMQPMethod.decodeArguments`, `AMQPBasicProperties.decode`) call one reader per
 /// argument in wire order; each returns nil when the bytes ran out (the caller reports that,
 /// knowing which argument it was) and counts the values it read in `count`.
-struct AMQPArgumentReader {
-    var reader: ByteReader
+package struct AMQPArgumentReader {
+    package var reader: ByteReader
     /// PDU offset of the reader's first byte.
-    let base: Int
-    let options: AMQPOptions
-    var problems: [Problem] = []
+    package let base: Int
+    package let options: AMQPOptions
+    package var problems: [Problem] = []
     /// How many values were read.
-    var count = 0
+    package var count = 0
 
     private var tables: AMQPFieldTableDecoder
     private var bitOctet: UInt8 = 0
@@ -20,9 +20,9 @@ struct AMQPArgumentReader {
     private var bitOffset = 0
 
     /// Arguments that carry credentials; shown as secrets.
-    static let secretArguments: Set<String> = ["response", "new-secret"]
+    package static let secretArguments: Set<String> = ["response", "new-secret"]
 
-    init(_ bytes: ArraySlice<UInt8>, base: Int, options: AMQPOptions) {
+    package init(_ bytes: ArraySlice<UInt8>, base: Int, options: AMQPOptions) {
         self.reader = ByteReader(bytes)
         self.base = base
         self.options = options
@@ -30,7 +30,7 @@ struct AMQPArgumentReader {
     }
 
     /// The PDU offset of the next byte.
-    var offset: Int { base + reader.offset }
+    package var offset: Int { base + reader.offset }
 
     @inline(__always)
     private mutating func ranged<T>(_ start: Int, _ value: T?) -> Ranged<T>? {
@@ -39,36 +39,36 @@ struct AMQPArgumentReader {
         return Ranged(value, (base + start)..<(base + reader.offset))
     }
 
-    mutating func octet() -> Ranged<UInt8>? {
+    package mutating func octet() -> Ranged<UInt8>? {
         finishBits()
         let start = reader.offset
         return ranged(start, reader.readUInt8())
     }
 
-    mutating func short() -> Ranged<UInt16>? {
+    package mutating func short() -> Ranged<UInt16>? {
         finishBits()
         let start = reader.offset
         return ranged(start, reader.readUInt16())
     }
 
-    mutating func long() -> Ranged<UInt32>? {
+    package mutating func long() -> Ranged<UInt32>? {
         finishBits()
         let start = reader.offset
         return ranged(start, reader.readUInt32())
     }
 
-    mutating func longlong() -> Ranged<UInt64>? {
+    package mutating func longlong() -> Ranged<UInt64>? {
         finishBits()
         let start = reader.offset
         return ranged(start, reader.readUInt64())
     }
 
     /// §4.2.5.4: a timestamp is a longlong of seconds.
-    mutating func timestamp() -> Ranged<UInt64>? {
+    package mutating func timestamp() -> Ranged<UInt64>? {
         longlong()
     }
 
-    mutating func shortString() -> Ranged<String>? {
+    package mutating func shortString() -> Ranged<String>? {
         finishBits()
         let start = reader.offset
         guard let length = reader.readUInt8(), let bytes = reader.readBytes(Int(length)) else { return nil }
@@ -76,7 +76,7 @@ struct AMQPArgumentReader {
     }
 
     /// `name` is the argument's spec name, for the problem of a length past the end.
-    mutating func longString(_ name: String) -> Ranged<AMQPLongString>? {
+    package mutating func longString(_ name: String) -> Ranged<AMQPLongString>? {
         finishBits()
         let start = reader.offset
         guard let length32 = reader.readUInt32() else { return nil }
@@ -94,7 +94,7 @@ struct AMQPArgumentReader {
     }
 
     /// `label` is the argument's label, for the problems of a length past the end.
-    mutating func table(_ label: String) -> Ranged<AMQPFieldTable>? {
+    package mutating func table(_ label: String) -> Ranged<AMQPFieldTable>? {
         finishBits()
         guard let table = tables.readTable(&reader, base: base, label: label) else { return nil }
         problems += tables.problems
@@ -103,7 +103,7 @@ struct AMQPArgumentReader {
         return table
     }
 
-    mutating func bit() -> AMQPBit? {
+    package mutating func bit() -> AMQPBit? {
         if bitsUsed == 8 {
             finishBits()
             bitOffset = reader.offset
@@ -118,7 +118,7 @@ struct AMQPArgumentReader {
     }
 
     /// Closes the current bit octet: bits past the last bit argument are reserved.
-    mutating func finishBits() {
+    package mutating func finishBits() {
         if bitsUsed < 8 {
             let unused = bitOctet >> UInt8(bitsUsed)
             if unused != 0 {

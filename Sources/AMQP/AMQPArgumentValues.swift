@@ -5,7 +5,7 @@ import Dissection
 /// The bulky cases are boxed (`indirect`): a field table inline made every value, and every
 /// argument holding one, as large as a field, copied through the runtime's value witnesses
 /// (about 100 instructions a copy) each time a method's arguments were read in a loop.
-enum AMQPArgumentValue: Equatable {
+package enum AMQPArgumentValue: Equatable {
     case int(Int)
     case bool(Bool)
     case string(String)
@@ -17,7 +17,7 @@ enum AMQPArgumentValue: Equatable {
 
 extension AMQPArgumentValue {
     /// The value of a typed argument: integers as `Int` (a longlong or timestamp clamped).
-    init(_ argument: AMQPArgument) {
+    package init(_ argument: AMQPArgument) {
         switch argument {
         case .octet(let v): self = .int(Int(v.value))
         case .short(let v): self = .int(Int(v.value))
@@ -32,7 +32,7 @@ extension AMQPArgumentValue {
     }
 
     /// The text of a short or long string (a long one as a short string's text); nil otherwise.
-    var stringValue: String? {
+    package var stringValue: String? {
         switch self {
         case .string(let s): return s
         case .longString(let bytes, _): return AMQPText.shortString(bytes)
@@ -42,11 +42,11 @@ extension AMQPArgumentValue {
 }
 
 /// Decoded values by spec name, in wire order.
-struct AMQPArgumentValues {
-    init() {}
+package struct AMQPArgumentValues {
+    package init() {}
 
     /// The values of typed arguments (`AMQPMethod.argumentList`), of `spec`'s arguments in order.
-    init(_ arguments: [AMQPArgument], of spec: AMQPMethodSpec) {
+    package init(_ arguments: [AMQPArgument], of spec: AMQPMethodSpec) {
         entries.reserveCapacity(arguments.count)
         for (i, argument) in arguments.enumerated() {
             entries.append(Entry(spec: spec.arguments[i], value: AMQPArgumentValue(argument)))
@@ -56,37 +56,37 @@ struct AMQPArgumentValues {
     /// One argument and its value. A struct, not a `(spec, value)` tuple: an array of tuples
     /// copies each element it hands out through the runtime's generic tuple copy (about 230
     /// instructions), a struct through its own specialized copy.
-    struct Entry {
-        let spec: AMQPArgumentSpec
-        let value: AMQPArgumentValue
+    package struct Entry {
+        package let spec: AMQPArgumentSpec
+        package let value: AMQPArgumentValue
     }
 
-    private(set) var entries: [Entry] = []
+    package private(set) var entries: [Entry] = []
 
-    mutating func reserve(_ count: Int) {
+    package mutating func reserve(_ count: Int) {
         entries.reserveCapacity(count)
     }
 
-    mutating func append(_ spec: AMQPArgumentSpec, _ value: AMQPArgumentValue) {
+    package mutating func append(_ spec: AMQPArgumentSpec, _ value: AMQPArgumentValue) {
         entries.append(Entry(spec: spec, value: value))
     }
 
-    subscript(name: String) -> AMQPArgumentValue? {
+    package subscript(name: String) -> AMQPArgumentValue? {
         entries.first { $0.spec.name == name }?.value
     }
 
-    func int(_ name: String) -> Int? {
+    package func int(_ name: String) -> Int? {
         if case .int(let v)? = self[name] { return v }
         return nil
     }
 
-    func bool(_ name: String) -> Bool? {
+    package func bool(_ name: String) -> Bool? {
         if case .bool(let v)? = self[name] { return v }
         return nil
     }
 
     /// The values without tables and long strings: what is worth keeping across frames.
-    var withoutBulk: AMQPArgumentValues {
+    package var withoutBulk: AMQPArgumentValues {
         // Most methods (basic.publish, say) have no bulk: the values are kept as they are.
         let hasBulk = entries.contains { entry in
             switch entry.value {
@@ -105,7 +105,7 @@ struct AMQPArgumentValues {
         return kept
     }
 
-    func string(_ name: String) -> String? {
+    package func string(_ name: String) -> String? {
         self[name]?.stringValue
     }
 }

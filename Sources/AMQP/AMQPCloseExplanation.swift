@@ -2,25 +2,25 @@ import Dissection
 
 /// Plain-language explanations of the close reasons people meet most, matched on the reply
 /// code and RabbitMQ's reply text. A small table of patterns; anything else gets none.
-enum AMQPCloseExplanation {
+package enum AMQPCloseExplanation {
     /// What is known about the close.
-    struct Context {
-        var replyCode: Int
-        var replyText: String
+    package struct Context {
+        package var replyCode: Int
+        package var replyText: String
         /// The method the close blames (its class-id and method-id), if any.
-        var failedMethod: AMQPMethodID?
+        package var failedMethod: AMQPMethodID?
         /// The blamed method's arguments, when this connection showed the request.
-        var request: AMQPArgumentValues?
+        package var request: AMQPArgumentValues?
     }
 
-    struct Pattern: Sendable {
-        var code: Int
+    package struct Pattern: Sendable {
+        package var code: Int
         /// Text the reply text must contain (empty: any).
-        var contains: String
-        var explain: @Sendable (Context) -> String
+        package var contains: String
+        package var explain: @Sendable (Context) -> String
     }
 
-    static func explain(_ context: Context) -> String? {
+    package static func explain(_ context: Context) -> String? {
         for pattern in patterns where pattern.code == context.replyCode {
             if pattern.contains.isEmpty || context.replyText.includes(pattern.contains) {
                 return pattern.explain(context)
@@ -29,7 +29,7 @@ enum AMQPCloseExplanation {
         return nil
     }
 
-    static let patterns: [Pattern] = [
+    package static let patterns: [Pattern] = [
         Pattern(code: 406, contains: "inequivalent arg") { c in
             let arg = quoted(after: "inequivalent arg", in: c.replyText) ?? "?"
             let kind = c.replyText.includes("for exchange") ? "exchange" : "queue"
@@ -133,7 +133,7 @@ enum AMQPCloseExplanation {
     /// The two sides of RabbitMQ's `received X but current is Y` (rabbit_misc:equivalence_fail).
     /// Each side is `'v'` (flags), `the value 'v' of type 't'` (x-arguments), or `none` (not set,
     /// returned as nil). A reply text without that shape gives "?" for both.
-    static func equivalenceSides(_ text: String) -> (received: String?, current: String?) {
+    package static func equivalenceSides(_ text: String) -> (received: String?, current: String?) {
         guard let r = text.findRange("received "),
               let b = text[r.upperBound...].findRange(" but current is ") else { return ("?", "?") }
         return (equivalenceSide(text[r.upperBound..<b.lowerBound]), equivalenceSide(text[b.upperBound...]))
@@ -156,7 +156,7 @@ enum AMQPCloseExplanation {
 
     /// The text between the first pair of single quotes after `marker`, or the next word when
     /// the value is not quoted (`current is none`).
-    static func quoted(after marker: String, in text: String) -> String? {
+    package static func quoted(after marker: String, in text: String) -> String? {
         guard let markerRange = text.findRange(marker) else { return nil }
         let rest = text[markerRange.upperBound...]
         let trimmed = rest.drop { $0 == " " }

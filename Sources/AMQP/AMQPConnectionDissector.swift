@@ -81,6 +81,9 @@ public struct AMQPConnectionDissector: StreamDissector {
     }
 
     private let options: AMQPOptions
+    /// How its frames are shown (Render's `AMQPViews`, whose `init(info:options:)` hands over
+    /// the standard view).
+    private let view: any AMQPFrameView
     private let info: ConnectionInfo
     private let decoder: AMQPFrameDecoder
     private var toServer: AMQPFramer
@@ -170,11 +173,12 @@ public struct AMQPConnectionDissector: StreamDissector {
     /// their `message` field (`.json` and `.tree`; text and tables show only a summary line).
     private let keepsHeaders: Bool
 
-    public init(info: ConnectionInfo, options: AMQPOptions = AMQPOptions()) {
-        self.init(info: info, options: options, expectsProtocolHeader: true)
+    package init(info: ConnectionInfo, options: AMQPOptions, view: any AMQPFrameView) {
+        self.init(info: info, options: options, view: view, expectsProtocolHeader: true)
     }
 
-    init(info: ConnectionInfo, options: AMQPOptions, expectsProtocolHeader: Bool) {
+    package init(info: ConnectionInfo, options: AMQPOptions, view: any AMQPFrameView, expectsProtocolHeader: Bool) {
+        self.view = view
         self.info = info
         self.options = options
         self.decoder = AMQPFrameDecoder(options: options)
@@ -242,7 +246,7 @@ public struct AMQPConnectionDissector: StreamDissector {
         drain(direction, into: &output, limit: limit)
     }
 
-    /// With `PDUDetail.facts`: the frames with no problem (`AMQPDecodedFrame.counted`).
+    /// With `PDUDetail.facts`: the frames with no problem (`AMQPFrameView.counted`).
     public var makesCountedPDUs: Bool { options.detail == .facts }
 
     public mutating func receive(_ bytes: ArraySlice<UInt8>, from direction: Direction, into output: inout PDUBatch, limit: Int) -> Bool {
@@ -306,9 +310,7 @@ public struct AMQPConnectionDissector: StreamDissector {
                                   "the stream ended before the \(message.method.fullName) on channel \(key.channel) was complete: \(message.progress)",
                                   reference: "AMQP 0-9-1 §4.2.6")
             if output.isEmpty {
-                output.append(DissectedPDU(protocolName: "amqp", summary: "incomplete message at end of stream",
-                                           fields: [Field("frame_type", "Type", .string("unframed")), message.field(options: options)],
-                                           problems: [problem], wireLength: 0))
+                output.append(view.incompleteMessage(message, problem: problem, options: options))
             } else {
                 output[output.count - 1].problems.append(problem)
             }
@@ -332,9 +334,11 @@ public struct AMQPConnectionDissector: StreamDissector {
             return
         }
         _ = markFirst(direction)
-        var pdu = decoder.dissect(unit)
-        if case .protocolHeader(let bytes, _) = unit {
+        switch unit {
+        case .protocolHeader(let bytes, let problems):
             let header = AMQPProtocolHeader(bytes)
+            var problems = AMQPFrameDecoder.protocolHeaderProblems(header, problems: problems)
+            var refused = false
             if direction == .toServer {
                 clientHeader = header
             } else if !info.startedMidStream, header == nil || header != clientHeader {
@@ -342,13 +346,17 @@ public struct AMQPConnectionDissector: StreamDissector {
                 // header of a version it does support, then closes the connection. AMQP 1.0
                 // (§2.2) and its SASL layer (§5.3.1) have the server echo an accepted header,
                 // so only a header that differs from the client's (or answers none) refuses.
-                pdu.summary += " (server refuses the client's protocol version)"
-                pdu.problems.append(Problem(.warning, .versionRefused,
-                                            "the server answered with its own protocol header: it does not support the version the client asked for, and closes the connection",
-                                            reference: "AMQP 0-9-1 §4.2.2"))
+                refused = true
+                problems.append(Problem(.warning, .versionRefused,
+                                        "the server answered with its own protocol header: it does not support the version the client asked for, and closes the connection",
+                                        reference: "AMQP 0-9-1 §4.2.2"))
             }
+            output.append(view.protocolHeader(bytes, header: header, problems: problems, refused: refused))
+        case .unframed(let count, let problems):
+            output.append(view.unframed(count, problems: problems))
+        case .frame:
+            break
         }
-        output.append(pdu)
     }
 
     /// Whether this is the direction's first unit; from now on it is not.
@@ -363,7 +371,7 @@ public struct AMQPConnectionDissector: StreamDissector {
 
     /// A frame: decoded into its typed values once, read by the connection's state (`track`),
     /// then put into `output` as one of its views: with `PDUDetail.facts`, a frame with no
-    /// problem as what a table counts (`AMQPDecodedFrame.counted`), any other as its field tree.
+    /// problem as what a table counts (`AMQPFrameView.counted`), any other as its field tree.
     private mutating func take<Output: PDUOutput>(_ frame: AMQPRawFrame, problems framing: [Problem], from direction: Direction,
                                                  into output: inout Output) {
         // Whether the framer lost this direction's frame sync before the frame (bytes skipped to
@@ -377,6 +385,11 @@ public struct AMQPConnectionDissector: StreamDissector {
             if let i = lastPublish.slot(peer) { channelRequests[.basicPublish] = lastPublish.values[i] }
         }
         var decoded = decoder.decode(frame, problems: framing)
+        // The summary of a content header's properties, made once (the header's summary line and
+        // its message's text show it), where a summary or a text line will.
+        if frame.type == .header, options.summaryDetail || options.textLines, let header = decoded.header?.header {
+            decoded.header!.propertySummary = view.propertySummary(of: header)
+        }
         if markFirst(direction), direction == .toServer, expectsProtocolHeader, !toServer.sawProtocolHeader {
             decoded.problems.append(Problem(.warning, .noProtocolHeader,
                                             "the client's stream starts with a frame, not the protocol header",
@@ -386,7 +399,7 @@ public struct AMQPConnectionDissector: StreamDissector {
         var note = AMQPFrameNote()
         note.analysis = options.analysis
         track(&decoded, &note, from: direction, framerLostSync: lostSync)
-        if options.detail == .facts, let counted = decoded.counted(note) {
+        if options.detail == .facts, let counted = view.counted(decoded, note: note) {
             guard let event = note.broker else {
                 output.append(counted: counted, orBox: { $0.dissected(protocolName: "amqp") })
                 return
@@ -397,7 +410,7 @@ public struct AMQPConnectionDissector: StreamDissector {
             output.append(box)
             return
         }
-        var pdu = decoded.dissected(options: options, requests: channelRequests, note: note)
+        var pdu = view.pdu(of: decoded, requests: channelRequests, note: note, options: options)
         // The message a content header belongs to repeats its `properties` object (JSON, the
         // tree) when its body completes it: the header frame's, not made a second time.
         if keepsHeaders, let header = decoded.header, let i = messages.slot(ChannelKey(direction: direction, channel: frame.channel)),
@@ -410,10 +423,6 @@ public struct AMQPConnectionDissector: StreamDissector {
             pdu.packet = typed
         } else if let event = note.broker {
             pdu.packet = event
-        }
-        // Words for the text line; JSON does not print them.
-        if note.analysis, options.detail != .json {
-            pdu.annotations += note.words(acknowledges: decoded.method?.id == .basicAck)
         }
         output.append(pdu)
     }

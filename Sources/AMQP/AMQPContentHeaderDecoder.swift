@@ -4,33 +4,34 @@ import Dissection
 /// size, property flags (continued while bit 0 of a flags word is set) and the properties
 /// those flags say are present, in the class's property order, into an `AMQPContentHeader`.
 /// The field tree is a view of it (`AMQPContentHeader+FieldTree.swift`); the problems are found here.
-struct AMQPContentHeaderDecoder {
-    struct Result {
-        var classID: UInt16?
-        var bodySize: UInt64?
-        var problems: [Problem] = []
-        /// `content-type=text/plain delivery-mode=2`: made once where a summary line or a text
-        /// line shows it (`AMQPOptions.summaryDetail`, `.textLines`), else empty (a table shows none).
-        var propertySummary = ""
+package struct AMQPContentHeaderDecoder {
+    package struct Result {
+        package var classID: UInt16?
+        package var bodySize: UInt64?
+        package var problems: [Problem] = []
+        /// `content-type=text/plain delivery-mode=2`: set once by the connection from its view
+        /// (`AMQPFrameView.propertySummary`) where a summary line or a text line shows it
+        /// (`AMQPOptions.summaryDetail`, `.textLines`), else empty (a table shows none).
+        package var propertySummary = ""
         /// The typed header.
-        var header: AMQPContentHeader? {
+        package var header: AMQPContentHeader? {
             get { typed?.header }
             set { typed = newValue.map(Typed.init) }
         }
         /// `header`, boxed: a header holds every basic property inline (about 600 bytes), and a
         /// result is copied through several layers per frame (callgrind,
         /// amqp-properties.pcap, json: about 100,000 more instructions in memcpy unboxed).
-        var typed: Typed?
+        package var typed: Typed?
 
-        final class Typed: Sendable {
-            let header: AMQPContentHeader
-            init(_ header: AMQPContentHeader) { self.header = header }
+        package final class Typed: Sendable {
+            package let header: AMQPContentHeader
+            package init(_ header: AMQPContentHeader) { self.header = header }
         }
     }
 
-    let options: AMQPOptions
+    package let options: AMQPOptions
 
-    func decode(_ payload: ArraySlice<UInt8>, isWhole: Bool) -> Result {
+    package func decode(_ payload: ArraySlice<UInt8>, isWhole: Bool) -> Result {
         var result = Result()
         var header = AMQPContentHeader()
         var r = ByteReader(payload)
@@ -111,29 +112,8 @@ struct AMQPContentHeaderDecoder {
                                            reference: "AMQP 0-9-1 §4.2.6.1", range: at..<(at + left)))
         }
         result.problems += reader.problems
-        if options.summaryDetail || options.textLines { result.propertySummary = header.propertySummary }
         result.header = header
         return result
-    }
-
-    /// The text lines of the property flag bits, `1... .... .... .... = Content-Type: present`,
-    /// made once per class: they are the same for every content header.
-    private static let basicFlagLines = makeFlagLines(AMQPSpec.class(id: 60)?.properties ?? [])
-
-    static func flagLines(classID: UInt16, properties: [AMQPArgumentSpec]) -> [(key: String, present: String, absent: String)] {
-        classID == 60 ? basicFlagLines : makeFlagLines(properties)
-    }
-
-    private static func makeFlagLines(_ properties: [AMQPArgumentSpec]) -> [(key: String, present: String, absent: String)] {
-        properties.enumerated().map { i, prop in
-            func line(_ set: Bool) -> String {
-                var mask = Array(repeating: Character("."), count: 16)
-                mask[i % 15] = set ? "1" : "0"
-                let text = String(mask[0..<4]) + " " + String(mask[4..<8]) + " " + String(mask[8..<12]) + " " + String(mask[12..<16])
-                return "\(text) = \(prop.label): \(set ? "present" : "absent")"
-            }
-            return ("flag_" + prop.key, line(true), line(false))
-        }
     }
 
     private func short(_ isWhole: Bool, _ what: String, range: Range<Int>) -> Problem {

@@ -6,20 +6,20 @@ import Dissection
 /// Nesting is capped by `AMQPOptions.maxFieldTableDepth`: a table or array deeper than that is
 /// skipped by its length and reported, so recursion stays bounded whatever the input. A length
 /// that runs past the bytes present is reported and clamped; nothing is allocated from it.
-struct AMQPFieldTableDecoder {
-    let options: AMQPOptions
-    var problems: [Problem] = []
+package struct AMQPFieldTableDecoder {
+    package let options: AMQPOptions
+    package var problems: [Problem] = []
     /// Set once a nesting breach was reported, so a wide table of deep values reports it once.
     private var reportedDepth = false
 
-    init(options: AMQPOptions) {
+    package init(options: AMQPOptions) {
         self.options = options
     }
 
     /// Reads a `long-uint` length and the table after it, with the range of both. `base` is the
     /// PDU offset of the reader's first byte; `label` names the table in problems. Returns nil
     /// when not even the length is there.
-    mutating func readTable(_ r: inout ByteReader, base: Int, label: String, depth: Int = 0) -> Ranged<AMQPFieldTable>? {
+    package mutating func readTable(_ r: inout ByteReader, base: Int, label: String, depth: Int = 0) -> Ranged<AMQPFieldTable>? {
         let start = r.offset
         guard let length32 = r.readUInt32() else { return nil }
         let content = readClamped(&r, Int(length32), base: base, what: "field table \"\(label)\"")
@@ -32,7 +32,7 @@ struct AMQPFieldTableDecoder {
     }
 
     /// The entries of a table whose bytes are `content` (without the length).
-    mutating func decodeEntries(_ content: ArraySlice<UInt8>, base: Int, depth: Int) -> [AMQPFieldTable.Entry] {
+    package mutating func decodeEntries(_ content: ArraySlice<UInt8>, base: Int, depth: Int) -> [AMQPFieldTable.Entry] {
         var r = ByteReader(content)
         var entries: [AMQPFieldTable.Entry] = []
         while !r.isAtEnd {
@@ -57,7 +57,7 @@ struct AMQPFieldTableDecoder {
 
     /// One typed value: a type octet and what follows. Nil (after reporting) when the type is
     /// unknown or the value is cut, since the rest of the table cannot be found then.
-    mutating func readValue(_ r: inout ByteReader, base: Int, name: String, depth: Int) -> AMQPFieldValue? {
+    package mutating func readValue(_ r: inout ByteReader, base: Int, name: String, depth: Int) -> AMQPFieldValue? {
         let start = r.offset
         guard let tag = r.readUInt8() else {
             truncated(name, at: base + start, base: base, r)

@@ -28,7 +28,7 @@ public struct AMQPFrameType: RawRepresentable, Hashable, Sendable, CustomStringC
     }
 
     /// `0x9F (unknown)`.
-    static func unknown(_ value: UInt64, digits: Int) -> String {
+    package static func unknown(_ value: UInt64, digits: Int) -> String {
         "\(AMQPHex.string(value, digits: digits)) (unknown)"
     }
 }

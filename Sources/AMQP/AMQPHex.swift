@@ -1,21 +1,21 @@
 import Dissection
 
 /// Upper-case hex for wire values in messages: `0x9F`, `0x003C`.
-enum AMQPHex {
-    static func string(_ value: UInt64, digits: Int) -> String {
+package enum AMQPHex {
+    package static func string(_ value: UInt64, digits: Int) -> String {
         var sink = ByteSink(capacity: 20)
         append(value, digits: digits, into: &sink)
         return sink.take()
     }
 
     /// `string(value, digits:)`, written into `sink` (no String made).
-    static func append(_ value: UInt64, digits: Int, into sink: inout ByteSink) {
+    package static func append(_ value: UInt64, digits: Int, into sink: inout ByteSink) {
         sink.literal("0x")
         appendDigits(value, digits: digits, into: &sink)
     }
 
     /// The digits of `append(value, digits:)`, without the `0x`.
-    static func appendDigits(_ value: UInt64, digits: Int, into sink: inout ByteSink) {
+    package static func appendDigits(_ value: UInt64, digits: Int, into sink: inout ByteSink) {
         let count = min(max(digits, 1), 16)
         var shift = (count - 1) * 4
         while shift >= 0 {

@@ -33,7 +33,6 @@ public struct AMQPOptions: Sendable {
     /// In a run in two passes (`--two-pass`), what the first pass writes and the second reads:
     /// each publish's route and confirm, each delivery's acknowledgement (`AMQPLinks`).
     public var links: AMQPLinking?
-
     public init(bodyPreviewBytes: Int = 256, maxHeldFrameBytes: Int = 1 << 20, maxFieldTableDepth: Int = 64,
                 maxTrackedDeliveries: Int = 65536) {
         self.bodyPreviewBytes = bodyPreviewBytes
@@ -43,9 +42,9 @@ public struct AMQPOptions: Sendable {
     }
 
     /// The depth cap actually applied.
-    var effectiveTableDepth: Int { min(max(maxFieldTableDepth, 0), 128) }
+    package var effectiveTableDepth: Int { min(max(maxFieldTableDepth, 0), 128) }
     /// Held bytes per frame: at least the 7-byte header's worth of payload so framing works.
     var effectiveMaxHeld: Int { max(maxHeldFrameBytes, 64) }
     /// Long strings inside arguments and tables are previewed to this many bytes.
-    static let longStringPreviewBytes = 1024
+    package static let longStringPreviewBytes = 1024
 }

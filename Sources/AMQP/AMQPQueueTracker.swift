@@ -17,114 +17,114 @@ import Dissection
 /// Consumer tags and delivery tags are scoped to a channel (AMQP 0-9-1 domain delivery-tag:
 /// "the delivery tag is valid only within the channel from which the message was received"),
 /// so all state is per channel and forgotten when the channel opens or closes.
-struct AMQPQueueTracker {
+package struct AMQPQueueTracker {
     /// Where deliveries come from: a consumer's or a basic.get's queue, and whether the
     /// client acknowledges them.
     private struct Source {
         /// Nil for a consumer whose basic.consume came before the capture.
-        var queue: String?
-        var noAck: Bool
+        package var queue: String?
+        package var noAck: Bool
     }
 
     private struct ChannelState {
         /// AMQP 0-9-1 queue.declare-ok / basic.consume queue: an empty queue name in later
         /// methods means the channel's last declared queue.
-        var lastDeclaredQueue: String?
-        var consumers: [String: Source] = [:]
+        package var lastDeclaredQueue: String?
+        package var consumers: [String: Source] = [:]
         /// The basic.consume waiting for its consume-ok (the server may choose the tag).
-        var pendingConsume: Source?
+        package var pendingConsume: Source?
         /// The basic.get waiting for get-ok or get-empty.
-        var pendingGet: Source?
+        package var pendingGet: Source?
         /// Deliveries not yet acknowledged, by delivery tag.
-        var outstanding: [Int: Outstanding] = [:]
+        package var outstanding: [Int: Outstanding] = [:]
         /// basic.qos prefetch-count with `global` unset: the most unacknowledged deliveries the
         /// broker sends each consumer started after it (0: no limit). RabbitMQ's reading of the
         /// spec's "global" bit: per consumer unless set.
-        var prefetch = 0
+        package var prefetch = 0
         /// basic.qos prefetch-count with `global` set: the most unacknowledged deliveries the
         /// broker sends the channel's consumers together (0: no limit).
-        var channelPrefetch = 0
+        package var channelPrefetch = 0
         /// Deliveries to the channel's consumers not yet acknowledged (a basic.get's are not
         /// held to a prefetch).
-        var consumersInFlight = 0
+        package var consumersInFlight = 0
         /// Deliveries that left the channel at its global prefetch limit: how many, the first frames.
-        var atLimit = 0
-        var atLimitFrames: [Int] = []
+        package var atLimit = 0
+        package var atLimitFrames: [Int] = []
         /// Frames of deliveries the client gave back with `requeue`, oldest first: a redelivery
         /// (the redelivered flag) is most likely of the oldest.
-        var requeued: [Int] = []
+        package var requeued: [Int] = []
         /// Each consumer's deliveries and settlements since its basic.consume-ok, by tag.
-        var consumerStats: [String: Consumer] = [:]
+        package var consumerStats: [String: Consumer] = [:]
         /// Consumers from before the capture that have settled none of their deliveries yet: they
         /// may be no-ack ones, so their deliveries are not reported unacknowledged.
-        var mayNotAcknowledge: Set<String> = []
+        package var mayNotAcknowledge: Set<String> = []
     }
 
     /// A consumer's life on its channel: where it began, its deliveries and how they were settled.
-    struct Consumer {
-        var tag: String
+    package struct Consumer {
+        package var tag: String
         /// Nil when its basic.consume came before the capture.
-        var queue: String?
-        var frame: Int
-        var time: Timestamp
-        var deliveries = 0
-        var acknowledged = 0
-        var rejected = 0
-        var lastDelivery: Timestamp?
+        package var queue: String?
+        package var frame: Int
+        package var time: Timestamp
+        package var deliveries = 0
+        package var acknowledged = 0
+        package var rejected = 0
+        package var lastDelivery: Timestamp?
         /// The channel's per-consumer prefetch-count when it began (0: none).
-        var prefetch = 0
+        package var prefetch = 0
         /// Its deliveries not yet acknowledged.
-        var inFlight = 0
+        package var inFlight = 0
         /// Deliveries that left it at its prefetch limit: how many, the first frames.
-        var atLimit = 0
-        var atLimitFrames: [Int] = []
+        package var atLimit = 0
+        package var atLimitFrames: [Int] = []
         /// Its basic.consume came before the capture: it began at its first delivery (`frame`).
-        var beforeCapture: Bool { queue == nil }
+        package var beforeCapture: Bool { queue == nil }
     }
 
     /// A delivery awaiting the client's acknowledgement: its queue, and where it came.
-    struct Outstanding {
+    package struct Outstanding {
         /// Nil when its consumer's basic.consume came before the capture.
-        var queue: String?
-        var frame: Int
-        var time: Timestamp
+        package var queue: String?
+        package var frame: Int
+        package var time: Timestamp
         /// Its place among the connection's publishes and deliveries in its frame (`AMQPLinks`).
-        var place = 0
+        package var place = 0
         /// The consumer it went to; empty for a basic.get.
-        var consumer = ""
+        package var consumer = ""
     }
 
     /// What a channel left when it closed (or the connection ended): the deliveries still
     /// unacknowledged, in frame order, and how often it was held at its global prefetch limit
     /// (each consumer's own is on the consumer).
-    struct Left {
-        var channel: UInt16
-        var unacknowledged: [Outstanding]
+    package struct Left {
+        package var channel: UInt16
+        package var unacknowledged: [Outstanding]
         /// The global prefetch-count (0: none).
-        var prefetch: Int
-        var atLimit: Int
-        var atLimitFrames: [Int]
+        package var prefetch: Int
+        package var atLimit: Int
+        package var atLimitFrames: [Int]
         /// Its consumers still consuming, by the order they began.
-        var consumers: [Consumer] = []
+        package var consumers: [Consumer] = []
     }
 
     /// Most outstanding deliveries remembered per channel; beyond it new ones are not
     /// attributed (a consumer with no prefetch limit that never acks would grow it forever).
-    let maxOutstanding: Int
+    package let maxOutstanding: Int
     /// Each channel's state, in a short list searched from the last one used (a connection uses
     /// a few channels; a dictionary hashed the number per frame).
     private var channelNumbers: [UInt16] = []
     private var channelStates: [ChannelState] = []
     private var lastChannel = 0
 
-    init(maxOutstanding: Int) {
+    package init(maxOutstanding: Int) {
         self.maxOutstanding = max(maxOutstanding, 0)
     }
 
     /// Forgets a channel's consumers and deliveries (channel.open, channel.close-ok), returning
     /// what it left.
     @discardableResult
-    mutating func reset(channel: UInt16) -> Left? {
+    package mutating func reset(channel: UInt16) -> Left? {
         guard let i = channelNumbers.firstIndex(of: channel) else { return nil }
         let state = channelStates[i]
         channelNumbers.remove(at: i)
@@ -136,13 +136,13 @@ struct AMQPQueueTracker {
     /// The queue a method names on `channel`: its own name, or for an empty one the channel's
     /// last declared queue (AMQP 0-9-1 queue.bind, queue.delete: "If the queue name is empty,
     /// the server uses the last queue declared on the channel").
-    func queueName(_ name: String, channel: UInt16) -> String {
+    package func queueName(_ name: String, channel: UInt16) -> String {
         guard name.isEmpty, let i = channelNumbers.firstIndex(of: channel) else { return name }
         return channelStates[i].lastDeclaredQueue ?? name
     }
 
     /// What every channel still open left, in channel order (the connection ended).
-    func leftOpen() -> [Left] {
+    package func leftOpen() -> [Left] {
         zip(channelNumbers, channelStates).sorted { $0.0 < $1.0 }.map { Self.left($0.0, $0.1) }
     }
 
@@ -173,7 +173,7 @@ struct AMQPQueueTracker {
     private enum Step {
         case declareOk, consume, consumeOk, cancel, deliver, get, getEmpty, getOk, settle, recover, qos
 
-        init?(_ id: AMQPMethodID, from direction: Direction) {
+        package init?(_ id: AMQPMethodID, from direction: Direction) {
             switch (id.classID, id.methodID, direction) {
             case (50, 11, .toClient): self = .declareOk // queue.declare-ok
             case (60, 20, .toServer): self = .consume // basic.consume
@@ -193,9 +193,9 @@ struct AMQPQueueTracker {
 
     /// What a delivery or a settlement was attributed to: its queue (none when a `multiple`
     /// settlement covered several), how it was found, and for `multiple`, the deliveries covered.
-    /// Summaries take the queue and count as they are; trees show them as fields (`fields`).
-    struct Attribution {
-        enum Source {
+    /// Summaries take the queue and count as they are; trees show them as fields (its view).
+    package struct Attribution {
+        package enum Source {
             case consume
             case get
             case deliveryTag(Int)
@@ -203,51 +203,23 @@ struct AMQPQueueTracker {
             case covered
         }
 
-        var queue: String?
-        var source: Source
-        var ackedCount: Int?
+        package var queue: String?
+        package var source: Source
+        package var ackedCount: Int?
         /// A client's settlement: the deliveries it covered.
-        var settled: Settled?
+        package var settled: Settled?
         /// A delivery with the redelivered flag: the frame of the delivery it most likely repeats
         /// (the oldest given back with `requeue` on the channel).
-        var redeliveryOf: Int?
+        package var redeliveryOf: Int?
         /// basic.cancel-ok (or the broker's basic.cancel): the consumer that ended.
-        var consumerEnded: Consumer?
+        package var consumerEnded: Consumer?
 
         /// The deliveries a basic.ack, basic.nack or basic.reject covered.
-        struct Settled {
-            var frames: AMQPCovered
-            var requeue: Bool
+        package struct Settled {
+            package var frames: AMQPCovered
+            package var requeue: Bool
             /// Each delivery covered, when asked for (a first pass's links).
-            var covered: [Outstanding] = []
-        }
-
-        static let ackedCountLabel = "Outstanding deliveries covered (multiple)"
-
-        /// The derived root fields of the PDU: `queue`, and `acked_count` for `multiple`.
-        var fields: [Field] {
-            var fields: [Field] = []
-            if let queue {
-                var label = ByteSink(capacity: 48)
-                writeQueueLabel(into: &label)
-                fields.append(Field("queue", label.take(), .string(queue)))
-            }
-            if let ackedCount { fields.append(Field("acked_count", Self.ackedCountLabel, .int(ackedCount))) }
-            return fields
-        }
-
-        /// `Queue (from basic.consume)` and the like, written as bytes (interpolating a delivery
-        /// tag into a String cost several times as much).
-        private func writeQueueLabel(into out: inout ByteSink) {
-            switch source {
-            case .consume: out.literal("Queue (from basic.consume)")
-            case .get: out.literal("Queue (from basic.get)")
-            case .covered: out.literal("Queue (from the deliveries it covers)")
-            case .deliveryTag(let tag):
-                out.literal("Queue (from delivery-tag ")
-                out.append(tag)
-                out.literal(")")
-            }
+            package var covered: [Outstanding] = []
         }
     }
 
@@ -255,7 +227,7 @@ struct AMQPQueueTracker {
     /// `frame` and `time`: where the method came.
     /// `place`: the method's among the connection's publishes and deliveries in the frame;
     /// `listsCovered`: whether a settlement lists each delivery it covers.
-    mutating func track(_ id: AMQPMethodID, _ values: AMQPArgumentValues, channel: UInt16, from direction: Direction,
+    package mutating func track(_ id: AMQPMethodID, _ values: AMQPArgumentValues, channel: UInt16, from direction: Direction,
                         frame: Int, time: Timestamp, place: Int = 0, listsCovered: Bool = false) -> Attribution? {
         // Only these methods concern queues: others need no channel state.
         guard let step = Step(id, from: direction) else { return nil }

@@ -20,7 +20,7 @@ public enum AMQPSpec {
 
     /// The content properties of the class with this id, or nil when the spec has no such class.
     /// The list alone: a class copied out of its table retained its name and both lists.
-    static func properties(classID: UInt16) -> [AMQPArgumentSpec]? {
+    package static func properties(classID: UInt16) -> [AMQPArgumentSpec]? {
         Int(classID) < propertiesByID.count ? propertiesByID[Int(classID)] : nil
     }
 
@@ -36,7 +36,7 @@ public enum AMQPSpec {
 
     /// Something made for each method of the spec, indexed by class id, then method id: the
     /// lookup tables of frame decoding, indexed rather than hashed (they are read per frame).
-    static func byMethodID<T>(_ make: (AMQPMethodSpec) -> T) -> [[T?]] {
+    package static func byMethodID<T>(_ make: (AMQPMethodSpec) -> T) -> [[T?]] {
         var table = [[T?]](repeating: [], count: Int(classes.map(\.id).max() ?? 0) + 1)
         for cls in classes {
             for m in cls.methods {
@@ -49,7 +49,7 @@ public enum AMQPSpec {
     }
 
     /// Something made for each class of the spec, indexed by class id.
-    static func byClassID<T>(_ make: (AMQPClassSpec) -> T) -> [T?] {
+    package static func byClassID<T>(_ make: (AMQPClassSpec) -> T) -> [T?] {
         var table = [T?](repeating: nil, count: Int(classes.map(\.id).max() ?? 0) + 1)
         for cls in classes { table[Int(cls.id)] = make(cls) }
         return table
@@ -132,16 +132,16 @@ public final class AMQPMethodSpec: Sendable, Equatable {
     /// The text-tree lines of each argument that is a bit, cleared and set, by argument index
     /// (nil for the others). Made once here: every bit of every frame shows one, and building
     /// each took a few string appends.
-    let bitLines: [(clear: String, set: String)?]
+    package let bitLines: [(clear: String, set: String)?]
 
     /// Where the arguments a message view repeats (`AMQPMessageAssembly.routingArguments`) are in
     /// `arguments`, in the order the view shows them: found once here, not by name per message.
-    let messageArguments: [Int]
+    package let messageArguments: [Int]
 
     /// Where `exchange` and `routing-key` are in `arguments`, if the method has them: a message's
     /// facts name both, once per message (found by name, they were a few string comparisons each).
-    let exchangeArgument: Int?
-    let routingKeyArgument: Int?
+    package let exchangeArgument: Int?
+    package let routingKeyArgument: Int?
 
     /// `basic.publish`. Made once here: summaries, fields and message assemblies name the method
     /// of nearly every frame, and concatenating it each time made a string per use.
@@ -192,12 +192,12 @@ public struct AMQPConstant: Sendable, Equatable {
 
 extension AMQPSpec {
     /// `routing-key` → `routing_key`.
-    static func snakeCase(_ name: String) -> String {
+    package static func snakeCase(_ name: String) -> String {
         String(name.map { $0 == "-" ? "_" : $0 })
     }
 
     /// `routing-key` → `Routing-Key`.
-    static func titleCase(_ name: String) -> String {
+    package static func titleCase(_ name: String) -> String {
         var out = ""
         var upper = true
         for c in name {

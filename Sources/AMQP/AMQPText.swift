@@ -1,10 +1,10 @@
 import Dissection
 
 /// Turning wire strings and numbers into display text, without Foundation.
-enum AMQPText {
+package enum AMQPText {
     /// `name (type)`, a field-table entry's text-tree label (one per table entry), written into
     /// a string of the right size: interpolating it grows a buffer part by part.
-    static func typedLabel(_ name: String, _ type: String) -> String {
+    package static func typedLabel(_ name: String, _ type: String) -> String {
         var name = name, type = type
         return name.withUTF8 { n in
             type.withUTF8 { t in
@@ -22,13 +22,13 @@ enum AMQPText {
     }
 
     /// A short string as text when it is valid, printable UTF-8, else as escaped bytes.
-    static func shortString(_ bytes: ArraySlice<UInt8>) -> String {
+    package static func shortString(_ bytes: ArraySlice<UInt8>) -> String {
         if let text = Preview.utf8Text(bytes) { return text }
         return escaped(bytes)
     }
 
     /// Printable ASCII as is, anything else as `\0` or `\xNN`.
-    static func escaped(_ bytes: ArraySlice<UInt8>) -> String {
+    package static func escaped(_ bytes: ArraySlice<UInt8>) -> String {
         // Written as bytes, made a String once (appending to a String per byte, with a hex String
         // made for each escape, cost about 500 instructions a byte).
         var out = ByteSink(capacity: bytes.count + 8)
@@ -46,13 +46,13 @@ enum AMQPText {
     }
 
     /// `'S'`, or `0x00` for a byte that is not a printable letter.
-    static func typeLetter(_ tag: UInt8) -> String {
+    package static func typeLetter(_ tag: UInt8) -> String {
         if tag >= 0x21 && tag < 0x7F { return "'\(Character(Unicode.Scalar(tag)))'" }
         return AMQPHex.string(UInt64(tag), digits: 2)
     }
 
     /// A decimal value (§4.2.5.5): `value` / 10^`scale`, written with `scale` digits after the point.
-    static func decimal(_ value: Int64, scale: Int) -> String {
+    package static func decimal(_ value: Int64, scale: Int) -> String {
         let sign = value < 0 ? "-" : ""
         var digits = String(value.magnitude)
         guard scale > 0 else { return sign + digits }
@@ -64,14 +64,14 @@ enum AMQPText {
     }
 
     /// Seconds since 1970 as `2024-01-31T12:00:00Z` (proleptic Gregorian, UTC).
-    static func utcTime(_ seconds: UInt64) -> String {
+    package static func utcTime(_ seconds: UInt64) -> String {
         // Beyond year 9999 a date says nothing useful.
         guard seconds < 253_402_300_800 else { return "beyond year 9999" }
         return Timestamp(seconds: Int64(seconds), nanoseconds: 0, fractionalDigits: 0).iso8601SecondsUTC
     }
 
     /// A value for a summary line: bare when simple, quoted when empty or spaced, cut when long.
-    static func summaryValue(_ s: String, limit: Int = 60) -> String {
+    package static func summaryValue(_ s: String, limit: Int = 60) -> String {
         var v = s
         // Characters are counted only when the bytes could exceed the limit.
         if v.utf8.count > limit, v.count > limit { v = String(v.prefix(limit)) + "..." }

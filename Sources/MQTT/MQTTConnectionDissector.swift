@@ -18,6 +18,9 @@ import Dissection
 public struct MQTTConnectionDissector: StreamDissector {
     public let info: ConnectionInfo
     public let options: MQTTOptions
+    /// How its packets are shown (Render's `MQTTViews`, whose `init(info:options:)` hands over
+    /// the standard view).
+    public let view: any MQTTPacketView
     /// The version and per-direction state learned so far.
     public private(set) var session: MQTTSession
 
@@ -47,9 +50,10 @@ public struct MQTTConnectionDissector: StreamDissector {
         var skippedBytes = 0
     }
 
-    public init(info: ConnectionInfo, options: MQTTOptions) {
+    public init(info: ConnectionInfo, options: MQTTOptions, view: any MQTTPacketView) {
         self.info = info
         self.options = options
+        self.view = view
         self.session = MQTTSession(version: options.assumedVersion, source: .assumed)
         self.toServerFramer = MQTTFramer(options: options, startsMidStream: info.startedMidStream)
         self.toClientFramer = MQTTFramer(options: options, startsMidStream: info.startedMidStream)
@@ -128,7 +132,7 @@ public struct MQTTConnectionDissector: StreamDissector {
         if direction == .toServer { pendingToServer = Pending() } else { pendingToClient = Pending() }
         // Only bytes that were seen get an entry; a gap alone is the reassembler's to report.
         guard pending.skippedBytes > 0 else { return }
-        output.append(options.view.skipped(pending.skippedBytes, problems: pending.problems))
+        output.append(view.skipped(pending.skippedBytes, problems: pending.problems))
     }
 
     private mutating func nextStep(_ direction: Direction) -> MQTTFramer.Step {
@@ -157,7 +161,7 @@ public struct MQTTConnectionDissector: StreamDissector {
                 var state = session[direction]
                 let packet = MQTTDecoder.decodeTyped(bytes[...], wireLength: bytes.count, version: session.version ?? .v3_1_1,
                                                      state: &state)
-                var pdu = options.view.pdu(of: packet, notes: MQTTPacketNotes(), options: options, lineSink: nil)
+                var pdu = view.pdu(of: packet, notes: MQTTPacketNotes(), options: options, lineSink: nil)
                 pdu.problems.append(Problem(.note, .resynchronising, "Decoding resumes at the next plausible packet boundary"))
                 attachPending(direction, to: &pdu)
                 output.append(pdu)
@@ -198,20 +202,20 @@ public struct MQTTConnectionDissector: StreamDissector {
         let watchNote = options.analysis ? watch.observe(packet, from: direction, frame: self.frame, time: time) : nil
         let delivery = deliveries(of: packet, from: direction)
         if case .facts = options.detail, !hasPending(direction) {
-            if let counted = options.view.counted(packet) {
-                let type = packet.type, view = options.view
+            if let counted = view.counted(packet) {
+                let type = packet.type, view = view
                 output.append(counted: counted, orBox: { view.box($0, type: type) })
                 return
             }
             // A CONNECT's client id and version are counted too: a box of facts, still no tree.
-            if let box = options.view.countedBox(packet) {
+            if let box = view.countedBox(packet) {
                 output.append(box)
                 return
             }
         }
         // Copies of a dissector may be used on different threads: one never writes into another's buffer.
         if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }
-        var pdu = options.view.pdu(of: packet, notes: MQTTPacketNotes(flow: note, watch: watchNote, delivery: delivery),
+        var pdu = view.pdu(of: packet, notes: MQTTPacketNotes(flow: note, watch: watchNote, delivery: delivery),
                                    options: options, lineSink: lineSink)
         pdu.packet = packet
         attachPending(direction, to: &pdu)

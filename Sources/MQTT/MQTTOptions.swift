@@ -32,13 +32,8 @@ public struct MQTTOptions: Sendable {
     /// links, the second reads them, so that each PUBLISH names its acknowledgement. Nil: one
     /// pass (the acknowledgement names the PUBLISH).
     public var flowLinks: MQTTFlowLinking?
-    /// How the packets are shown (Render's `MQTTViews`, whose `MQTTOptions()` sets its standard
-    /// view: importing it gives the usual initializer).
-    public var view: any MQTTPacketView
-
-    public init(view: any MQTTPacketView, assumedVersion: MQTTVersion? = nil, payloadPreviewBytes: Int = 256,
+    public init(assumedVersion: MQTTVersion? = nil, payloadPreviewBytes: Int = 256,
                 maxHeldPDUBytes: Int = 1 << 20, resyncWindowBytes: Int = 1 << 16) {
-        self.view = view
         self.assumedVersion = assumedVersion
         self.payloadPreviewBytes = payloadPreviewBytes
         self.maxHeldPDUBytes = maxHeldPDUBytes

@@ -1,8 +1,8 @@
 import Dissection
 
 /// How a connection's packets are shown: what the dissector asks of a view, made in Render
-/// (`MQTTViews.MQTTStandardView`) and handed over in the options (`MQTTOptions.view`), so this
-/// module decodes and keeps state but writes no output of its own (issue #27 item 3).
+/// (`MQTTViews.MQTTStandardView`) and handed to the dissector (`MQTTConnectionDissector.view`),
+/// so this module decodes and keeps state but writes no output of its own (issue #27 item 3).
 public protocol MQTTPacketView: Sendable {
     /// The packet's PDU: its field tree and summary line, its problems, and what the analyses say
     /// of it (`notes`) as fields and, unless the detail is `.json`, as words. `lineSink`: a buffer

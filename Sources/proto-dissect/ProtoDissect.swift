@@ -1,4 +1,5 @@
 import AMQP
+import AMQPViews
 // Linked for its allocator alone, on Linux (Package.swift): libmimalloc replaces malloc and free
 // for the whole process (docs/performance.md: fewer instructions per allocation than glibc's on
 // this workload). Elsewhere the system's allocator stays.

@@ -1,4 +1,5 @@
 @testable import AMQP
+@testable import AMQPViews
 import Dissection
 import Render
 import Foundation
@@ -87,10 +88,10 @@ struct AMQPContentTests {
 
     @Test("a body preview in a summary stays on one line: tabs, CR, LF and CR LF become spaces")
     func bodyPreviewOneLine() {
-        #expect(AMQPFrameDecoder.summaryPreview(Array("a\r\nb\tc\nd".utf8)[...]) == "\"a  b c d\"")
-        #expect(AMQPFrameDecoder.summaryPreview(Array("ünï\r\n".utf8)[...]) == "\"ünï  \"")
-        #expect(AMQPFrameDecoder.summaryPreview(Array(repeating: UInt8(ascii: "x"), count: 50)[...]) == "\"" + String(repeating: "x", count: 40) + "...\"")
-        #expect(AMQPFrameDecoder.summaryPreview([0x00, 0xFF][...]) == "00ff")
+        #expect(AMQPFrameSummary.summaryPreview(Array("a\r\nb\tc\nd".utf8)[...]) == "\"a  b c d\"")
+        #expect(AMQPFrameSummary.summaryPreview(Array("ünï\r\n".utf8)[...]) == "\"ünï  \"")
+        #expect(AMQPFrameSummary.summaryPreview(Array(repeating: UInt8(ascii: "x"), count: 50)[...]) == "\"" + String(repeating: "x", count: 40) + "...\"")
+        #expect(AMQPFrameSummary.summaryPreview([0x00, 0xFF][...]) == "00ff")
     }
 
     @Test("the summary shows the common properties")

@@ -1,4 +1,5 @@
 @testable import AMQP
+@testable import AMQPViews
 import Dissection
 import Testing
 

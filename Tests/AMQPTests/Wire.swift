@@ -1,4 +1,5 @@
 @testable import AMQP
+@testable import AMQPViews
 import Dissection
 
 /// Builders for AMQP 0-9-1 wire bytes, so fixtures read as what they mean.

@@ -1,4 +1,5 @@
 import AMQP
+import AMQPViews
 import Capture
 import Dissection
 import Foundation

@@ -1,4 +1,5 @@
 import AMQP
+import AMQPViews
 import Benchmark
 import Capture
 import Dissection

@@ -3,7 +3,7 @@ import MQTT
 
 /// The standard view of MQTT packets: the field tree and summary line that text and JSON print,
 /// the values a table counts, and the analyses' notes as fields and words. The dissector asks
-/// it through `MQTTPacketView`; `MQTTOptions()` (here) hands it over.
+/// it through `MQTTPacketView`; `MQTTConnectionDissector(info:options:)` (here) hands it over.
 public struct MQTTStandardView: MQTTPacketView {
     public init() {}
 
@@ -42,12 +42,10 @@ public struct MQTTStandardView: MQTTPacketView {
     }
 }
 
-extension MQTTOptions {
-    /// The defaults, shown by the standard view.
-    public init(assumedVersion: MQTTVersion? = nil, payloadPreviewBytes: Int = 256,
-                maxHeldPDUBytes: Int = 1 << 20, resyncWindowBytes: Int = 1 << 16) {
-        self.init(view: MQTTStandardView(), assumedVersion: assumedVersion, payloadPreviewBytes: payloadPreviewBytes,
-                  maxHeldPDUBytes: maxHeldPDUBytes, resyncWindowBytes: resyncWindowBytes)
+extension MQTTConnectionDissector {
+    /// A dissector whose packets the standard view shows.
+    public init(info: ConnectionInfo, options: MQTTOptions = MQTTOptions()) {
+        self.init(info: info, options: options, view: MQTTStandardView())
     }
 }
 
@@ -63,7 +61,7 @@ extension MQTTDecoder {
     ///   - state: this direction's topic aliases; PUBLISH packets read and update it.
     public static func decode(_ bytes: ArraySlice<UInt8>, wireLength: Int? = nil, version: MQTTVersion,
                               state: inout MQTTDirectionState, options: MQTTOptions = MQTTOptions()) -> DissectedPDU {
-        options.view.pdu(of: decodePacket(bytes, wireLength: wireLength, version: version, state: &state), notes: MQTTPacketNotes(),
+        MQTTStandardView().pdu(of: decodePacket(bytes, wireLength: wireLength, version: version, state: &state), notes: MQTTPacketNotes(),
                          options: options, lineSink: nil)
     }
 
@@ -76,7 +74,7 @@ extension MQTTDecoder {
     /// Decodes a framer's output, adding what the framer knows of lost bytes.
     public static func decode(_ frame: MQTTFrame, version: MQTTVersion, state: inout MQTTDirectionState,
                               options: MQTTOptions = MQTTOptions()) -> DissectedPDU {
-        options.view.pdu(of: decodePacket(frame, version: version, state: &state), notes: MQTTPacketNotes(),
+        MQTTStandardView().pdu(of: decodePacket(frame, version: version, state: &state), notes: MQTTPacketNotes(),
                          options: options, lineSink: nil)
     }
 

@@ -1,3 +1,4 @@
+import AMQP
 import Dissection
 
 /// Text-tree lines that are the same for every frame with the same value (frame type, frame-end,
@@ -31,5 +32,25 @@ enum AMQPTextLines {
 
     private static func makeMethodLine(_ id: AMQPMethodID) -> String {
         "Method-Id: \(id.spec.map { "\($0.methodName) (\(id.methodID))" } ?? AMQPFrameType.unknown(UInt64(id.methodID), digits: 4))"
+    }
+
+    /// The text lines of the property flag bits, `1... .... .... .... = Content-Type: present`,
+    /// made once per class: they are the same for every content header.
+    private static let basicFlagLines = makeFlagLines(AMQPSpec.class(id: 60)?.properties ?? [])
+
+    static func flagLines(classID: UInt16, properties: [AMQPArgumentSpec]) -> [(key: String, present: String, absent: String)] {
+        classID == 60 ? basicFlagLines : makeFlagLines(properties)
+    }
+
+    private static func makeFlagLines(_ properties: [AMQPArgumentSpec]) -> [(key: String, present: String, absent: String)] {
+        properties.enumerated().map { i, prop in
+            func line(_ set: Bool) -> String {
+                var mask = Array(repeating: Character("."), count: 16)
+                mask[i % 15] = set ? "1" : "0"
+                let text = String(mask[0..<4]) + " " + String(mask[4..<8]) + " " + String(mask[8..<12]) + " " + String(mask[12..<16])
+                return "\(text) = \(prop.label): \(set ? "present" : "absent")"
+            }
+            return ("flag_" + prop.key, line(true), line(false))
+        }
     }
 }

@@ -1,3 +1,4 @@
+import AMQP
 import Dissection
 
 /// The user name inside a SASL response, where the mechanism carries it in the clear.

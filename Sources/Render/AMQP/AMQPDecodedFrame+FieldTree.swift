@@ -1,3 +1,4 @@
+import AMQP
 import Dissection
 
 /// The field tree and summary line of a frame: a view of its typed values and of what the
@@ -24,14 +25,14 @@ extension AMQPDecodedFrame {
             guard let result = method else { summary = "method (truncated)"; break }
             result.method?.appendFields(to: &fields, arguments: result.arguments, argumentsRange: result.argumentsRange, options: options)
             if let spec = result.spec {
-                summary = options.summaryDetail ? AMQPMethodDecoder.summary(spec, result.values) : spec.fullName
+                summary = options.summaryDetail ? AMQPFrameSummary.summary(spec, result.values) : spec.fullName
                 if spec.classID == 10, spec.methodID == 11 || spec.methodID == 21,
                    let user = AMQPSASL.user(mechanism: result.values.string("mechanism") ?? requests[.connectionStartOK]?.string("mechanism"),
                                             response: result.values["response"]) {
                     fields.append(Field("sasl_user", "SASL user", .string(user)))
                 }
-                fields += AMQPFrameDecoder.connectionSummaryFields(spec, result.values, depthLimit: options.effectiveTableDepth)
-                if let reason = AMQPFrameDecoder.reasonField(result.values) { fields.append(reason) }
+                fields += AMQPFrameSummary.connectionSummaryFields(spec, result.values, depthLimit: options.effectiveTableDepth)
+                if let reason = AMQPFrameSummary.reasonField(result.values) { fields.append(reason) }
                 if spec.classID == 10, spec.methodName == "blocked" {
                     let reason = result.values.string("reason").map { " (\($0))" } ?? ""
                     fields.append(Field("explanation", "Explanation",
@@ -47,13 +48,13 @@ extension AMQPDecodedFrame {
         case .header:
             guard let result = header else { summary = "content header ?"; break }
             result.header?.appendFields(to: &fields, options: options)
-            summary = AMQPFrameDecoder.headerSummary(result, detailed: options.summaryDetail)
+            summary = AMQPFrameSummary.headerSummary(result, detailed: options.summaryDetail)
         case .body:
             let body = Preview.value(of: frame.payload, length: size, limit: options.bodyPreviewBytes)
             fields.append(Field("body", "Body", body, range: 7..<(7 + frame.payload.count)))
             // `body_length`, not `length`, which is the whole frame's wire length at the top level.
             fields.append(Field("body_length", "Body length", .int(size), range: 3..<7))
-            summary = AMQPFrameDecoder.bodySummary(frame, detailed: options.summaryDetail)
+            summary = AMQPFrameSummary.bodySummary(frame, detailed: options.summaryDetail)
         case .heartbeat:
             summary = "heartbeat"
         default:

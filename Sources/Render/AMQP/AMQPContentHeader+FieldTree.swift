@@ -1,3 +1,4 @@
+import AMQP
 import Dissection
 
 /// The field tree and property summary of a content header: a view of `AMQPContentHeader`,
@@ -21,7 +22,7 @@ extension AMQPContentHeader {
                               range: propertyFlags.range)
         // The flag bits are text-only lines: not made when no text tree is printed.
         if options.textLines {
-            let lines = AMQPContentHeaderDecoder.flagLines(classID: classID.value, properties: properties)
+            let lines = AMQPTextLines.flagLines(classID: classID.value, properties: properties)
             flagField.children.reserveCapacity(min(properties.count, flags.count) + 1)
             for (i, prop) in properties.enumerated() where i < flags.count {
                 flagField.children.append(Field(lines[i].key, prop.label, .bool(flags[i]),

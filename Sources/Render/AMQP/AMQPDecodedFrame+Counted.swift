@@ -1,3 +1,4 @@
+import AMQP
 import Dissection
 
 /// What a table counts of a frame: a view of its typed values and the connection's note, with

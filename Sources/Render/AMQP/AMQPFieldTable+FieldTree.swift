@@ -1,3 +1,4 @@
+import AMQP
 import Dissection
 
 /// The field tree of field tables and arrays: a view of `AMQPFieldTable`, deciding nothing about

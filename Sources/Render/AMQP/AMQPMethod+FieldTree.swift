@@ -1,3 +1,4 @@
+import AMQP
 import Dissection
 
 /// The field tree of a method frame's method: a view of `AMQPMethod`. It reads the typed
@@ -36,7 +37,7 @@ extension AMQPMethod {
             case "reply-code":
                 guard case .short(let code) = arguments[i] else { break }
                 var field = arguments[i].field(arg, bitLines: nil, depthLimit: depthLimit, textLines: options.textLines)
-                // The name is the frame's `reason` in JSON (`AMQPFrameDecoder.reasonField`); here, the text line.
+                // The name is the frame's `reason` in JSON (`AMQPFrameSummary.reasonField`); here, the text line.
                 field.line = "\(arg.label): \(AMQPReplyCode(rawValue: code.value))"
                 argumentFields.append(field)
                 continue
