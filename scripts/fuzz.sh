@@ -52,7 +52,7 @@ link() { # scratch path, sanitizers, target, output
     # Each module's objects are those of its current sources (the build's `sources` list): an
     # object of a source file since deleted stays in the scratch path and must not be linked.
     local objects=() m f
-    for m in FuzzTargets MQTT AMQP Pipeline Capture Reassembly Packets Render Dissection; do
+    for m in FuzzTargets MQTT MQTTViews AMQP AMQPViews Pipeline Capture Reassembly Packets Render Dissection; do
         while IFS= read -r f; do objects+=("$bin/$m.build/$(basename "$f").o"); done < "$bin/$m.build/sources"
     done
     swiftc -O -assert-config Debug -sanitize="$2" -parse-as-library -DFUZZING -I "$bin/Modules" -I Sources/CPcap \
