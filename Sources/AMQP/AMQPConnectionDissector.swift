@@ -387,7 +387,7 @@ public struct AMQPConnectionDissector: StreamDissector {
         var decoded = decoder.decode(frame, problems: framing)
         // The summary of a content header's properties, made once (the header's summary line and
         // its message's text show it), where a summary or a text line will.
-        if frame.type == .header, options.summaryDetail || options.textLines, let header = decoded.header?.header {
+        if frame.type == .header, options.summaryDetail || options.textLines, let header = decoded.header?.typed?.header {
             decoded.header!.propertySummary = view.propertySummary(of: header)
         }
         if markFirst(direction), direction == .toServer, expectsProtocolHeader, !toServer.sawProtocolHeader {

@@ -3,7 +3,7 @@
 public struct MQTTPacketType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public var rawValue: UInt8
 
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     public static let reserved = MQTTPacketType(rawValue: 0)
     public static let connect = MQTTPacketType(rawValue: 1)

@@ -30,11 +30,10 @@ public struct MQTTPacketNotes: Sendable {
     /// In the second pass of a run in two, a client PUBLISH's deliveries.
     public var delivery: MQTTFlowLinks.Delivery?
 
-    public init(flow: MQTTFlowNote? = nil, watch: MQTTWatchNote? = nil, delivery: MQTTFlowLinks.Delivery? = nil) {
+    @inlinable public init(flow: MQTTFlowNote? = nil, watch: MQTTWatchNote? = nil, delivery: MQTTFlowLinks.Delivery? = nil) {
         self.flow = flow
         self.watch = watch
         self.delivery = delivery
     }
 
-    public var isEmpty: Bool { flow == nil && watch == nil && delivery == nil }
 }

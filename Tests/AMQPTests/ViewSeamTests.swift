@@ -12,10 +12,10 @@ struct AMQPViewSeamTests {
     struct MarkingView: AMQPFrameView {
         let standard = AMQPStandardView()
 
-        func pdu(of frame: AMQPDecodedFrame, requests: [AMQPMethodID: AMQPArgumentValues], note: AMQPFrameNote?,
+        func pdu(of frame: AMQPDecodedFrame, requests: [AMQPMethodID: AMQPArgumentValues], note: AMQPFrameNote,
                  options: AMQPOptions) -> DissectedPDU {
             var pdu = standard.pdu(of: frame, requests: requests, note: note, options: options)
-            let completed = note?.message.map { " completes \($0.method.fullName)" } ?? ""
+            let completed = note.message.map { " completes \($0.method.fullName)" } ?? ""
             pdu.summary = "marked \(frame.method?.spec?.fullName ?? frame.frame.type.name ?? "?")\(completed)"
             return pdu
         }

@@ -32,13 +32,13 @@ public struct AMQPPropertyFlags: Sendable, Equatable {
     }
 
     /// How many flags the words carry.
-    public var count: Int { words.count * 15 }
+    @inlinable public var count: Int { words.count * 15 }
 
-    public subscript(i: Int) -> Bool { words[i / 15] >> UInt16(15 - i % 15) & 1 == 1 }
+    @inlinable public subscript(i: Int) -> Bool { words[i / 15] >> UInt16(15 - i % 15) & 1 == 1 }
 
     /// Whether flag `i` is carried and set.
     @inline(__always)
-    public func isSet(_ i: Int) -> Bool { i < count && self[i] }
+    @inlinable public func isSet(_ i: Int) -> Bool { i < count && self[i] }
 
     /// How many properties are flagged present.
     public var setCount: Int { words.reduce(0) { $0 + ($1 & 0xFFFE).nonzeroBitCount } }

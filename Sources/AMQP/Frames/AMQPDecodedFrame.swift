@@ -56,6 +56,9 @@ package struct AMQPFrameNote {
     /// connection.unblocked, or channel.flow that resumes: what was held back since when.
     package var held: Held?
 
+    /// A note of nothing: a frame shown without connection state.
+    package init() {}
+
     package struct Transaction {
         package var committed: Bool
         package var publishes: Int

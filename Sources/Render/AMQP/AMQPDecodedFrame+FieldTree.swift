@@ -9,7 +9,7 @@ extension AMQPDecodedFrame {
     /// `requests`: the peer's last requests on the channel, which a close explanation and a SASL
     /// response read.
     func dissected(options: AMQPOptions, requests: [AMQPMethodID: AMQPArgumentValues],
-                   note: AMQPFrameNote? = nil) -> DissectedPDU {
+                   note: AMQPFrameNote = AMQPFrameNote()) -> DissectedPDU {
         let size = Int(frame.size)
         var fields: [Field] = []
         // Room for the frame's own fields, a method's four or a content header's five, and the
@@ -47,7 +47,7 @@ extension AMQPDecodedFrame {
             }
         case .header:
             guard let result = header else { summary = "content header ?"; break }
-            result.header?.appendFields(to: &fields, options: options)
+            result.typed?.header.appendFields(to: &fields, options: options)
             summary = AMQPFrameSummary.headerSummary(result, detailed: options.summaryDetail)
         case .body:
             let body = Preview.value(of: frame.payload, length: size, limit: options.bodyPreviewBytes)
@@ -74,7 +74,7 @@ extension AMQPDecodedFrame {
         if !frame.isWhole {
             summary += " [truncated]"
         }
-        note?.appendFields(to: &fields, options: options)
+        note.appendFields(to: &fields, options: options)
         return DissectedPDU(protocolName: "amqp", summary: summary, fields: fields, problems: problems,
                             wireLength: frame.wireLength)
     }

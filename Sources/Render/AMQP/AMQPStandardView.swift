@@ -7,11 +7,11 @@ import Dissection
 public struct AMQPStandardView: AMQPFrameView {
     public init() {}
 
-    package func pdu(of frame: AMQPDecodedFrame, requests: [AMQPMethodID: AMQPArgumentValues], note: AMQPFrameNote?,
+    package func pdu(of frame: AMQPDecodedFrame, requests: [AMQPMethodID: AMQPArgumentValues], note: AMQPFrameNote,
                     options: AMQPOptions) -> DissectedPDU {
         var pdu = frame.dissected(options: options, requests: requests, note: note)
         // Words for the text line; JSON does not print them.
-        if let note, note.analysis, options.detail != .json {
+        if note.analysis, options.detail != .json {
             pdu.annotations += note.words(acknowledges: frame.method?.id == .basicAck)
         }
         return pdu
@@ -65,10 +65,10 @@ public struct AMQPStandardView: AMQPFrameView {
             return view.unframed(count, problems: problems)
         case .frame(let framed):
             var decoded = AMQPFrameDecoder(options: options).decode(framed.frame, problems: framed.problems)
-            if options.summaryDetail || options.textLines, let header = decoded.header?.header {
+            if options.summaryDetail || options.textLines, let header = decoded.header?.typed?.header {
                 decoded.header!.propertySummary = view.propertySummary(of: header)
             }
-            return view.pdu(of: decoded, requests: [:], note: nil, options: options)
+            return view.pdu(of: decoded, requests: [:], note: AMQPFrameNote(), options: options)
         }
     }
 }

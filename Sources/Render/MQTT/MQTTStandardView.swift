@@ -9,14 +9,12 @@ public struct MQTTStandardView: MQTTPacketView {
 
     public func pdu(of packet: MQTTPacket, notes: MQTTPacketNotes, options: MQTTOptions, lineSink: ByteSink?) -> DissectedPDU {
         var extra: [Field] = []
-        if !notes.isEmpty {
-            if let note = notes.flow { extra.append(note.field) }
-            if let ping = notes.watch?.field { extra.append(ping) }
-            if let delivery = notes.delivery { extra.append(delivery.field) }
-        }
+        if let note = notes.flow { extra.append(note.field) }
+        if let ping = notes.watch?.field { extra.append(ping) }
+        if let delivery = notes.delivery { extra.append(delivery.field) }
         var pdu = packet.dissected(options: options, lineSink: lineSink, appending: extra)
         // Words for the text line; JSON does not print them.
-        if options.detail != .json, !notes.isEmpty {
+        if options.detail != .json {
             if let note = notes.flow {
                 // Written in the connection's line buffer: one string made, none per piece.
                 var sink = lineSink ?? ByteSink(capacity: 64)
