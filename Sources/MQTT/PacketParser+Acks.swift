@@ -74,18 +74,24 @@ extension PacketParser {
 
     private mutating func reasonAndProperties() -> MQTTReasonPacket {
         var r = MQTTReasonPacket()
+        readReason(into: &r.reasonCode, properties: &r.properties)
+        return r
+    }
+
+    /// A 5.0 reason code that may be left out (then 0x00 Success, implied) and, after it,
+    /// properties that may be left out too: the end of DISCONNECT, AUTH and the acknowledgements.
+    mutating func readReason(into reasonCode: inout MQTTReasonCodeValue?, properties: inout MQTTProperties?) {
         if isAtRegionEnd {
-            r.reasonCode = MQTTReasonCodeValue(code: .success, range: nil)
-            return r
+            reasonCode = MQTTReasonCodeValue(code: .success, range: nil)
+            return
         }
         let start = offset
-        guard let code = readUInt8("reason code") else { return r }
+        guard let code = readUInt8("reason code") else { return }
         let reason = MQTTReasonCode(rawValue: code)
-        r.reasonCode = MQTTReasonCodeValue(code: reason, range: start..<offset)
+        reasonCode = MQTTReasonCodeValue(code: reason, range: start..<offset)
         checkReasonCode(reason, range: start..<offset)
         if !isAtRegionEnd {
-            _ = properties(.packet(type), into: &r.properties)
+            _ = self.properties(.packet(type), into: &properties)
         }
-        return r
     }
 }

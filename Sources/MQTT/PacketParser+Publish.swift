@@ -62,18 +62,7 @@ extension PacketParser {
         guard let id = packetIdentifier() else { return r }
         r.packetID = id
         guard version == .v5 else { return r }
-        if isAtRegionEnd {
-            r.reasonCode = MQTTReasonCodeValue(code: .success, range: nil)
-            return r
-        }
-        let start = offset
-        guard let code = readUInt8("reason code") else { return r }
-        let reason = MQTTReasonCode(rawValue: code)
-        r.reasonCode = MQTTReasonCodeValue(code: reason, range: start..<offset)
-        checkReasonCode(reason, range: start..<offset)
-        if !isAtRegionEnd {
-            _ = properties(.packet(type), into: &r.properties)
-        }
+        readReason(into: &r.reasonCode, properties: &r.properties)
         return r
     }
 }
