@@ -35,7 +35,7 @@ package struct AMQPFrameDecoder {
 
     /// A frame's typed values and the problems in its bytes (the framer's first): no field
     /// tree, no connection state. The field tree is a view of the result
-    /// (`AMQPDecodedFrame+FieldTree.swift`), as is what a table counts.
+    /// (`AMQPFrameView`), as is what a table counts.
     package func decode(_ frame: AMQPRawFrame, problems framing: [Problem]) -> AMQPDecodedFrame {
         var decoded = AMQPDecodedFrame(frame: frame, problems: framing)
         let size = Int(frame.size)

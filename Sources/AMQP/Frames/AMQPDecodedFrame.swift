@@ -3,8 +3,8 @@ import Dissection
 /// One frame read into typed values: its method (the generated struct and its arguments by
 /// name) or content header, and every problem found in it — the framer's, the decoder's, and
 /// then the connection's (limits, channel state, message assembly). What the connection
-/// dissector hands its views: the field tree (`AMQPDecodedFrame+FieldTree.swift`) and what a
-/// table counts (`AMQPDecodedFrame+Counted.swift`).
+/// dissector hands its view (`AMQPFrameView`, in Render's `AMQPViews`): the field tree and what a
+/// table counts.
 package struct AMQPDecodedFrame {
     package var frame: AMQPRawFrame
     /// A method frame's method; nil for other frame types.

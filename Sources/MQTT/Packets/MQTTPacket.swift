@@ -5,8 +5,8 @@ import Dissection
 /// the packet's first byte), and `bytes` holds the packet's held bytes, so a caller can show or
 /// re-encode any part. Fields the bytes did not reach (a packet cut short) are nil.
 ///
-/// Made by `MQTTDecoder.decodePacket(_:wireLength:version:state:options:)`; the field tree and
-/// summary line that text and JSON show are a view of it (`MQTTPacket+FieldTree.swift`).
+/// Made by `MQTTDecoder.decodePacket(_:wireLength:version:state:)`; the field tree and
+/// summary line that text and JSON show are a view of it (Render's `MQTTViews`).
 public struct MQTTPacket: TypedPacket {
     /// The packet's held bytes from its first byte: all of it, or a prefix (a packet cut short
     /// by the capture or over the hold limit).
