@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "AMQP", dependencies: ["Dissection"]),
         // Render: every output is a view of the decoders' typed values. The protocols' views (field
         // tree, summary line, what a table counts, the analyses' words) are handed to the
-        // dissectors in their options; the formats print what they make.
+        // dissectors when they are made; the formats print what they make.
         .target(name: "MQTTViews", dependencies: ["MQTT", "Dissection"], path: "Sources/Render/MQTT"),
         .target(name: "AMQPViews", dependencies: ["AMQP", "Dissection"], path: "Sources/Render/AMQP"),
         .target(name: "Render", dependencies: ["Dissection"], path: "Sources/Render/Formats"),

@@ -18,6 +18,8 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "MQTT", package: "proto-dissect"),
                 .product(name: "AMQP", package: "proto-dissect"),
+                .product(name: "MQTTViews", package: "proto-dissect"),
+                .product(name: "AMQPViews", package: "proto-dissect"),
                 .product(name: "Reassembly", package: "proto-dissect"),
                 .product(name: "Packets", package: "proto-dissect"),
                 .product(name: "Dissection", package: "proto-dissect"),

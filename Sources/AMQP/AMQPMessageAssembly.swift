@@ -12,15 +12,15 @@ package struct AMQPMessageAssembly {
     package var stage = Stage.awaitingHeader
     package var bodySize: UInt64 = 0
     package var received: UInt64 = 0
-    /// The content header's property summary, as its decoder made it.
+    /// The content header's property summary, as the connection's view made it.
     package var propertySummary = ""
     /// The typed content header (a reference to its decoder's box): the broker model reads its
-    /// `headers`, and `field()` repeats its `properties` object when `showsProperties`.
+    /// `headers`, and the message's view repeats its `properties` object when `showsProperties`.
     package private(set) var header: AMQPContentHeaderDecoder.Result.Typed?
-    /// Whether `field()` repeats the header's `properties` object (JSON and the tree; text and
+    /// Whether the message's view repeats the header's `properties` object (JSON and the tree; text and
     /// tables show only `propertySummary`).
     package private(set) var showsProperties = false
-    /// That object as the header frame's tree showed it (its view keeps it here: `keepProperties`),
+    /// That object as the header frame's tree showed it (the connection keeps it here: `keepProperties`),
     /// so that a message's view does not make it again (11,000 instructions a header with a few
     /// headers entries). The state never reads it.
     package var keptProperties: Field?
@@ -59,7 +59,7 @@ package struct AMQPMessageAssembly {
     }
 
     /// Takes the content header: its body size and properties; body frames come next. With
-    /// `keepingProperties`, the typed header is kept for the `properties` of `field(options:)`.
+    /// `keepingProperties`, the typed header is kept for the `properties` of the message's view.
     package mutating func take(header: AMQPContentHeaderDecoder.Result, keepingProperties: Bool) {
         bodySize = header.bodySize ?? 0
         propertySummary = header.propertySummary
@@ -109,7 +109,7 @@ package struct AMQPMessageAssembly {
         return methodValues[method.arguments[index].name]
     }
 
-    /// What summaries count of the message: the same values `field()` shows.
+    /// What summaries count of the message: the same values its view shows.
     package var facts: PDUFacts.MessageFacts {
         PDUFacts.MessageFacts(method: method.fullName, exchange: methodString(at: method.exchangeArgument),
                               routingKey: methodString(at: method.routingKeyArgument),

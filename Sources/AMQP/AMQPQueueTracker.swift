@@ -22,42 +22,42 @@ package struct AMQPQueueTracker {
     /// client acknowledges them.
     private struct Source {
         /// Nil for a consumer whose basic.consume came before the capture.
-        package var queue: String?
-        package var noAck: Bool
+        var queue: String?
+        var noAck: Bool
     }
 
     private struct ChannelState {
         /// AMQP 0-9-1 queue.declare-ok / basic.consume queue: an empty queue name in later
         /// methods means the channel's last declared queue.
-        package var lastDeclaredQueue: String?
-        package var consumers: [String: Source] = [:]
+        var lastDeclaredQueue: String?
+        var consumers: [String: Source] = [:]
         /// The basic.consume waiting for its consume-ok (the server may choose the tag).
-        package var pendingConsume: Source?
+        var pendingConsume: Source?
         /// The basic.get waiting for get-ok or get-empty.
-        package var pendingGet: Source?
+        var pendingGet: Source?
         /// Deliveries not yet acknowledged, by delivery tag.
-        package var outstanding: [Int: Outstanding] = [:]
+        var outstanding: [Int: Outstanding] = [:]
         /// basic.qos prefetch-count with `global` unset: the most unacknowledged deliveries the
         /// broker sends each consumer started after it (0: no limit). RabbitMQ's reading of the
         /// spec's "global" bit: per consumer unless set.
-        package var prefetch = 0
+        var prefetch = 0
         /// basic.qos prefetch-count with `global` set: the most unacknowledged deliveries the
         /// broker sends the channel's consumers together (0: no limit).
-        package var channelPrefetch = 0
+        var channelPrefetch = 0
         /// Deliveries to the channel's consumers not yet acknowledged (a basic.get's are not
         /// held to a prefetch).
-        package var consumersInFlight = 0
+        var consumersInFlight = 0
         /// Deliveries that left the channel at its global prefetch limit: how many, the first frames.
-        package var atLimit = 0
-        package var atLimitFrames: [Int] = []
+        var atLimit = 0
+        var atLimitFrames: [Int] = []
         /// Frames of deliveries the client gave back with `requeue`, oldest first: a redelivery
         /// (the redelivered flag) is most likely of the oldest.
-        package var requeued: [Int] = []
+        var requeued: [Int] = []
         /// Each consumer's deliveries and settlements since its basic.consume-ok, by tag.
-        package var consumerStats: [String: Consumer] = [:]
+        var consumerStats: [String: Consumer] = [:]
         /// Consumers from before the capture that have settled none of their deliveries yet: they
         /// may be no-ack ones, so their deliveries are not reported unacknowledged.
-        package var mayNotAcknowledge: Set<String> = []
+        var mayNotAcknowledge: Set<String> = []
     }
 
     /// A consumer's life on its channel: where it began, its deliveries and how they were settled.
@@ -173,7 +173,7 @@ package struct AMQPQueueTracker {
     private enum Step {
         case declareOk, consume, consumeOk, cancel, deliver, get, getEmpty, getOk, settle, recover, qos
 
-        package init?(_ id: AMQPMethodID, from direction: Direction) {
+        init?(_ id: AMQPMethodID, from direction: Direction) {
             switch (id.classID, id.methodID, direction) {
             case (50, 11, .toClient): self = .declareOk // queue.declare-ok
             case (60, 20, .toServer): self = .consume // basic.consume

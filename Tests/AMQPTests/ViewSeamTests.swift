@@ -88,4 +88,16 @@ struct AMQPViewSeamTests {
         let garbage = dissect(Array(repeating: 0x00, count: 3), from: .toServer, midStream: true)
         #expect(garbage.map(\.summary) == ["marked unframed 3"])
     }
+
+    @Test("the standard view says a server's header refuses the client's, malformed or not")
+    func refusedHeaderSummary() {
+        let view = AMQPStandardView()
+        let malformed = view.protocolHeader(Array("HTTP/1.1".utf8)[...], header: nil, problems: [], refused: true)
+        #expect(malformed.summary == "protocol header (malformed) (server refuses the client's protocol version)")
+        let other = [0x41, 0x4D, 0x51, 0x50, 1, 1, 0, 10] as [UInt8]
+        let older = view.protocolHeader(other[...], header: AMQPProtocolHeader(other[...]), problems: [], refused: true)
+        #expect(older.summary.hasSuffix(" (server refuses the client's protocol version)"))
+        #expect(view.protocolHeader(other[...], header: AMQPProtocolHeader(other[...]), problems: [], refused: false).summary
+                    .contains("refuses") == false)
+    }
 }

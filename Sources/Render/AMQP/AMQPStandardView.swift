@@ -4,8 +4,8 @@ import Dissection
 /// The standard view of AMQP frames: the field tree and summary line that text and JSON print,
 /// the values a table counts, and the connection's note as fields and words. The dissector asks
 /// it through `AMQPFrameView`; `AMQPConnectionDissector(info:options:)` (here) hands it over.
-public struct AMQPStandardView: AMQPFrameView {
-    public init() {}
+package struct AMQPStandardView: AMQPFrameView {
+    package init() {}
 
     package func pdu(of frame: AMQPDecodedFrame, requests: [AMQPMethodID: AMQPArgumentValues], note: AMQPFrameNote,
                     options: AMQPOptions) -> DissectedPDU {
@@ -25,8 +25,8 @@ public struct AMQPStandardView: AMQPFrameView {
         var fields = [Field("frame_type", "Type", .string("protocol_header"), range: 0..<bytes.count)]
         fields.append(Field("protocol", "Protocol", .string(AMQPText.shortString(bytes.prefix(4))), range: 0..<4))
         guard let header else {
-            return DissectedPDU(protocolName: "amqp", summary: "protocol header (malformed)", fields: fields,
-                                problems: problems, wireLength: bytes.count)
+            let summary = "protocol header (malformed)" + (refused ? " (server refuses the client's protocol version)" : "")
+            return DissectedPDU(protocolName: "amqp", summary: summary, fields: fields, problems: problems, wireLength: bytes.count)
         }
         let o = header.octets
         fields.append(Field("version", "Version", .string(String(header.versionName.dropFirst(5))),
