@@ -50,12 +50,12 @@ extension AMQPContentHeader {
             // Only the delivery mode's field is changed after it is made (a field changed is
             // copied into the array, one made in the append is moved).
             if options.textLines, prop.name == "delivery-mode", case .octet(let mode) = property {
-                var field = property.field(prop, bitLines: nil, depthLimit: options.effectiveTableDepth)
+                var field = property.field(prop, bitLines: nil, depthLimit: options.effectiveTableDepth, textLines: options.textLines)
                 let meaning = mode.value == 1 ? " (non-persistent)" : mode.value == 2 ? " (persistent)" : ""
                 field.line = "\(prop.label): \(mode.value)\(meaning)"
                 propertyFields.append(field)
             } else {
-                propertyFields.append(property.field(prop, bitLines: nil, depthLimit: options.effectiveTableDepth))
+                propertyFields.append(property.field(prop, bitLines: nil, depthLimit: options.effectiveTableDepth, textLines: options.textLines))
             }
         }
         guard !propertyFields.isEmpty else { return nil }
