@@ -19,7 +19,7 @@ extension MQTTPacket {
     /// fields) after the tree's own.
     func dissected(options: MQTTOptions, lineSink: ByteSink? = nil, appending extra: [Field] = []) -> DissectedPDU {
         var tree = FieldTreeBuilder(packet: self, previewBytes: max(0, options.payloadPreviewBytes), textLines: options.textLines,
-                                    lineSink: lineSink)
+                                    lineSink: lineSink, extra: extra.count)
         var summary = tree.build()
         if isTruncated { summary += " [truncated]" }
         if !extra.isEmpty { tree.fields.append(contentsOf: extra) }
@@ -45,7 +45,7 @@ private struct FieldTreeBuilder {
     let lineSink: ByteSink?
     var fields: [Field] = []
 
-    init(packet: MQTTPacket, previewBytes: Int, textLines: Bool, lineSink: ByteSink?) {
+    init(packet: MQTTPacket, previewBytes: Int, textLines: Bool, lineSink: ByteSink?, extra: Int = 0) {
         self.packet = packet
         self.previewBytes = previewBytes
         self.textLines = textLines
@@ -54,7 +54,8 @@ private struct FieldTreeBuilder {
         // PUBLISH has up to seven root fields (nine with a topic alias), an acknowledgement up to
         // four. (More would cost memory: a segment can hold thousands of small packets, all
         // decoded before any is printed.)
-        fields.reserveCapacity(packet.type == .publish ? 8 : 4)
+        // The analyses' fields (`extra`) come after the tree's own.
+        fields.reserveCapacity((packet.type == .publish ? 8 : 4) + extra)
     }
 
     var type: MQTTPacketType { packet.type }
