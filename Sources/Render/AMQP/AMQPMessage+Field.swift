@@ -14,18 +14,16 @@ extension AMQPMessageAssembly {
     /// own when kept; made here for a message its header frame completes (no body).
     private func propertiesField(options: AMQPOptions) -> Field? {
         guard showsProperties else { return nil }
-        // JSON shows no byte ranges: a run that prints JSON alone keeps them rather than copy
-        // every entry's array to clear them (42.9M of 4,549.9M instructions, callgrind, JSON,
-        // the bench capture's first 40,000 packets).
-        let keepsRanges = options.detail == .json
-        if let keptProperties { return Self.repeated(keptProperties, keepsRanges: keepsRanges) }
-        return header?.header.propertiesField(options: options).map { Self.repeated($0, keepsRanges: keepsRanges) }
+        if let keptProperties { return Self.repeated(keptProperties) }
+        return header?.header.propertiesField(options: options).map(Self.repeated)
     }
 
-    /// A header frame's `properties` field as a message repeats it.
-    private static func repeated(_ field: Field, keepsRanges: Bool) -> Field {
+    /// A header frame's `properties` field as a message repeats it. Its ranges are cleared even
+    /// where JSON alone is printed (which shows none): every range a PDU's fields carry lies in
+    /// that PDU's bytes (`FuzzPDUCheck`), and these were the header frame's.
+    private static func repeated(_ field: Field) -> Field {
         var properties = field
-        if !keepsRanges { dropRanges(&properties) }
+        dropRanges(&properties)
         properties.jsonOnly = true
         return properties
     }
