@@ -1,10 +1,10 @@
 import Dissection
 
 /// One JSON object per line per PDU (NDJSON). The schema is in docs/json-schema.md.
-public struct JSONRenderer: Renderer {
+public struct JSONRenderer: SinkRenderer {
     public let options: RenderOptions
     /// The staging buffer each event is written into, kept from event to event.
-    private let scratch = ByteSink()
+    public let scratch = ByteSink()
     private var cachedSecond = Int64.min
     private var cachedDateTime = ""
     /// The context pairs of the last PDU (`"frame":…,"dst":"…"`): a segment's PDUs share them.
@@ -12,15 +12,6 @@ public struct JSONRenderer: Renderer {
 
     public init(options: RenderOptions) {
         self.options = options
-    }
-
-    public mutating func render(_ event: OutputEvent, into out: inout String) {
-        out.append(ByteSink.text { render(event, into: &$0) })
-    }
-
-    /// Writes straight into the caller's bytes: no String is made.
-    public mutating func render(_ event: OutputEvent, into bytes: inout [UInt8]) {
-        ByteSink.borrowing(&bytes, reusing: scratch) { write(event, into: &$0) }
     }
 
     /// Writes straight into the caller's sink: no staging copy.

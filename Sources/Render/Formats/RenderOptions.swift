@@ -46,16 +46,20 @@ public protocol Renderer: EventRenderer {
     mutating func finish(into out: inout String)
 }
 
-extension Renderer {
-    public mutating func render(_ event: OutputEvent, into bytes: inout [UInt8]) {
-        var text = ""
-        render(event, into: &text)
-        bytes.append(contentsOf: text.utf8)
+/// A renderer that writes each event into a byte sink (text, JSON): its String and byte-array
+/// forms are what it writes there.
+public protocol SinkRenderer: Renderer {
+    /// The staging buffer the byte-array form writes through, kept from event to event.
+    var scratch: ByteSink { get }
+}
+
+extension SinkRenderer {
+    public mutating func render(_ event: OutputEvent, into out: inout String) {
+        out.append(ByteSink.text { render(event, into: &$0) })
     }
 
-    public mutating func render(_ event: OutputEvent, into sink: inout ByteSink) {
-        var bytes: [UInt8] = []
-        render(event, into: &bytes)
-        bytes.withUnsafeBufferPointer { sink.append(bytes: $0) }
+    /// Writes straight into the caller's bytes through `scratch`: no String is made.
+    public mutating func render(_ event: OutputEvent, into bytes: inout [UInt8]) {
+        ByteSink.borrowing(&bytes, reusing: scratch) { render(event, into: &$0) }
     }
 }

@@ -1,10 +1,10 @@
 import Dissection
 
 /// Per PDU a header line (frame, time, endpoints, stream, summary) and an annotated field tree.
-public struct TextRenderer: Renderer {
+public struct TextRenderer: SinkRenderer {
     public let options: RenderOptions
     /// The staging buffer each event is written into, kept from event to event.
-    private let scratch = ByteSink()
+    public let scratch = ByteSink()
     /// The start of the last PDU's header line (frame to stream): a segment's PDUs share it.
     private var cachedContext = ContextCache()
     /// The last protocol name and its upper-case form (`MQTT`) as written, with its colour and
@@ -23,15 +23,6 @@ public struct TextRenderer: Renderer {
 
     private func paint(_ s: String, _ code: String) -> String {
         options.color ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s
-    }
-
-    public mutating func render(_ event: OutputEvent, into out: inout String) {
-        out.append(ByteSink.text { render(event, into: &$0) })
-    }
-
-    /// Writes straight into the caller's bytes: no String is made.
-    public mutating func render(_ event: OutputEvent, into bytes: inout [UInt8]) {
-        ByteSink.borrowing(&bytes, reusing: scratch) { write(event, into: &$0) }
     }
 
     /// Writes straight into the caller's sink: no staging copy.
