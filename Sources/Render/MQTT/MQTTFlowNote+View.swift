@@ -129,22 +129,13 @@ extension MQTTFlowLinks.Link {
         var first = true
         if let frame = ackFrame {
             first = false
-            if refused && completeFrame == nil { out.literal("refused by #") } else if qos == 2 { out.literal("received by #") } else { out.literal("acknowledged by #") }
-            out.append(frame)
-            if let ackLatency {
-                out.literal(" in ")
-                out.appendLatency(microseconds: ackLatency)
-            }
+            let verb: StaticString = refused && completeFrame == nil ? "refused by #" : qos == 2 ? "received by #" : "acknowledged by #"
+            Self.write(verb, frame: frame, latency: ackLatency, into: &out)
         }
         if let frame = completeFrame {
             if !first { out.literal(", ") }
             first = false
-            if refused { out.literal("refused by #") } else { out.literal("completed by #") }
-            out.append(frame)
-            if let completeLatency {
-                out.literal(" in ")
-                out.appendLatency(microseconds: completeLatency)
-            }
+            Self.write(refused ? "refused by #" : "completed by #", frame: frame, latency: completeLatency, into: &out)
         }
         if let missing = neverSent {
             if !first { out.literal(", ") }
@@ -152,6 +143,15 @@ extension MQTTFlowLinks.Link {
             out.append(missing.name)
             out.literal(" never sent")
         }
+    }
+
+    /// One step: `acknowledged by #9`, then ` in 61 µs` where the latency is known.
+    private static func write(_ verb: StaticString, frame: Int, latency: Int?, into out: inout ByteSink) {
+        out.literal(verb)
+        out.append(frame)
+        guard let latency else { return }
+        out.literal(" in ")
+        out.appendLatency(microseconds: latency)
     }
 }
 
