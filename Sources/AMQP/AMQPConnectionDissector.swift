@@ -329,13 +329,11 @@ public struct AMQPConnectionDissector: StreamDissector {
     /// A unit, its PDU put into `output`: a frame through `take`, a protocol header or
     /// unframed bytes as their PDU.
     private mutating func process<Output: PDUOutput>(_ unit: AMQPFramedUnit, from direction: Direction, into output: inout Output) {
-        if case .frame(let framed) = unit {
-            take(framed.frame, problems: framed.problems, from: direction, into: &output)
-            return
-        }
-        _ = markFirst(direction)
         switch unit {
+        case .frame(let framed):
+            take(framed.frame, problems: framed.problems, from: direction, into: &output)
         case .protocolHeader(let bytes, let problems):
+            _ = markFirst(direction)
             let header = AMQPProtocolHeader(bytes)
             var problems = AMQPFrameDecoder.protocolHeaderProblems(header, problems: problems)
             var refused = false
@@ -353,9 +351,8 @@ public struct AMQPConnectionDissector: StreamDissector {
             }
             output.append(view.protocolHeader(bytes, header: header, problems: problems, refused: refused))
         case .unframed(let count, let problems):
+            _ = markFirst(direction)
             output.append(view.unframed(count, problems: problems))
-        case .frame:
-            break
         }
     }
 
