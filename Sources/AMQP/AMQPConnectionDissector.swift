@@ -382,11 +382,7 @@ public struct AMQPConnectionDissector: StreamDissector {
             if let i = lastPublish.slot(peer) { channelRequests[.basicPublish] = lastPublish.values[i] }
         }
         var decoded = decoder.decode(frame, problems: framing)
-        // The summary of a content header's properties, made once (the header's summary line and
-        // its message's text show it), where a summary or a text line will.
-        if frame.type == .header, options.summaryDetail || options.textLines, let header = decoded.header?.typed?.header {
-            decoded.header!.propertySummary = view.propertySummary(of: header)
-        }
+        decoded.summarizeProperties(with: view, options: options)
         if markFirst(direction), direction == .toServer, expectsProtocolHeader, !toServer.sawProtocolHeader {
             decoded.problems.append(Problem(.warning, .noProtocolHeader,
                                             "the client's stream starts with a frame, not the protocol header",

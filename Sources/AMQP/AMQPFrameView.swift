@@ -24,3 +24,13 @@ package protocol AMQPFrameView: Sendable {
     /// The PDU of a message the stream ended inside.
     func incompleteMessage(_ message: AMQPMessageAssembly, problem: Problem, options: AMQPOptions) -> DissectedPDU
 }
+
+extension AMQPDecodedFrame {
+    /// Asks `view` for a content header's property summary, once (the header's summary line and
+    /// its message's text show it), where a summary or a text line will (`AMQPOptions`); the
+    /// connection and the decoder without one both go through here.
+    package mutating func summarizeProperties(with view: some AMQPFrameView, options: AMQPOptions) {
+        guard options.summaryDetail || options.textLines, let typed = header?.typed else { return }
+        header!.propertySummary = view.propertySummary(of: typed.header)
+    }
+}

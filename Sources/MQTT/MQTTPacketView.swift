@@ -35,5 +35,4 @@ public struct MQTTPacketNotes: Sendable {
         self.watch = watch
         self.delivery = delivery
     }
-
 }

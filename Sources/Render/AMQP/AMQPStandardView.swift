@@ -65,9 +65,7 @@ package struct AMQPStandardView: AMQPFrameView {
             return view.unframed(count, problems: problems)
         case .frame(let framed):
             var decoded = AMQPFrameDecoder(options: options).decode(framed.frame, problems: framed.problems)
-            if options.summaryDetail || options.textLines, let header = decoded.header?.typed?.header {
-                decoded.header!.propertySummary = view.propertySummary(of: header)
-            }
+            decoded.summarizeProperties(with: view, options: options)
             return view.pdu(of: decoded, requests: [:], note: AMQPFrameNote(), options: options)
         }
     }
