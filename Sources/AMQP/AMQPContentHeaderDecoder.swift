@@ -53,8 +53,8 @@ package struct AMQPContentHeaderDecoder {
 
         // Property flags: 15 presence bits per word, most significant first; bit 0 continues.
         // Almost always there is one word.
-        var words: [UInt16] = []
-        words.reserveCapacity(1)
+        var packed: UInt64 = 0
+        var wordCount = 0
         let flagsStart = r.offset
         while true {
             guard let word = r.readUInt16() else {
@@ -63,10 +63,11 @@ package struct AMQPContentHeaderDecoder {
                 result.header = header
                 return result
             }
-            words.append(word)
+            packed |= UInt64(word) << UInt64(48 - 16 * wordCount)
+            wordCount += 1
             if word & 1 == 0 { break }
             // No class defines more than 15 properties; a run of continuation words is noise.
-            if words.count >= 4 {
+            if wordCount >= 4 {
                 result.problems.append(Problem(.error, .propertyFlagsRun,
                                                "property flags continue for more than 4 words",
                                                reference: "AMQP 0-9-1 §4.2.6.1", range: (7 + flagsStart)..<(7 + r.offset)))
@@ -74,7 +75,7 @@ package struct AMQPContentHeaderDecoder {
                 return result
             }
         }
-        let flags = AMQPPropertyFlags(words: words)
+        let flags = AMQPPropertyFlags(packed: packed, wordCount: wordCount)
         let flagsRange = (7 + flagsStart)..<(7 + r.offset)
         header.propertyFlags = Ranged(flags, flagsRange)
         let properties = AMQPSpec.properties(classID: classID) ?? []

@@ -35,6 +35,9 @@ package struct AMQPFieldTableDecoder {
     package mutating func decodeEntries(_ content: ArraySlice<UInt8>, base: Int, depth: Int) -> [AMQPFieldTable.Entry] {
         var r = ByteReader(content)
         var entries: [AMQPFieldTable.Entry] = []
+        // Room for a table of short values at once (an entry takes 3 bytes and more): appending
+        // to an empty array reallocated it at the 1st, 2nd and 3rd entry.
+        entries.reserveCapacity(min(content.count / 6, 16))
         while !r.isAtEnd {
             let entryStart = r.offset
             guard let nameLength = r.readUInt8(), let nameBytes = r.readBytes(Int(nameLength)) else {

@@ -58,6 +58,10 @@ package struct AMQPQueueTracker {
         /// Consumers from before the capture that have settled none of their deliveries yet: they
         /// may be no-ack ones, so their deliveries are not reported unacknowledged.
         var mayNotAcknowledge: Set<String> = []
+        /// The consumer of the last delivery: a consumer's deliveries come in runs, and comparing
+        /// its tag costs less than hashing it (a server-made tag is 40 bytes and more). Cleared
+        /// whenever `consumers` changes.
+        var lastConsumer: (tag: String, source: Source)?
     }
 
     /// A consumer's life on its channel: where it began, its deliveries and how they were settled.
@@ -251,6 +255,7 @@ package struct AMQPQueueTracker {
             state.pendingConsume = consumer
             // With nowait there is no consume-ok: the client's tag is the tag.
             if let tag = values.string("consumer-tag"), !tag.isEmpty {
+                state.lastConsumer = nil
                 state.consumers[tag] = consumer
                 if values.bool("no-wait") == true {
                     state.consumerStats[tag] = Consumer(tag: tag, queue: consumer.queue, frame: place.frame, time: place.time,
@@ -259,6 +264,7 @@ package struct AMQPQueueTracker {
             }
         case .consumeOk:
             if let tag = values.string("consumer-tag"), let consumer = state.pendingConsume {
+                state.lastConsumer = nil
                 state.consumers[tag] = consumer
                 state.consumerStats[tag] = Consumer(tag: tag, queue: consumer.queue, frame: place.frame, time: place.time,
                                                    prefetch: state.prefetch)
@@ -266,6 +272,7 @@ package struct AMQPQueueTracker {
             state.pendingConsume = nil
         case .cancel:
             guard let tag = values.string("consumer-tag") else { return nil }
+            state.lastConsumer = nil
             state.consumers[tag] = nil
             guard let ended = state.consumerStats.removeValue(forKey: tag) else { return nil }
             var attribution = Attribution(queue: nil, source: .consume)
@@ -307,18 +314,27 @@ package struct AMQPQueueTracker {
     /// client's acknowledgement.
     private static func deliver(_ consumerTag: String, _ deliveryTag: Int?, maxOutstanding: Int,
                                 at place: (frame: Int, time: Timestamp, place: Int), _ state: inout ChannelState) -> Attribution? {
-        if state.consumers[consumerTag] == nil, !consumerTag.isEmpty {
-            // Its basic.consume came before the capture: a consumer of an unknown queue from here.
-            state.consumers[consumerTag] = Source(queue: nil, noAck: false)
-            state.consumerStats[consumerTag] = Consumer(tag: consumerTag, queue: nil, frame: place.frame, time: place.time)
-            state.mayNotAcknowledge.insert(consumerTag)
+        let consumer: Source
+        if let last = state.lastConsumer, last.tag == consumerTag {
+            consumer = last.source
+        } else {
+            if state.consumers[consumerTag] == nil, !consumerTag.isEmpty {
+                // Its basic.consume came before the capture: a consumer of an unknown queue from here.
+                state.consumers[consumerTag] = Source(queue: nil, noAck: false)
+                state.consumerStats[consumerTag] = Consumer(tag: consumerTag, queue: nil, frame: place.frame, time: place.time)
+                state.mayNotAcknowledge.insert(consumerTag)
+            }
+            guard let found = state.consumers[consumerTag] else { return nil }
+            consumer = found
+            state.lastConsumer = (consumerTag, found)
         }
-        guard let consumer = state.consumers[consumerTag] else { return nil }
-        if state.consumerStats[consumerTag] != nil {
-            state.consumerStats[consumerTag]!.deliveries += 1
-            state.consumerStats[consumerTag]!.lastDelivery = place.time
+        // Found once and changed in place (a read, then a write, hashed the tag twice).
+        let stats = state.consumerStats.index(forKey: consumerTag)
+        if let stats {
+            state.consumerStats.values[stats].deliveries += 1
+            state.consumerStats.values[stats].lastDelivery = place.time
         }
-        remember(deliveryTag, consumer, maxOutstanding: maxOutstanding, at: place, consumerTag: consumerTag, &state)
+        remember(deliveryTag, consumer, maxOutstanding: maxOutstanding, at: place, consumerTag: consumerTag, stats: stats, &state)
         return Attribution(queue: consumer.queue, source: .consume)
     }
 
@@ -329,9 +345,10 @@ package struct AMQPQueueTracker {
         return queue
     }
 
+    /// `stats`: where the consumer's `consumerStats` entry is, if it has one.
     private static func remember(_ deliveryTag: Int?, _ consumer: Source, maxOutstanding: Int,
                                  at place: (frame: Int, time: Timestamp, place: Int), consumerTag: String = "",
-                                 _ state: inout ChannelState) {
+                                 stats: Dictionary<String, Consumer>.Index? = nil, _ state: inout ChannelState) {
         // AMQP 0-9-1 basic.consume no-ack: the broker counts the message acknowledged on sending it.
         guard let deliveryTag, !consumer.noAck, state.outstanding.count < maxOutstanding else { return }
         state.outstanding[deliveryTag] = Outstanding(queue: consumer.queue, frame: place.frame, time: place.time, place: place.place,
@@ -339,18 +356,22 @@ package struct AMQPQueueTracker {
         guard !consumerTag.isEmpty else { return }
         // AMQP 0-9-1 basic.qos: the broker sends no more until an acknowledgement makes room,
         // to the consumer (its own limit) or to the channel's consumers (the global one).
-        if var c = state.consumerStats[consumerTag] {
-            c.inFlight += 1
-            if c.prefetch > 0, c.inFlight >= c.prefetch {
-                c.atLimit += 1
-                if c.atLimitFrames.count < 8 { c.atLimitFrames.append(place.frame) }
-            }
-            state.consumerStats[consumerTag] = c
+        if let stats {
+            Self.addInFlight(&state.consumerStats.values[stats], at: place.frame)
         }
         state.consumersInFlight += 1
         if state.channelPrefetch > 0, state.consumersInFlight >= state.channelPrefetch {
             state.atLimit += 1
             if state.atLimitFrames.count < 8 { state.atLimitFrames.append(place.frame) }
+        }
+    }
+
+    /// One more delivery in a consumer's flight, counted at its prefetch limit when it reaches it.
+    private static func addInFlight(_ c: inout Consumer, at frame: Int) {
+        c.inFlight += 1
+        if c.prefetch > 0, c.inFlight >= c.prefetch {
+            c.atLimit += 1
+            if c.atLimitFrames.count < 8 { c.atLimitFrames.append(frame) }
         }
     }
 
@@ -375,10 +396,9 @@ package struct AMQPQueueTracker {
         guard !delivery.consumer.isEmpty else { return }
         state.consumersInFlight = max(0, state.consumersInFlight - 1)
         if !state.mayNotAcknowledge.isEmpty { state.mayNotAcknowledge.remove(delivery.consumer) }
-        guard var c = state.consumerStats[delivery.consumer] else { return }
-        if acknowledges { c.acknowledged += 1 } else { c.rejected += 1 }
-        c.inFlight = max(0, c.inFlight - 1)
-        state.consumerStats[delivery.consumer] = c
+        guard let i = state.consumerStats.index(forKey: delivery.consumer) else { return }
+        if acknowledges { state.consumerStats.values[i].acknowledged += 1 } else { state.consumerStats.values[i].rejected += 1 }
+        state.consumerStats.values[i].inFlight = max(0, state.consumerStats.values[i].inFlight - 1)
     }
 
     private static func settle(_ tag: Int, multiple: Bool, requeue: Bool, acknowledges: Bool, at time: Timestamp, listsCovered: Bool,

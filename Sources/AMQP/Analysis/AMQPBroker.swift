@@ -52,24 +52,24 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
     private var exchangeHistory = AMQPTopologyList<String, (name: String, exchange: Exchange, deleted: Bool)>(limit: maxListed)
     private var queueHistory = AMQPTopologyList<String, (name: String, deleted: Bool)>(limit: maxListed)
     private var bindingHistory = AMQPTopologyList<Int, (binding: AMQPBrokerEvent.Binding, removed: Bool)>(limit: maxListed)
-    private var routes: [String: Route] = [:]
+    @exclusivity(unchecked) private var routes: [String: Route] = [:] // one thread (observe, finish); no access overlaps another
     /// Publishes routed into each queue, and the order the queues were first routed into.
-    private var routedInto: [String: Int] = [:]
-    private var routedIntoOrder: [String] = []
-    private var routeOrder: [String] = []
-    private var unroutable: [Unroutable] = []
+    @exclusivity(unchecked) private var routedInto: [String: Int] = [:] // one thread (observe, finish); no access overlaps another
+    @exclusivity(unchecked) private var routedIntoOrder: [String] = [] // one thread (observe, finish); no access overlaps another
+    @exclusivity(unchecked) private var routeOrder: [String] = [] // one thread (observe, finish); no access overlaps another
+    @exclusivity(unchecked) private var unroutable: [Unroutable] = [] // one thread (observe, finish); no access overlaps another
     /// Mandatory publishes awaiting the broker's basic.return, by stream and channel: the index
     /// in `unroutable` (nil when the simulation routed it), and what it routed to.
-    private var awaitingReturn: [Int: [(channel: UInt16, exchange: String, routingKey: String, index: Int?, frame: Int, place: Int,
+    @exclusivity(unchecked) private var awaitingReturn: [Int: [(channel: UInt16, exchange: String, routingKey: String, index: Int?, frame: Int, place: Int, // one thread (observe, finish); no access overlaps another
                                         queues: [String])]] = [:]
     private var mismatches: [AnalysisRecord] = []
     private var mismatchesSeen: Set<String> = []
     /// Routes by exchange and routing key, made while the topology was at `generation`, that
     /// passed no headers exchange (so hold for any headers): a publisher repeats its exchange and
     /// key, and routing each anew (sets, sorting) cost more than the rest of the model.
-    private var routeCache: [String: (generation: Int, queues: [String], known: Bool)] = [:]
+    @exclusivity(unchecked) private var routeCache: [String: (generation: Int, queues: [String], known: Bool)] = [:] // one thread (observe, finish); no access overlaps another
     /// Counts changes to exchanges, queues and bindings.
-    private var generation = 0
+    @exclusivity(unchecked) private var generation = 0 // one thread (observe, finish); no access overlaps another
     /// The first declaration of each queue and exchange seen (by `entity name`): where, and
     /// with what settings; and each declare's settings by connection and frame (the last 1,024),
     /// for a refused one.
@@ -413,8 +413,10 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
     private func publishedMessage(_ publish: AMQPBrokerEvent.Publish, stream: Int, channel: UInt16) {
         let key = Self.key(publish.exchange, publish.routingKey)
         let queues: [String], known: Bool
-        if let cached = routeCache[key], cached.generation == generation {
-            (queues, known) = (cached.queues, cached.known)
+        // Each table is searched once per publish and changed in place (a read, then a write,
+        // hashed the key twice and copied the entry out and back).
+        if let c = routeCache.index(forKey: key), routeCache.values[c].generation == generation {
+            (queues, known) = (routeCache.values[c].queues, routeCache.values[c].known)
         } else {
             var readsHeaders = false
             (queues, known) = route(exchange: publish.exchange, routingKey: publish.routingKey, headers: publish.headers,
@@ -423,16 +425,16 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
             routeCache[key] = readsHeaders ? nil : (generation, queues, known)
         }
         for queue in queues {
-            if routedInto[queue] == nil {
-                guard routedInto.count < Self.maxRoutes else { continue }
+            if let q = routedInto.index(forKey: queue) {
+                routedInto.values[q] += 1
+            } else if routedInto.count < Self.maxRoutes {
                 routedIntoOrder.append(queue)
+                routedInto[queue] = 1
             }
-            routedInto[queue, default: 0] += 1
         }
-        if var route = routes[key] {
-            if route.queues != queues { route.queues = Array(Set(route.queues + queues)).sorted() }
-            route.publishes += 1
-            routes[key] = route
+        if let r = routes.index(forKey: key) {
+            if routes.values[r].queues != queues { routes.values[r].queues = Array(Set(routes.values[r].queues + queues)).sorted() }
+            routes.values[r].publishes += 1
         } else if routes.count < Self.maxRoutes {
             routes[key] = Route(queues: queues, publishes: 1)
             routeOrder.append(key)

@@ -24,22 +24,43 @@ public struct AMQPContentHeader: Sendable, Equatable {
 
 /// Property flags (AMQP 0-9-1 §4.2.6.1): 15 presence bits per 16-bit word, most significant
 /// first; bit 0 of a word says another word follows. Flag `i` is bit `15 - i % 15` of word `i / 15`.
+///
+/// Up to four words, held inline (the decoder reads no more: no class defines more than 15
+/// properties); an array of them cost an allocation per content header.
 public struct AMQPPropertyFlags: Sendable, Equatable {
-    public var words: [UInt16]
+    /// The words, the first in the high 16 bits.
+    @usableFromInline var packed: UInt64
+    /// How many words were read (1 to 4).
+    public let wordCount: Int
 
+    /// The first four of `words`.
     public init(words: [UInt16]) {
-        self.words = words
+        var packed: UInt64 = 0
+        for (i, word) in words.prefix(4).enumerated() { packed |= UInt64(word) << UInt64(48 - 16 * i) }
+        self.packed = packed
+        self.wordCount = min(words.count, 4)
     }
 
-    /// How many flags the words carry.
-    @inlinable public var count: Int { words.count * 15 }
+    /// `wordCount` words (1 to 4), the first in the high 16 bits of `packed`.
+    package init(packed: UInt64, wordCount: Int) {
+        self.packed = packed
+        self.wordCount = wordCount
+    }
 
-    @inlinable public subscript(i: Int) -> Bool { words[i / 15] >> UInt16(15 - i % 15) & 1 == 1 }
+    /// Word `i` (0 to `wordCount - 1`).
+    @inlinable public func word(_ i: Int) -> UInt16 { UInt16(truncatingIfNeeded: packed >> UInt64(48 - 16 * i)) }
+
+    public var words: [UInt16] { (0..<wordCount).map(word) }
+
+    /// How many flags the words carry.
+    @inlinable public var count: Int { wordCount * 15 }
+
+    @inlinable public subscript(i: Int) -> Bool { word(i / 15) >> UInt16(15 - i % 15) & 1 == 1 }
 
     /// Whether flag `i` is carried and set.
     @inline(__always)
     @inlinable public func isSet(_ i: Int) -> Bool { i < count && self[i] }
 
     /// How many properties are flagged present.
-    public var setCount: Int { words.reduce(0) { $0 + ($1 & 0xFFFE).nonzeroBitCount } }
+    public var setCount: Int { (0..<wordCount).reduce(0) { $0 + (word($1) & 0xFFFE).nonzeroBitCount } }
 }

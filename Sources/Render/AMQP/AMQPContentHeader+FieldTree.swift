@@ -15,10 +15,9 @@ extension AMQPContentHeader {
                             range: bodySize.range))
         guard let propertyFlags else { return }
         let flags = propertyFlags.value
-        let words = flags.words
         let properties = AMQPSpec.properties(classID: classID.value) ?? []
-        var flagField = Field("property_flags", "Property flags", .int(Int(words[0])),
-                              line: "Property flags: \(AMQPHex.string(UInt64(words[0]), digits: 4))",
+        var flagField = Field("property_flags", "Property flags", .int(Int(flags.word(0))),
+                              line: "Property flags: \(AMQPHex.string(UInt64(flags.word(0)), digits: 4))",
                               range: propertyFlags.range)
         // The flag bits are text-only lines: not made when no text tree is printed.
         if options.textLines {
@@ -29,7 +28,8 @@ extension AMQPContentHeader {
                                                 line: flags[i] ? lines[i].present : lines[i].absent, textOnly: true))
             }
         }
-        if words.count > 1 {
+        if flags.wordCount > 1 {
+            let words = flags.words
             flagField.children.append(Field("property_flags_more", "More property flags",
                                             .string(words.dropFirst().map { AMQPHex.string(UInt64($0), digits: 4) }.joined(separator: " "))))
         }
