@@ -289,6 +289,19 @@ extension MQTTBroker {
             self.links = links
         }
 
+        /// `topics` by the very String a connection's decoder made for the name (the same one for
+        /// each of its PUBLISHes to it): most lookups read no byte of the name (a lookup in
+        /// `topics` hashed it and compared it with two or three others).
+        private var topicCache = StringWordsCache<Int>(slots: 1024)
+
+        /// The place of the topic `name` in `topicList`, if it has one.
+        private mutating func topicIndex(_ name: String) -> Int? {
+            if let t = topicCache.value(for: name) { return t }
+            guard let t = topics[name] else { return nil }
+            topicCache.remember(name, t)
+            return t
+        }
+
         mutating func observe(_ event: OutputEvent) {
             switch event {
             case .pdu(let e):
@@ -446,7 +459,7 @@ extension MQTTBroker {
                                time: Int64) {
             if direction == .toServer {
                 let t: Int
-                if let known = topics[name] {
+                if let known = topicIndex(name) {
                     t = known
                 } else {
                     guard topics.count < MQTTBroker.maxTopics else { return }
@@ -503,7 +516,7 @@ extension MQTTBroker {
         /// Matches a broker PUBLISH on a subscriber's connection to the client PUBLISH it delivers;
         /// false when none.
         private mutating func deliver(_ name: String, length: Int, retain: Bool, stream: Int, time: Int64) -> Bool {
-            guard let t = topics[name], topicList[t].pendingCount > 0 else { return false }
+            guard let t = topicIndex(name), topicList[t].pendingCount > 0 else { return false }
             // Only what was published once the connection had subscribed.
             let since = filters[stream]?.since ?? Int64.max
             let head = topicList[t].head
