@@ -19,6 +19,9 @@ public protocol SpanningAnalysis: AnyObject, Sendable {
     /// Every event `reads` kept, of every connection, in capture order, on the caller's thread
     /// (from another worker, as `forwarded` made it).
     func observe(_ event: OutputEvent)
+    /// `observe` of `event` if `reads` keeps it: what the caller's thread asks of each event. (A
+    /// composite asks each of its analyses once: asked `reads`, then `observe`, it asked twice.)
+    func observeIfRead(_ event: OutputEvent)
     /// The run is over (every capture read): the records of what was found, one at a time.
     func finish(record: (AnalysisRecord) -> Void)
 }
@@ -27,6 +30,10 @@ extension SpanningAnalysis {
     public func finish(record: (AnalysisRecord) -> Void) {}
 
     public func forwarded(_ event: OutputEvent) -> OutputEvent? { reads(event) ? event : nil }
+
+    public func observeIfRead(_ event: OutputEvent) {
+        if reads(event) { observe(event) }
+    }
 }
 
 /// Several spanning analyses as one: each is handed the events it reads, and finishes in turn.
@@ -54,6 +61,10 @@ public final class SpanningAnalyses: SpanningAnalysis, @unchecked Sendable {
 
     public func observe(_ event: OutputEvent) {
         for a in analyses where a.reads(event) { a.observe(event) }
+    }
+
+    public func observeIfRead(_ event: OutputEvent) {
+        observe(event)
     }
 
     public func finish(record: (AnalysisRecord) -> Void) {

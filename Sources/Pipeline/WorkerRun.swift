@@ -42,7 +42,7 @@ extension Pipeline {
         let count = min(max(workers, 1), Int(UInt8.max))
         guard count > 1, options.maxPDUs == nil else {
             return try run(&source) { event in
-                if let analysis, analysis.reads(event) { analysis.observe(event) }
+                analysis?.observeIfRead(event)
                 renderer.render(event, into: &sink)
                 return eventDone(&sink)
             }
@@ -70,7 +70,7 @@ extension Pipeline {
                 ring.abandon()
                 for thread in threads { thread.join() }
                 return try run(&pointer.pointee) { event in
-                    if let analysis, analysis.reads(event) { analysis.observe(event) }
+                    analysis?.observeIfRead(event)
                     renderer.render(event, into: &sink)
                     return eventDone(&sink)
                 }
@@ -114,7 +114,7 @@ extension Pipeline {
             if worker == 0 {
                 renderer.setPosition(2 * (first + i) + 1)
                 stage.handle(events[i...i], frame: frame, time: time) { event in
-                    if let analysis, analysis.reads(event) { analysis.observe(event) }
+                    analysis?.observeIfRead(event)
                     renderer.render(event, into: &sink)
                     return eventDone(&sink)
                 }
@@ -126,7 +126,7 @@ extension Pipeline {
             // A note comes before the event after it: its place is just before that event's.
             renderer.setPosition(2 * (first + next))
             stage.send(note) { event in
-                if let analysis, analysis.reads(event) { analysis.observe(event) }
+                analysis?.observeIfRead(event)
                 renderer.render(event, into: &sink)
                 return eventDone(&sink)
             }

@@ -45,7 +45,7 @@ extension ProtoDissect {
         let pipeline = Pipeline(registry: registry, options: options)
         var status = ExitStatus.success
         func emit(_ event: OutputEvent) -> Bool {
-            if let analysis, analysis.reads(event) { analysis.observe(event) }
+            analysis?.observeIfRead(event)
             renderer.render(event, into: &writer.sink)
             writer.eventDone()
             return true
