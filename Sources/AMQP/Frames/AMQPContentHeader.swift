@@ -48,14 +48,14 @@ public struct AMQPPropertyFlags: Sendable, Equatable {
     }
 
     /// Word `i` (0 to `wordCount - 1`).
-    @inlinable public func word(_ i: Int) -> UInt16 { UInt16(truncatingIfNeeded: packed >> UInt64(48 - 16 * i)) }
+    @inlinable @inline(__always) public func word(_ i: Int) -> UInt16 { UInt16(truncatingIfNeeded: packed >> UInt64(48 - 16 * i)) }
 
     public var words: [UInt16] { (0..<wordCount).map(word) }
 
     /// How many flags the words carry.
     @inlinable public var count: Int { wordCount * 15 }
 
-    @inlinable public subscript(i: Int) -> Bool { word(i / 15) >> UInt16(15 - i % 15) & 1 == 1 }
+    @inlinable @inline(__always) public subscript(i: Int) -> Bool { word(i / 15) >> UInt16(15 - i % 15) & 1 == 1 }
 
     /// Whether flag `i` is carried and set.
     @inline(__always)
