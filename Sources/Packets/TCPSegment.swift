@@ -1,12 +1,14 @@
-/// TCP header flags.
+/// TCP header flags. The flags are computed constants, not stored ones: the reassembler, in
+/// another module, asks for several per packet, and a stored `static let` of another module is
+/// reached through its addressor and a once-check at each use.
 public struct TCPFlags: OptionSet, Sendable, Hashable {
     public var rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
-    public static let fin = TCPFlags(rawValue: 0x01)
-    public static let syn = TCPFlags(rawValue: 0x02)
-    public static let rst = TCPFlags(rawValue: 0x04)
-    public static let psh = TCPFlags(rawValue: 0x08)
-    public static let ack = TCPFlags(rawValue: 0x10)
+    @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
+    @inlinable public static var fin: TCPFlags { TCPFlags(rawValue: 0x01) }
+    @inlinable public static var syn: TCPFlags { TCPFlags(rawValue: 0x02) }
+    @inlinable public static var rst: TCPFlags { TCPFlags(rawValue: 0x04) }
+    @inlinable public static var psh: TCPFlags { TCPFlags(rawValue: 0x08) }
+    @inlinable public static var ack: TCPFlags { TCPFlags(rawValue: 0x10) }
 }
 
 /// A TCP segment as found in one captured packet: the headers that matter for reassembly

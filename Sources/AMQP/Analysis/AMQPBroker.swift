@@ -75,8 +75,7 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
         // By the packet's type: a cast out of the existential is a call into the runtime (about
         // 600 instructions, 3% of an AMQP table), a type compared is two loads.
         let type = type(of: packet)
-        if type == AMQPBrokerEvent.self { return true }
-        return type == AMQPFrame.self && (packet as? AMQPFrame)?.broker != nil
+        return type == AMQPBrokerEvent.self || (type == AMQPFrame.self && Self.brokerEvent(of: packet) != nil)
     }
 
     /// A PDU crosses to the caller's thread as its event alone, on a box with no tree.
@@ -89,9 +88,16 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
 
     private static func event(of pdu: DissectedPDU) -> AMQPBrokerEvent? {
         guard pdu.isProtocol("amqp"), let packet = pdu.packet else { return nil }
-        let type = type(of: packet)
-        if type == AMQPBrokerEvent.self { return packet as? AMQPBrokerEvent }
-        return type == AMQPFrame.self ? (packet as? AMQPFrame)?.broker : nil
+        return brokerEvent(of: packet)
+    }
+
+    /// The broker event a packet carries, the packet opened out of its existential (SE-0352) and
+    /// its type compared: `as?` from the existential is a call into the runtime (about 600
+    /// instructions; asked once per broker event), the type, once known, is read as it is.
+    private static func brokerEvent<Packet: TypedPacket>(of packet: Packet) -> AMQPBrokerEvent? {
+        if Packet.self == AMQPBrokerEvent.self { return unsafeBitCast(packet, to: AMQPBrokerEvent.self) }
+        if Packet.self == AMQPFrame.self { return unsafeBitCast(packet, to: AMQPFrame.self).broker }
+        return nil
     }
 
     /// A binding's identity: its ends, key and arguments, the arguments compared in name order
@@ -203,7 +209,12 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
 
     // MARK: - Publishes, returns, deliveries
 
-    private static func key(_ exchange: String, _ routingKey: String) -> String { exchange + "\u{0}" + routingKey }
+    /// An exchange and a routing key, as the routes are kept by (two strings hashed where they are:
+    /// joined into one, most were long enough to be allocated per publish).
+    struct RouteKey: Hashable {
+        var exchange: String
+        var routingKey: String
+    }
 
     private static func list(_ queues: [String]) -> String {
         queues.isEmpty ? "no queue" : queues.map { "'\($0)'" }.joined(separator: ", ")
@@ -272,22 +283,27 @@ extension AMQPBroker {
         private var exchangeHistory = AMQPTopologyList<String, (name: String, exchange: Exchange, deleted: Bool)>(limit: AMQPBroker.maxListed)
         private var queueHistory = AMQPTopologyList<String, (name: String, deleted: Bool)>(limit: AMQPBroker.maxListed)
         private var bindingHistory = AMQPTopologyList<Int, (binding: AMQPBrokerEvent.Binding, removed: Bool)>(limit: AMQPBroker.maxListed)
-        private var routes: [String: Route] = [:]
+        private var routes: [RouteKey: Route] = [:]
         /// Publishes routed into each queue, and the order the queues were first routed into.
         private var routedInto: [String: Int] = [:]
         private var routedIntoOrder: [String] = []
-        private var routeOrder: [String] = []
+        private var routeOrder: [RouteKey] = []
         private var unroutable: [Unroutable] = []
         /// Mandatory publishes awaiting the broker's basic.return, by stream and channel: the index
         /// in `unroutable` (nil when the simulation routed it), and what it routed to.
         private var awaitingReturn: [Int: [(channel: UInt16, exchange: String, routingKey: String, index: Int?, frame: Int, place: Int,
                                             queues: [String])]] = [:]
         private var mismatches: [AnalysisRecord] = []
-        private var mismatchesSeen: Set<String> = []
+        private var mismatchesSeen: Set<MismatchKey> = []
+        /// A queue delivered from, and the exchange and routing key of the deliveries.
+        struct MismatchKey: Hashable {
+            var queue: String
+            var route: RouteKey
+        }
         /// Routes by exchange and routing key, made while the topology was at `generation`, that
         /// passed no headers exchange (so hold for any headers): a publisher repeats its exchange and
         /// key, and routing each anew (sets, sorting) cost more than the rest of the model.
-        private var routeCache: [String: (generation: Int, queues: [String], known: Bool)] = [:]
+        private var routeCache: [RouteKey: (generation: Int, queues: [String], known: Bool)] = [:]
         /// Counts changes to exchanges, queues and bindings.
         private var generation = 0
         /// The first declaration of each queue and exchange seen (by `entity name`): where, and
@@ -466,7 +482,7 @@ extension AMQPBroker {
 
 
         private mutating func publishedMessage(_ publish: AMQPBrokerEvent.Publish, stream: Int, channel: UInt16) {
-            let key = AMQPBroker.key(publish.exchange, publish.routingKey)
+            let key = RouteKey(exchange: publish.exchange, routingKey: publish.routingKey)
             let queues: [String], known: Bool
             // Each table is searched once per publish and changed in place (a read, then a write,
             // hashed the key twice and copied the entry out and back).
@@ -547,10 +563,10 @@ extension AMQPBroker {
         /// and routing key, none of which the bindings seen route to that queue.
         private mutating func delivered(queue: String, exchange: String, routingKey: String, frame: Int) {
             // `routes` holds every queue the publishes of an exchange and key were routed to.
-            let key = AMQPBroker.key(exchange, routingKey)
+            let key = RouteKey(exchange: exchange, routingKey: routingKey)
             guard !exchange.isEmpty, let route = routes[key], !route.queues.contains(queue),
                   self.route(exchange: exchange, routingKey: routingKey, headers: nil).known else { return }
-            guard mismatchesSeen.insert(AMQPBroker.key(queue, key)).inserted else { return }
+            guard mismatchesSeen.insert(MismatchKey(queue: queue, route: key)).inserted else { return }
             let simulated = routes[key]?.queues ?? []
             mismatch(frames: [frame],
                      message: "delivered from queue '\(queue)' (exchange '\(exchange)', routing key '\(routingKey)'), but the bindings seen route those publishes to \(AMQPBroker.list(simulated)): the message may predate the capture, or a binding made before it routes there",
@@ -604,7 +620,7 @@ extension AMQPBroker {
         private mutating func topologyRecord() -> AnalysisRecord? {
             var shown = exchangeHistory.entries
             let listedBindings = bindingHistory.entries, listedQueues = queueHistory.entries
-            let used = Set(listedBindings.map(\.binding.source) + routeOrder.map { String($0.prefix { $0 != "\u{0}" }) })
+            let used = Set(listedBindings.map(\.binding.source) + routeOrder.map(\.exchange))
             for name in used.sorted() where !exchangeHistory.contains(name) {
                 if let exchange = exchanges[name], exchange.predeclared { shown.append((name, exchange, false)) }
             }
@@ -637,9 +653,8 @@ extension AMQPBroker {
             var routeFields: [Field] = []
             for key in routeOrder {
                 guard let route = routes[key] else { continue }
-                let parts = key.split(separator: "\u{0}", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
                 routeFields.append(Field("route", "Route", children: [
-                    Field("exchange", "Exchange", .string(parts[0])), Field("routing_key", "Routing key", .string(parts.count > 1 ? parts[1] : "")),
+                    Field("exchange", "Exchange", .string(key.exchange)), Field("routing_key", "Routing key", .string(key.routingKey)),
                     Field("publishes", "Publishes", .int(route.publishes)),
                     Field("queues", "Queues", children: route.queues.map { Field("queue", "Queue", .string($0)) }, isList: true),
                 ]))
