@@ -30,7 +30,9 @@ package struct AMQPQueueTracker {
         /// AMQP 0-9-1 queue.declare-ok / basic.consume queue: an empty queue name in later
         /// methods means the channel's last declared queue.
         var lastDeclaredQueue: String?
-        var consumers: [String: Source] = [:]
+        /// The channel's consumers by tag: read through `consumer(_:)`, changed through
+        /// `setConsumer(_:for:)`, which keep `lastConsumer` true to them.
+        private var consumers: [String: Source] = [:]
         /// The basic.consume waiting for its consume-ok (the server may choose the tag).
         var pendingConsume: Source?
         /// The basic.get waiting for get-ok or get-empty.
@@ -58,10 +60,23 @@ package struct AMQPQueueTracker {
         /// Consumers from before the capture that have settled none of their deliveries yet: they
         /// may be no-ack ones, so their deliveries are not reported unacknowledged.
         var mayNotAcknowledge: Set<String> = []
-        /// The consumer of the last delivery: a consumer's deliveries come in runs, and comparing
-        /// its tag costs less than hashing it (a server-made tag is 40 bytes and more). Cleared
-        /// whenever `consumers` changes.
-        var lastConsumer: (tag: String, source: Source)?
+        /// The consumer last found: a consumer's deliveries come in runs, and comparing its tag
+        /// costs less than hashing it (a server-made tag is 40 bytes and more).
+        private var lastConsumer: (tag: String, source: Source)?
+
+        /// The consumer of `tag`, if the channel has one.
+        mutating func consumer(_ tag: String) -> Source? {
+            if let last = lastConsumer, last.tag == tag { return last.source }
+            guard let found = consumers[tag] else { return nil }
+            lastConsumer = (tag, found)
+            return found
+        }
+
+        /// Makes `source` the consumer of `tag` (nil: none).
+        mutating func setConsumer(_ source: Source?, for tag: String) {
+            lastConsumer = nil
+            consumers[tag] = source
+        }
     }
 
     /// A consumer's life on its channel: where it began, its deliveries and how they were settled.
@@ -255,8 +270,7 @@ package struct AMQPQueueTracker {
             state.pendingConsume = consumer
             // With nowait there is no consume-ok: the client's tag is the tag.
             if let tag = values.string("consumer-tag"), !tag.isEmpty {
-                state.lastConsumer = nil
-                state.consumers[tag] = consumer
+                state.setConsumer(consumer, for: tag)
                 if values.bool("no-wait") == true {
                     state.consumerStats[tag] = Consumer(tag: tag, queue: consumer.queue, frame: place.frame, time: place.time,
                                                        prefetch: state.prefetch)
@@ -264,16 +278,14 @@ package struct AMQPQueueTracker {
             }
         case .consumeOk:
             if let tag = values.string("consumer-tag"), let consumer = state.pendingConsume {
-                state.lastConsumer = nil
-                state.consumers[tag] = consumer
+                state.setConsumer(consumer, for: tag)
                 state.consumerStats[tag] = Consumer(tag: tag, queue: consumer.queue, frame: place.frame, time: place.time,
                                                    prefetch: state.prefetch)
             }
             state.pendingConsume = nil
         case .cancel:
             guard let tag = values.string("consumer-tag") else { return nil }
-            state.lastConsumer = nil
-            state.consumers[tag] = nil
+            state.setConsumer(nil, for: tag)
             guard let ended = state.consumerStats.removeValue(forKey: tag) else { return nil }
             var attribution = Attribution(queue: nil, source: .consume)
             attribution.consumerEnded = ended
@@ -314,20 +326,13 @@ package struct AMQPQueueTracker {
     /// client's acknowledgement.
     private static func deliver(_ consumerTag: String, _ deliveryTag: Int?, maxOutstanding: Int,
                                 at place: (frame: Int, time: Timestamp, place: Int), _ state: inout ChannelState) -> Attribution? {
-        let consumer: Source
-        if let last = state.lastConsumer, last.tag == consumerTag {
-            consumer = last.source
-        } else {
-            if state.consumers[consumerTag] == nil, !consumerTag.isEmpty {
-                // Its basic.consume came before the capture: a consumer of an unknown queue from here.
-                state.consumers[consumerTag] = Source(queue: nil, noAck: false)
-                state.consumerStats[consumerTag] = Consumer(tag: consumerTag, queue: nil, frame: place.frame, time: place.time)
-                state.mayNotAcknowledge.insert(consumerTag)
-            }
-            guard let found = state.consumers[consumerTag] else { return nil }
-            consumer = found
-            state.lastConsumer = (consumerTag, found)
+        if state.consumer(consumerTag) == nil, !consumerTag.isEmpty {
+            // Its basic.consume came before the capture: a consumer of an unknown queue from here.
+            state.setConsumer(Source(queue: nil, noAck: false), for: consumerTag)
+            state.consumerStats[consumerTag] = Consumer(tag: consumerTag, queue: nil, frame: place.frame, time: place.time)
+            state.mayNotAcknowledge.insert(consumerTag)
         }
+        guard let consumer = state.consumer(consumerTag) else { return nil }
         // Found once and changed in place (a read, then a write, hashed the tag twice).
         let stats = state.consumerStats.index(forKey: consumerTag)
         if let stats {

@@ -114,6 +114,19 @@ struct AMQPQueueTrackingTests {
         #expect(s.queue(.toClient, Basic.deliver(tag: "worker-1", deliveryTag: 1)) == "jobs")
     }
 
+    @Test("a consumer tag taken again names its new queue, not the one its last delivery came from")
+    func tagTakenAgain() {
+        var s = Session()
+        _ = s.send(.toServer, Basic.consume(queue: "old", tag: "c1"))
+        #expect(s.queue(.toClient, Basic.deliver(tag: "c1", deliveryTag: 1)) == "old")
+        // basic.cancel-ok, then the same tag consuming from another queue.
+        _ = s.send(.toClient, Wire.method(60, 31, channel: 1, Wire.shortstr("c1")))
+        #expect(s.queue(.toClient, Basic.deliver(tag: "c1", deliveryTag: 2)) == nil)
+        _ = s.send(.toServer, Basic.consume(queue: "new", tag: "c1"))
+        #expect(s.queue(.toClient, Basic.deliver(tag: "c1", deliveryTag: 3)) == "new")
+        #expect(s.queue(.toServer, Basic.ack(3)) == "new")
+    }
+
     @Test("a consume with an empty queue name consumes from the channel's last declared queue")
     func emptyQueueNameMeansLastDeclared() {
         var s = Session()

@@ -47,6 +47,19 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
         var publishes = 0
     }
 
+    /// An exchange and a routing key, as the routes are kept by (two strings hashed where they are:
+    /// joined into one, most were long enough to be allocated per publish).
+    struct RouteKey: Hashable {
+        var exchange: String
+        var routingKey: String
+    }
+
+    /// A queue delivered from, and the exchange and routing key of the deliveries.
+    struct MismatchKey: Hashable {
+        var queue: String
+        var route: RouteKey
+    }
+
     /// At most this many unroutable publishes and mismatches are recorded one by one.
     static let maxRecords = 1000
     /// At most this many exchanges and routing keys (and queues routed into) are listed: a
@@ -207,15 +220,6 @@ public final class AMQPBroker: SpanningAnalysis, @unchecked Sendable {
         }
     }
 
-    // MARK: - Publishes, returns, deliveries
-
-    /// An exchange and a routing key, as the routes are kept by (two strings hashed where they are:
-    /// joined into one, most were long enough to be allocated per publish).
-    struct RouteKey: Hashable {
-        var exchange: String
-        var routingKey: String
-    }
-
     private static func list(_ queues: [String]) -> String {
         queues.isEmpty ? "no queue" : queues.map { "'\($0)'" }.joined(separator: ", ")
     }
@@ -295,11 +299,6 @@ extension AMQPBroker {
                                             queues: [String])]] = [:]
         private var mismatches: [AnalysisRecord] = []
         private var mismatchesSeen: Set<MismatchKey> = []
-        /// A queue delivered from, and the exchange and routing key of the deliveries.
-        struct MismatchKey: Hashable {
-            var queue: String
-            var route: RouteKey
-        }
         /// Routes by exchange and routing key, made while the topology was at `generation`, that
         /// passed no headers exchange (so hold for any headers): a publisher repeats its exchange and
         /// key, and routing each anew (sets, sorting) cost more than the rest of the model.
@@ -479,7 +478,6 @@ extension AMQPBroker {
                 route(alternate, routingKey, headers, &visited, &queues, &known, &readsHeaders)
             }
         }
-
 
         private mutating func publishedMessage(_ publish: AMQPBrokerEvent.Publish, stream: Int, channel: UInt16) {
             let key = RouteKey(exchange: publish.exchange, routingKey: publish.routingKey)
