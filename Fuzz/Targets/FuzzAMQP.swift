@@ -2,12 +2,12 @@ import AMQP
 import AMQPViews
 import Dissection
 
-/// The AMQP framer and decoder (methods, content headers, field tables, message assembly, the
-/// connection's analysis) on one connection's bytes, both directions (`FuzzedConnection`): every
-/// frame decoded into its typed values once, a clean one seen as what a table counts, one with a
-/// problem as its field tree with its byte ranges checked (`FuzzPDUCheck`), nothing rendered: the
-/// views (every frame's tree, text and JSON) have a target of their own, and this one runs
-/// thousands of inputs a second (docs/fuzzing.md).
+/// The AMQP framer and decoder (methods, content headers, field tables, message assembly) on one
+/// connection's bytes, both directions (`FuzzedConnection`): every frame decoded into its typed
+/// values once and their byte ranges checked (`FuzzPDUCheck`), no view made
+/// (`DecodeOnlyAMQPView`): the views (every frame's tree, text, JSON, what a table counts) and
+/// the connection's analysis have targets of their own, and this one runs thousands of inputs a
+/// second (docs/fuzzing.md).
 ///
 /// Selector bits:
 /// - `0x04`: small limits (a frame held to 64 bytes, field tables 2 deep, 4 deliveries tracked
@@ -16,10 +16,13 @@ import Dissection
 /// - `0x40`: the connection started before the capture (no protocol header expected).
 public func fuzzAMQP(_ data: [UInt8]) {
     let input = FuzzedConnection(data)
-    // A table's detail: the tree only where there is a problem (the views target makes every one).
-    let options = amqpOptions(input.selector, detail: .facts, textLines: false)
+    // A table's detail (no text lines, no property summaries); the view checks each typed frame.
+    // Decoding alone, as in the MQTT target: the analysis (deliveries, acknowledgements,
+    // confirms, broker events) runs in the views and pipeline targets.
+    var options = amqpOptions(input.selector, detail: .facts, textLines: false)
+    options.analysis = false
     var dissector = AMQPConnectionDissector(info: ConnectionInfo(startedMidStream: input.selector & 0x40 != 0, serverPort: 5672),
-                                            options: options)
+                                            options: options, view: DecodeOnlyAMQPView())
     input.feed(to: &dissector, limit: input.selector & 0x08 != 0 ? 1 : .max) { FuzzPDUCheck.ranges($0) }
 }
 

@@ -3,9 +3,9 @@ import MQTT
 import MQTTViews
 
 /// The MQTT framer and decoder on one connection's bytes, both directions (`FuzzedConnection`),
-/// every PDU decoded into its whole field tree and its byte ranges checked (`FuzzPDUCheck`),
-/// nothing rendered: the views have a target of their own, and this one runs thousands of inputs
-/// a second (docs/fuzzing.md).
+/// every PDU decoded into its typed packet and its byte ranges checked (`FuzzPDUCheck`), no view
+/// made (`DecodeOnlyMQTTView`): the views (field tree, text, JSON, table) have a target of their
+/// own, and this one runs thousands of inputs a second (docs/fuzzing.md).
 ///
 /// Selector bits:
 /// - `0x03`: the version assumed until a CONNECT says otherwise: none (guessed), 3.1, 3.1.1, 5.0;
@@ -15,13 +15,12 @@ import MQTTViews
 /// - `0x40`: the connection started before the capture (the framer hunts for a boundary).
 public func fuzzMQTT(_ data: [UInt8]) {
     let input = FuzzedConnection(data)
-    // The field tree without its text lines: those are the text view's, fuzzed in the views target.
     // Decoding alone: the analysis (flows, the connection watch) runs in the views and pipeline
-    // targets, the pipeline's rendering its records too.
+    // targets, the pipeline's rendering its records too. The view checks each typed packet.
     var options = mqttOptions(input.selector, detail: .tree, textLines: false)
     options.analysis = false
     var dissector = MQTTConnectionDissector(info: ConnectionInfo(startedMidStream: input.selector & 0x40 != 0, serverPort: 1883),
-                                            options: options)
+                                            options: options, view: DecodeOnlyMQTTView())
     input.feed(to: &dissector, limit: input.selector & 0x08 != 0 ? 1 : .max) { FuzzPDUCheck.ranges($0) }
 }
 

@@ -1,4 +1,6 @@
+import AMQP
 import Dissection
+import MQTT
 
 /// Checks of decoded PDUs that hold for any input, so the decoder targets find wrong field
 /// trees as well as crashes: a failed check stops the process (libFuzzer saves the input).
@@ -23,6 +25,56 @@ public enum FuzzPDUCheck {
             fail("field \(field.key) covers \(range), outside 0..<\(length)", pdu)
         }
         field.children.forEach { check($0, length, pdu) }
+    }
+
+    /// The same of a typed MQTT packet, for the decoder target, which makes no field tree: its
+    /// problems, remaining length, undecoded bytes, and a PUBLISH's or acknowledgement's fields.
+    static func ranges(of packet: MQTTPacket) {
+        let length = packet.wireLength
+        func check(_ range: Range<Int>?, _ what: @autoclosure () -> String) {
+            if let range, range.lowerBound < 0 || range.upperBound > length {
+                fatalError("MQTT \(packet.type): \(what()) covers \(range), outside 0..<\(length)")
+            }
+        }
+        if length < packet.bytes.count { fatalError("MQTT \(packet.type): \(packet.bytes.count) bytes held, \(length) on the wire") }
+        for problem in packet.problems { check(problem.range, "problem \(problem.code)") }
+        check(packet.remainingLength?.range, "remaining length")
+        check(packet.unparsed, "undecoded bytes")
+        switch packet.content {
+        case .publish(let publish):
+            check(publish.topic?.range, "topic")
+            check(publish.packetID?.range, "packet identifier")
+            check(publish.topicAlias?.range, "topic alias")
+            if let payload = publish.payload {
+                check(payload.start..<payload.start + payload.length, "payload")
+                if payload.heldCount > payload.length { fatalError("MQTT PUBLISH: payload holds \(payload.heldCount) of \(payload.length) bytes") }
+            }
+        case .publishResponse(let response):
+            check(response.packetID?.range, "packet identifier")
+        default:
+            break
+        }
+    }
+
+    /// The same of a typed AMQP frame: its problems, its method's arguments, its content
+    /// header's field ranges (offsets from the frame's first byte).
+    static func ranges(of decoded: AMQPDecodedFrame) {
+        let length = decoded.frame.wireLength
+        func check(_ range: Range<Int>?, _ what: @autoclosure () -> String) {
+            if let range, range.lowerBound < 0 || range.upperBound > length {
+                fatalError("AMQP frame: \(what()) covers \(range), outside 0..<\(length)")
+            }
+        }
+        for problem in decoded.problems { check(problem.range, "problem \(problem.code)") }
+        if let method = decoded.method {
+            // An empty range (no arguments read) has no place to be wrong.
+            if !method.argumentsRange.isEmpty { check(method.argumentsRange, "the arguments") }
+            for argument in method.arguments { check(argument.range, "an argument") }
+            for problem in method.problems { check(problem.range, "problem \(problem.code)") }
+        }
+        if let header = decoded.header {
+            for problem in header.problems { check(problem.range, "problem \(problem.code)") }
+        }
     }
 
     private static func fail(_ message: String, _ pdu: DissectedPDU) -> Never {
