@@ -69,6 +69,14 @@ ARGUMENT_CASES = {
     "timestamp": "timestamp", "shortstr": "shortString", "longstr": "longString", "bit": "bit",
     "table": "table",
 }
+# What AMQPMethod's accessor by argument name returns, and how from the struct's member `$0`:
+# integers as Int (a longlong or timestamp clamped), as the values by name always gave them.
+ACCESSOR_TYPES = {
+    "octet": ("Int", "Int($0.value)"), "short": ("Int", "Int($0.value)"), "long": ("Int", "Int($0.value)"),
+    "longlong": ("Int", "Int(clamping: $0.value)"), "timestamp": ("Int", "Int(clamping: $0.value)"),
+    "shortstr": ("String", "$0.value"), "longstr": ("AMQPLongString", "$0.value"), "bit": ("Bool", "$0.value"),
+    "table": ("AMQPFieldTable", "$0.value"),
+}
 SWIFT_KEYWORDS = {"internal", "public", "private", "class", "struct", "enum", "protocol", "func",
                   "var", "let", "import", "return", "default", "case", "in", "is", "as", "self",
                   "Type", "init", "where", "while", "for", "if", "else", "switch", "repeat",
@@ -171,6 +179,32 @@ def typed_file(spec, domains):
     w("        }")
     w("    }")
     w("")
+    # One accessor per argument name, across the methods that have it: what the connection's
+    # state reads (a delivery's tag, a publish's exchange), typed, with no list of values made.
+    by_name = {}
+    for cls, m, struct, case in methods:
+        for a in m["arguments"]:
+            wire = resolve(a, domains)
+            entry = by_name.setdefault(a["name"], (wire, []))
+            if entry[0] != wire:
+                raise SystemExit("argument %r is %s in one method and %s in another" % (a["name"], entry[0], wire))
+            entry[1].append((cls, m, case))
+    for name in sorted(by_name):
+        wire, users = by_name[name]
+        swift_type, convert = ACCESSOR_TYPES[wire]
+        word = member(name)
+        if word in ("id", "argumentList"):
+            raise SystemExit("argument %r would hide AMQPMethod.%s" % (name, word))
+        listed = ", ".join("%s.%s" % (c["name"], m["name"]) for c, m, _ in users)
+        w("    /// `%s` (%s) of %s; nil for another method, or when the frame ended before it." % (name, wire, listed))
+        w("    package var %s: %s? {" % (declared(word), swift_type))
+        w("        switch self {")
+        for cls, m, case in users:
+            w("        case .%s(let m): return m.%s.map { %s }" % (case, declared(word), convert))
+        w("        default: return nil")
+        w("        }")
+        w("    }")
+        w("")
     w("    /// Reads the arguments of the method `id` from `r`, as far as the bytes go; nil when the")
     w("    /// spec defines no such method. `r.count` says how many arguments were read.")
     w("    static func decodeArguments(_ id: AMQPMethodID, _ r: inout AMQPArgumentReader) -> AMQPMethod? {")

@@ -45,6 +45,16 @@ extension AMQPArgumentValue {
 package struct AMQPArgumentValues {
     package init() {}
 
+    /// The values of a typed method's arguments, by name: what a view reads (the connection's
+    /// state reads the typed method itself). None for a method the spec does not define.
+    package init(of method: AMQPMethod) {
+        guard let spec = method.id.spec else {
+            self.init()
+            return
+        }
+        self.init(method.argumentList, of: spec)
+    }
+
     /// The values of typed arguments (`AMQPMethod.argumentList`), of `spec`'s arguments in order.
     package init(_ arguments: [AMQPArgument], of spec: AMQPMethodSpec) {
         entries.reserveCapacity(arguments.count)

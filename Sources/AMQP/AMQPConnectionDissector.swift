@@ -119,14 +119,15 @@ public struct AMQPConnectionDissector: StreamDissector {
     }
 
     private var messages = ChannelTable<AMQPMessageAssembly>()
-    /// The last request of each method per channel and direction, for close explanations.
-    private var requests = ChannelTable<[AMQPMethodID: AMQPArgumentValues]>()
+    /// The last request of each method per channel and direction, for close explanations:
+    /// the typed method (one reference; its values by name are made only for a view).
+    private var requests = ChannelTable<[AMQPMethodID: AMQPMethod]>()
     /// The frames of those requests (and of the channel's last basic.publish): what a close answers.
     private var requestFrames = ChannelTable<[AMQPMethodID: Int]>()
     /// The last basic.publish of each channel and direction, apart from `requests`: a publisher
     /// sends one per message, and storing each into a dictionary cost several hundred
     /// instructions; they join the rest only when a frame reads its peer's requests.
-    private var lastPublish = ChannelTable<AMQPArgumentValues>()
+    private var lastPublish = ChannelTable<AMQPMethod>()
     /// Directions that lost frame sync at some point: content out of context is expected there.
     private var lostSyncToServer = false
     private var lostSyncToClient = false
@@ -378,8 +379,9 @@ public struct AMQPConnectionDissector: StreamDissector {
         var channelRequests: [AMQPMethodID: AMQPArgumentValues] = [:]
         if AMQPConnectionDissector.readsRequests(frame) {
             let peer = ChannelKey(direction: direction.reversed, channel: frame.channel)
-            channelRequests = requests[peer] ?? [:]
-            if let i = lastPublish.slot(peer) { channelRequests[.basicPublish] = lastPublish.values[i] }
+            // The views read them by name, without their tables and long strings, as kept before.
+            for (id, request) in requests[peer] ?? [:] { channelRequests[id] = AMQPArgumentValues(of: request).withoutBulk }
+            if let i = lastPublish.slot(peer) { channelRequests[.basicPublish] = AMQPArgumentValues(of: lastPublish.values[i]).withoutBulk }
         }
         var decoded = decoder.decode(frame, problems: framing)
         decoded.summarizeProperties(with: view, options: options)
@@ -490,7 +492,9 @@ public struct AMQPConnectionDissector: StreamDissector {
         let severity: Problem.Severity = info.startedMidStream || lostSync ? .note : .error
         switch frame.type {
         case .method:
-            guard let method = decoded.method, let spec = method.spec else { return }
+            // The state reads the typed method by argument (`typed.exchange`): no values by
+            // name are made for it.
+            guard let method = decoded.method, let spec = method.spec, let typed = method.method else { return }
             let id = AMQPMethodID(classID: spec.classID, methodID: spec.methodID)
             if let i = messages.slot(key) {
                 let pending = messages.values[i]
@@ -508,12 +512,12 @@ public struct AMQPConnectionDissector: StreamDissector {
                     note.link = links.link(stream: info.stream, frame: self.frame, place: place)
                     note.linkIsPublish = id == .basicPublish
                     if id == .basicPublish, note.link?.queues?.isEmpty == true {
-                        note.published = (method.values.string("exchange") ?? "", method.values.string("routing-key") ?? "")
+                        note.published = (typed.exchange ?? "", typed.routingKey ?? "")
                     }
                 }
             }
             if spec.carriesContent {
-                messages[key] = AMQPMessageAssembly(method: spec, values: method.values,
+                messages[key] = AMQPMessageAssembly(method: spec, arguments: typed,
                                                     previewLimit: options.detail == .facts ? 0 : options.bodyPreviewBytes,
                                                     frame: self.frame, place: place)
             }
@@ -521,17 +525,18 @@ public struct AMQPConnectionDissector: StreamDissector {
                 // AMQP 0-9-1 channel.close / connection.close class-id and method-id: the method
                 // the close answers, found among the peer's remembered requests.
                 if (id.classID == 20 && id.methodID == 40) || (id.classID == 10 && id.methodID == 50),
-                   let classID = method.values.int("class-id"), classID != 0, let methodID = method.values.int("method-id") {
+                   let classID = typed.classID, classID != 0, let methodID = typed.methodID {
                     let failed = AMQPMethodID(classID: UInt16(truncatingIfNeeded: classID), methodID: UInt16(truncatingIfNeeded: methodID))
                     let peer = ChannelKey(direction: direction.reversed, channel: frame.channel)
                     if let requestFrame = requestFrames[peer]?[failed] {
                         note.answers = (failed, requestFrame)
                         // 406 PRECONDITION_FAILED to a declare: the broker model names the earlier declare.
-                        if method.values.int("reply-code") == 406, failed.classID == 40 || failed.classID == 50, failed.methodID == 10,
-                           let name = requests[peer]?[failed]?.string(failed.classID == 50 ? "queue" : "exchange"), !name.isEmpty {
+                        if typed.replyCode == 406, failed.classID == 40 || failed.classID == 50, failed.methodID == 10,
+                           let request = requests[peer]?[failed],
+                           let name = failed.classID == 50 ? request.queue : request.exchange, !name.isEmpty {
                             note.broker = AMQPBrokerEvent(kind: .declareRefused(entity: failed.classID == 50 ? "queue" : "exchange", name: name,
                                                                                 requestFrame: requestFrame,
-                                                                                replyText: method.values.string("reply-text") ?? ""),
+                                                                                replyText: typed.replyText ?? ""),
                                                           channel: frame.channel)
                         }
                     }
@@ -541,12 +546,12 @@ public struct AMQPConnectionDissector: StreamDissector {
                 }
             }
             if id == .basicPublish {
-                lastPublish[key] = method.values.withoutBulk
+                lastPublish[key] = typed
             } else if AMQPConnectionDissector.isRemembered(id) {
                 if let i = requests.slot(key) {
-                    requests.values[i][id] = method.values.withoutBulk
+                    requests.values[i][id] = typed
                 } else {
-                    requests[key] = [id: method.values.withoutBulk]
+                    requests[key] = [id: typed]
                 }
             }
             if spec.classID == 20, spec.methodName == "close-ok" || spec.methodName == "open" {
@@ -561,7 +566,7 @@ public struct AMQPConnectionDissector: StreamDissector {
                                                                        : "channel \(frame.channel) closed")
                 }
             }
-            if options.analysis, let kind = brokerEvent(id, method.values, channel: frame.channel, from: direction) {
+            if options.analysis, let kind = brokerEvent(id, typed, channel: frame.channel, from: direction) {
                 note.broker = AMQPBrokerEvent(kind: kind, channel: frame.channel)
             }
             let collecting: AMQPLinks?
@@ -571,7 +576,7 @@ public struct AMQPConnectionDissector: StreamDissector {
                 }
             }
             if case .collect(let links) = options.links, options.analysis { collecting = links } else { collecting = nil }
-            note.attribution = queues.track(id, method.values, channel: frame.channel, from: direction,
+            note.attribution = queues.track(id, typed, channel: frame.channel, from: direction,
                                             frame: self.frame, time: time, place: place, listsCovered: collecting != nil)
             if let collecting, let settled = note.attribution?.settled {
                 let (ackFrame, rejected) = (self.frame, id != .basicAck)
@@ -585,13 +590,13 @@ public struct AMQPConnectionDissector: StreamDissector {
                 }
             }
             if options.analysis, direction == .toClient, id == .basicDeliver || id == .basicGetOK, let queue = note.attribution?.queue {
-                note.broker = AMQPBrokerEvent(kind: .delivered(queue: queue, exchange: method.values.string("exchange") ?? "",
-                                                               routingKey: method.values.string("routing-key") ?? ""),
+                note.broker = AMQPBrokerEvent(kind: .delivered(queue: queue, exchange: typed.exchange ?? "",
+                                                               routingKey: typed.routingKey ?? ""),
                                               channel: frame.channel)
             }
-            negotiate(spec, method.values, &decoded.problems)
-            trackConfirms(id, method.values, channel: frame.channel, from: direction, &note)
-            if options.analysis { trackTransactionsAndFlow(id, method.values, channel: frame.channel, from: direction, &note) }
+            negotiate(spec, typed, &decoded.problems)
+            trackConfirms(id, typed, channel: frame.channel, from: direction, &note)
+            if options.analysis { trackTransactionsAndFlow(id, typed, channel: frame.channel, from: direction, &note) }
         case .header:
             guard let header = decoded.header else { return }
             guard let i = messages.slot(key), messages.values[i].stage == .awaitingHeader else {
@@ -644,7 +649,7 @@ public struct AMQPConnectionDissector: StreamDissector {
     /// acknowledgements since tx.select or the last commit or rollback), and how long the broker
     /// held publishers back (connection.blocked/unblocked, RabbitMQ's) or a channel's flow
     /// (channel.flow).
-    private mutating func trackTransactionsAndFlow(_ id: AMQPMethodID, _ values: AMQPArgumentValues, channel: UInt16,
+    private mutating func trackTransactionsAndFlow(_ id: AMQPMethodID, _ method: AMQPMethod, channel: UInt16,
                                                    from direction: Direction, _ note: inout AMQPFrameNote) {
         let key = ChannelKey(direction: .toServer, channel: channel)
         switch (id.classID, id.methodID, direction) {
@@ -664,7 +669,7 @@ public struct AMQPConnectionDissector: StreamDissector {
             transactions[key] = nil
             flowStopped[key] = nil
         case (10, 60, .toClient):
-            blockedAt = (frame, time, values.string("reason"))
+            blockedAt = (frame, time, method.reason)
         case (10, 61, .toClient):
             guard let blocked = blockedAt else { return }
             blockedAt = nil
@@ -672,7 +677,7 @@ public struct AMQPConnectionDissector: StreamDissector {
                                            duration: max(0, time.microseconds(since: blocked.time)))
         case (20, 20, _):
             // AMQP 0-9-1 channel.flow: active=false stops the peer's content, active=true resumes it.
-            if values.bool("active") == false {
+            if method.active == false {
                 flowStopped[key] = (frame, time)
             } else if let i = flowStopped.slot(key) {
                 let stopped = flowStopped.take(at: i)
@@ -692,22 +697,17 @@ public struct AMQPConnectionDissector: StreamDissector {
 
     /// What a method says about the broker's exchanges, queues and bindings, or a message it
     /// returned, for the broker model; nil for the rest.
-    private func brokerEvent(_ id: AMQPMethodID, _ values: AMQPArgumentValues, channel: UInt16,
+    private func brokerEvent(_ id: AMQPMethodID, _ method: AMQPMethod, channel: UInt16,
                              from direction: Direction) -> AMQPBrokerEvent.Kind? {
-        func string(_ name: String) -> String { values.string(name) ?? "" }
-        func table(_ name: String) -> AMQPFieldTable? {
-            if case .table(let t)? = values[name] { return t }
-            return nil
-        }
         func binding(queue: Bool) -> AMQPBrokerEvent.Binding {
-            queue ? AMQPBrokerEvent.Binding(source: string("exchange"), destination: queues.queueName(string("queue"), channel: channel),
-                                            toExchange: false, routingKey: string("routing-key"), arguments: table("arguments"))
-                  : AMQPBrokerEvent.Binding(source: string("source"), destination: string("destination"), toExchange: true,
-                                            routingKey: string("routing-key"), arguments: table("arguments"))
+            queue ? AMQPBrokerEvent.Binding(source: method.exchange ?? "", destination: queues.queueName(method.queue ?? "", channel: channel),
+                                            toExchange: false, routingKey: method.routingKey ?? "", arguments: method.arguments)
+                  : AMQPBrokerEvent.Binding(source: method.source ?? "", destination: method.destination ?? "", toExchange: true,
+                                            routingKey: method.routingKey ?? "", arguments: method.arguments)
         }
-        func settings(_ names: [String]) -> String {
-            var words = names.map { "\($0)=\(values.bool($0) ?? false)" }
-            if let arguments = table("arguments"), !arguments.entries.isEmpty {
+        func settings(_ flags: [(String, Bool?)]) -> String {
+            var words = flags.map { "\($0.0)=\($0.1 ?? false)" }
+            if let arguments = method.arguments, !arguments.entries.isEmpty {
                 words.append("arguments " + arguments.entries.map(\.name).joined(separator: ","))
             }
             return words.joined(separator: " ")
@@ -715,27 +715,29 @@ public struct AMQPConnectionDissector: StreamDissector {
         switch (id.classID, id.methodID, direction) {
         case (50, 10, .toServer):
             // A server-named queue (an empty name) is new each time; a passive declare only asks.
-            guard values.bool("passive") != true, !string("queue").isEmpty else { return nil }
-            return .declareRequested(entity: "queue", name: string("queue"), settings: settings(["durable", "exclusive", "auto-delete"]))
+            guard method.passive != true, let queue = method.queue, !queue.isEmpty else { return nil }
+            return .declareRequested(entity: "queue", name: queue,
+                                     settings: settings([("durable", method.durable), ("exclusive", method.exclusive),
+                                                         ("auto-delete", method.autoDelete)]))
         case (40, 10, .toServer):
             // A passive declare only asks whether the exchange exists.
-            guard values.bool("passive") != true else { return nil }
+            guard method.passive != true else { return nil }
             var alternate: String?
-            if let arguments = table("arguments"), let value = arguments["alternate-exchange"], case .longString(let s) = value {
+            if let arguments = method.arguments, let value = arguments["alternate-exchange"], case .longString(let s) = value {
                 alternate = AMQPText.shortString(s.bytes)
             }
-            return .exchangeDeclared(name: string("exchange"), type: string("type"), durable: values.bool("durable") ?? false,
-                                     autoDelete: values.bool("auto-delete") ?? false, isInternal: values.bool("internal") ?? false,
+            return .exchangeDeclared(name: method.exchange ?? "", type: method.type ?? "", durable: method.durable ?? false,
+                                     autoDelete: method.autoDelete ?? false, isInternal: method.internal ?? false,
                                      alternate: alternate)
-        case (40, 20, .toServer): return .exchangeDeleted(name: string("exchange"))
+        case (40, 20, .toServer): return .exchangeDeleted(name: method.exchange ?? "")
         case (40, 30, .toServer): return .bound(binding(queue: false))
         case (40, 40, .toServer): return .unbound(binding(queue: false))
-        case (50, 11, .toClient): return .queueDeclared(name: string("queue"))
+        case (50, 11, .toClient): return .queueDeclared(name: method.queue ?? "")
         case (50, 20, .toServer): return .bound(binding(queue: true))
         case (50, 50, .toServer): return .unbound(binding(queue: true))
-        case (50, 40, .toServer): return .queueDeleted(name: queues.queueName(string("queue"), channel: channel))
+        case (50, 40, .toServer): return .queueDeleted(name: queues.queueName(method.queue ?? "", channel: channel))
         case (60, 50, .toClient):
-            return .returned(replyCode: values.int("reply-code") ?? 0, exchange: string("exchange"), routingKey: string("routing-key"))
+            return .returned(replyCode: method.replyCode ?? 0, exchange: method.exchange ?? "", routingKey: method.routingKey ?? "")
         default:
             return nil
         }
@@ -743,7 +745,7 @@ public struct AMQPConnectionDissector: StreamDissector {
 
     /// RabbitMQ's publisher confirms: after confirm.select, the client's publishes on the channel
     /// are numbered from 1, and the broker's basic.ack / basic.nack delivery tags refer to them.
-    private mutating func trackConfirms(_ id: AMQPMethodID, _ values: AMQPArgumentValues, channel: UInt16,
+    private mutating func trackConfirms(_ id: AMQPMethodID, _ method: AMQPMethod, channel: UInt16,
                                         from direction: Direction, _ note: inout AMQPFrameNote) {
         let key = ChannelKey(direction: .toServer, channel: channel)
         switch (id.classID, id.methodID) {
@@ -765,8 +767,8 @@ public struct AMQPConnectionDissector: StreamDissector {
                 confirms.values[i].pending.append(Confirms.Pending(number: number, frame: frame, time: time, place: linked.place))
             }
         case (60, 80) where direction == .toClient, (60, 120) where direction == .toClient:
-            guard let i = confirms.slot(key), let tag = values.int("delivery-tag") else { return }
-            let multiple = values.bool("multiple") ?? false
+            guard let i = confirms.slot(key), let tag = method.deliveryTag else { return }
+            let multiple = method.multiple ?? false
             var confirm = AMQPFrameNote.Confirm(acknowledged: id.methodID == 80, multiple: multiple, deliveryTag: tag)
             if options.analysis { confirm.confirmed = settlePublishes(at: i, upTo: tag, multiple: multiple, acknowledged: id.methodID == 80) }
             note.confirm = confirm
@@ -900,13 +902,13 @@ public struct AMQPConnectionDissector: StreamDissector {
     }
 
     /// connection.tune proposes limits, connection.tune-ok settles them for both directions.
-    private mutating func negotiate(_ spec: AMQPMethodSpec, _ values: AMQPArgumentValues, _ problems: inout [Problem]) {
+    private mutating func negotiate(_ spec: AMQPMethodSpec, _ method: AMQPMethod, _ problems: inout [Problem]) {
         guard spec.classID == 10 else { return }
         switch spec.methodName {
         case "tune":
-            proposedFrameMax = values.int("frame-max")
+            proposedFrameMax = method.frameMax
         case "tune-ok":
-            guard let agreed = values.int("frame-max") else { return }
+            guard let agreed = method.frameMax else { return }
             if let proposed = proposedFrameMax, proposed > 0, agreed == 0 || agreed > proposed {
                 problems.append(Problem(.error, .frameMaxAboveProposal,
                                         "tune-ok asks for frame-max \(agreed == 0 ? "unlimited" : String(agreed)), above the server's \(proposed)",
@@ -918,7 +920,7 @@ public struct AMQPConnectionDissector: StreamDissector {
                                         reference: "AMQP 0-9-1 connection.tune-ok frame-max"))
             }
             frameMax = agreed
-            let agreedChannels = values.int("channel-max") ?? 0
+            let agreedChannels = method.channelMax ?? 0
             channelMax = agreedChannels
             toServer.frameMax = agreed
             toServer.channelMax = agreedChannels

@@ -7,8 +7,9 @@ package struct AMQPMessageAssembly {
     package enum Stage: Equatable { case awaitingHeader, awaitingBody }
 
     package var method: AMQPMethodSpec
-    /// The method's arguments by spec name.
-    package private(set) var methodValues: AMQPArgumentValues
+    /// The method's typed arguments: the state and a table read them by argument
+    /// (`arguments.exchange`); a view reads them by name (`methodValues`).
+    package private(set) var arguments: AMQPMethod
     package var stage = Stage.awaitingHeader
     package var bodySize: UInt64 = 0
     package var received: UInt64 = 0
@@ -35,9 +36,9 @@ package struct AMQPMessageAssembly {
     package var frame = 0
     package var place = 0
 
-    package init(method: AMQPMethodSpec, values: AMQPArgumentValues, previewLimit: Int, frame: Int = 0, place: Int = 0) {
+    package init(method: AMQPMethodSpec, arguments: AMQPMethod, previewLimit: Int, frame: Int = 0, place: Int = 0) {
         self.method = method
-        self.methodValues = values
+        self.arguments = arguments
         self.previewLimit = max(previewLimit, 0)
         self.frame = frame
         self.place = place
@@ -47,8 +48,8 @@ package struct AMQPMessageAssembly {
     /// (its `headers` when the header was kept), where it was published.
     package var publishEvent: AMQPBrokerEvent.Publish? {
         guard method.classID == 60, method.methodID == 40 else { return nil }
-        return AMQPBrokerEvent.Publish(exchange: methodValues.string("exchange") ?? "", routingKey: methodValues.string("routing-key") ?? "",
-                                       mandatory: methodValues.bool("mandatory") ?? false,
+        return AMQPBrokerEvent.Publish(exchange: arguments.exchange ?? "", routingKey: arguments.routingKey ?? "",
+                                       mandatory: arguments.mandatory ?? false,
                                        headers: header?.header.properties.headers?.value, frame: frame, place: place)
     }
 
@@ -101,24 +102,12 @@ package struct AMQPMessageAssembly {
     package static let routingArguments = ["exchange", "routing-key", "consumer-tag", "delivery-tag", "redelivered",
                                    "reply-code", "reply-text", "message-count"]
 
-    /// The value of the method's argument at `index` (of `method.arguments`): read at that
-    /// index, where a whole method's values are, else looked up by name.
-    package func methodValue(at index: Int) -> AMQPArgumentValue? {
-        let entries = methodValues.entries
-        if index < entries.count, entries[index].spec === method.arguments[index] { return entries[index].value }
-        return methodValues[method.arguments[index].name]
-    }
+    /// The method's arguments by spec name, made when asked (a view asks once per message).
+    package var methodValues: AMQPArgumentValues { AMQPArgumentValues(of: arguments) }
 
     /// What summaries count of the message: the same values its view shows.
     package var facts: PDUFacts.MessageFacts {
-        PDUFacts.MessageFacts(method: method.fullName, exchange: methodString(at: method.exchangeArgument),
-                              routingKey: methodString(at: method.routingKeyArgument),
+        PDUFacts.MessageFacts(method: method.fullName, exchange: arguments.exchange, routingKey: arguments.routingKey,
                               bodySize: bodySize <= UInt64(Int.max) ? Int(bodySize) : nil)
-    }
-
-    /// The string value of the method's argument at `index`, as `AMQPArgumentValues.string` gives it.
-    private func methodString(at index: Int?) -> String? {
-        guard let index else { return nil }
-        return methodValue(at: index)?.stringValue
     }
 }

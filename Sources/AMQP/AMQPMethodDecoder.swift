@@ -7,15 +7,23 @@ package struct AMQPMethodDecoder {
     package struct Result {
         package var id: AMQPMethodID?
         package var spec: AMQPMethodSpec?
-        /// The arguments by spec name, for connection state and summaries (made from `method`).
-        package var values = AMQPArgumentValues()
         package var problems: [Problem] = []
-        /// The typed method; nil when the frame ends before its ids.
+        /// The typed method; nil when the frame ends before its ids. The connection's state
+        /// reads it by argument (`AMQPMethod.routingKey`, `.deliveryTag`...).
         package var method: AMQPMethod?
         /// The bytes the arguments were read from, up to where reading stopped.
         package var argumentsRange: Range<Int> = 11..<11
-        /// `method.argumentList`, made once for `values` and the field tree.
-        package var arguments: [AMQPArgument] = []
+
+        /// The arguments read, in wire order, made from `method` when asked (the views' field
+        /// tree): none is made per frame otherwise.
+        package var arguments: [AMQPArgument] { method?.argumentList ?? [] }
+
+        /// The arguments by spec name, made from `method` when asked (the views' summaries):
+        /// a view that reads several asks once.
+        package var values: AMQPArgumentValues {
+            guard let spec else { return AMQPArgumentValues() }
+            return AMQPArgumentValues(arguments, of: spec)
+        }
     }
 
     package let options: AMQPOptions
@@ -59,8 +67,6 @@ package struct AMQPMethodDecoder {
                                          reference: "AMQP 0-9-1 §4.2.4", range: args.offset..<(args.offset + left)))
         }
         result.argumentsRange = 11..<args.offset
-        result.arguments = method.argumentList
-        result.values = AMQPArgumentValues(result.arguments, of: spec)
         result.method = method
         result.problems += args.problems
         return result

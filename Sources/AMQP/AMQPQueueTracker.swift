@@ -246,7 +246,7 @@ package struct AMQPQueueTracker {
     /// `frame` and `time`: where the method came.
     /// `place`: the method's among the connection's publishes and deliveries in the frame;
     /// `listsCovered`: whether a settlement lists each delivery it covers.
-    package mutating func track(_ id: AMQPMethodID, _ values: AMQPArgumentValues, channel: UInt16, from direction: Direction,
+    package mutating func track(_ id: AMQPMethodID, _ method: AMQPMethod, channel: UInt16, from direction: Direction,
                         frame: Int, time: Timestamp, place: Int = 0, listsCovered: Bool = false) -> Attribution? {
         // Only these methods concern queues: others need no channel state.
         guard let step = Step(id, from: direction) else { return nil }
@@ -255,64 +255,64 @@ package struct AMQPQueueTracker {
         // The steps are static: a method of `self` called with `self.channelStates` in-out
         // would be called on a copy of `self`, which shares the array, so the in-out access
         // copied it per frame.
-        return Self.track(step, values, maxOutstanding: maxOutstanding, at: (frame, time, place), listsCovered: listsCovered,
+        return Self.track(step, method, maxOutstanding: maxOutstanding, at: (frame, time, place), listsCovered: listsCovered,
                           &channelStates[i])
     }
 
-    private static func track(_ step: Step, _ values: AMQPArgumentValues, maxOutstanding: Int,
+    private static func track(_ step: Step, _ method: AMQPMethod, maxOutstanding: Int,
                               at place: (frame: Int, time: Timestamp, place: Int), listsCovered: Bool,
                               _ state: inout ChannelState) -> Attribution? {
         switch step {
         case .declareOk:
-            if let queue = values.string("queue") { state.lastDeclaredQueue = queue }
+            if let queue = method.queue { state.lastDeclaredQueue = queue }
         case .consume:
-            let consumer = Source(queue: resolve(values.string("queue"), state), noAck: values.bool("no-ack") ?? false)
+            let consumer = Source(queue: resolve(method.queue, state), noAck: method.noAck ?? false)
             state.pendingConsume = consumer
             // With nowait there is no consume-ok: the client's tag is the tag.
-            if let tag = values.string("consumer-tag"), !tag.isEmpty {
+            if let tag = method.consumerTag, !tag.isEmpty {
                 state.setConsumer(consumer, for: tag)
-                if values.bool("no-wait") == true {
+                if method.nowait == true {
                     state.consumerStats[tag] = Consumer(tag: tag, queue: consumer.queue, frame: place.frame, time: place.time,
                                                        prefetch: state.prefetch)
                 }
             }
         case .consumeOk:
-            if let tag = values.string("consumer-tag"), let consumer = state.pendingConsume {
+            if let tag = method.consumerTag, let consumer = state.pendingConsume {
                 state.setConsumer(consumer, for: tag)
                 state.consumerStats[tag] = Consumer(tag: tag, queue: consumer.queue, frame: place.frame, time: place.time,
                                                    prefetch: state.prefetch)
             }
             state.pendingConsume = nil
         case .cancel:
-            guard let tag = values.string("consumer-tag") else { return nil }
+            guard let tag = method.consumerTag else { return nil }
             state.setConsumer(nil, for: tag)
             guard let ended = state.consumerStats.removeValue(forKey: tag) else { return nil }
             var attribution = Attribution(queue: nil, source: .consume)
             attribution.consumerEnded = ended
             return attribution
         case .deliver:
-            guard let tag = values.string("consumer-tag") else { return nil }
-            guard var attribution = deliver(tag, values.int("delivery-tag"), maxOutstanding: maxOutstanding, at: place, &state) else { return nil }
-            if values.bool("redelivered") == true { attribution.redeliveryOf = redelivery(&state) }
+            guard let tag = method.consumerTag else { return nil }
+            guard var attribution = deliver(tag, method.deliveryTag, maxOutstanding: maxOutstanding, at: place, &state) else { return nil }
+            if method.redelivered == true { attribution.redeliveryOf = redelivery(&state) }
             return attribution
         case .get:
-            state.pendingGet = Source(queue: resolve(values.string("queue"), state), noAck: values.bool("no-ack") ?? false)
+            state.pendingGet = Source(queue: resolve(method.queue, state), noAck: method.noAck ?? false)
         case .getEmpty:
             state.pendingGet = nil
         case .getOk:
             guard let get = state.pendingGet else { return nil }
             state.pendingGet = nil
-            remember(values.int("delivery-tag"), get, maxOutstanding: maxOutstanding, at: place, &state)
+            remember(method.deliveryTag, get, maxOutstanding: maxOutstanding, at: place, &state)
             var attribution = Attribution(queue: get.queue, source: .get)
-            if values.bool("redelivered") == true { attribution.redeliveryOf = redelivery(&state) }
+            if method.redelivered == true { attribution.redeliveryOf = redelivery(&state) }
             return attribution
         case .settle:
-            return settle(values, at: place.time, listsCovered: listsCovered, &state)
+            return settle(method, at: place.time, listsCovered: listsCovered, &state)
         case .qos:
             // AMQP 0-9-1 basic.qos prefetch-count. RabbitMQ applies it to each consumer started
             // after it with `global` unset, to the channel's consumers together with it set.
-            let count = values.int("prefetch-count") ?? 0
-            if values.bool("global") == true { state.channelPrefetch = count } else { state.prefetch = count }
+            let count = method.prefetchCount ?? 0
+            if method.global == true { state.channelPrefetch = count } else { state.prefetch = count }
         case .recover:
             // AMQP 0-9-1 basic.recover: unacknowledged messages are redelivered with new tags.
             state.outstanding = [:]
@@ -387,13 +387,13 @@ package struct AMQPQueueTracker {
 
     /// basic.ack and basic.nack with `multiple` settle every outstanding tag up to theirs,
     /// and tag 0 with `multiple` settles all (AMQP 0-9-1 basic.ack delivery-tag; RabbitMQ's nack).
-    private static func settle(_ values: AMQPArgumentValues, at time: Timestamp, listsCovered: Bool,
+    private static func settle(_ method: AMQPMethod, at time: Timestamp, listsCovered: Bool,
                                _ state: inout ChannelState) -> Attribution? {
-        guard let tag = values.int("delivery-tag") else { return nil }
+        guard let tag = method.deliveryTag else { return nil }
         // AMQP 0-9-1 basic.nack / basic.reject requeue: the broker queues the message again.
         // basic.reject has no `multiple`; an ack no `requeue`.
-        return settle(tag, multiple: values.bool("multiple") ?? false, requeue: values.bool("requeue") ?? false,
-                      acknowledges: values["requeue"] == nil, at: time, listsCovered: listsCovered, &state)
+        return settle(tag, multiple: method.multiple ?? false, requeue: method.requeue ?? false,
+                      acknowledges: method.requeue == nil, at: time, listsCovered: listsCovered, &state)
     }
 
     /// Each settled delivery's consumer: one acknowledged (`acknowledges`) or rejected more.

@@ -111,8 +111,6 @@ public final class AMQPMethodSpec: Sendable, Equatable {
         self.arguments = arguments
         self.fullName = className + "." + methodName
         self.messageArguments = AMQPMessageAssembly.routingArguments.compactMap { name in arguments.firstIndex { $0.name == name } }
-        self.exchangeArgument = arguments.firstIndex { $0.name == "exchange" }
-        self.routingKeyArgument = arguments.firstIndex { $0.name == "routing-key" }
         // Consecutive bit arguments share octets, lowest bit first (§4.2.5.2); any other type ends
         // the run. So each bit argument's position is known here, and with it the only two lines
         // it can show: `.......1 = Mandatory: true`.
@@ -137,11 +135,6 @@ public final class AMQPMethodSpec: Sendable, Equatable {
     /// Where the arguments a message view repeats (`AMQPMessageAssembly.routingArguments`) are in
     /// `arguments`, in the order the view shows them: found once here, not by name per message.
     package let messageArguments: [Int]
-
-    /// Where `exchange` and `routing-key` are in `arguments`, if the method has them: a message's
-    /// facts name both, once per message (found by name, they were a few string comparisons each).
-    package let exchangeArgument: Int?
-    package let routingKeyArgument: Int?
 
     /// `basic.publish`. Made once here: summaries, fields and message assemblies name the method
     /// of nearly every frame, and concatenating it each time made a string per use.

@@ -219,6 +219,31 @@ struct AMQPAnalysisTests {
         #expect(unacknowledged[0].message == "the connection ended (the client closed it) with 1 delivery not acknowledged: the broker queues it again")
     }
 
+    @Test("a basic.consume with nowait starts its consumer at once, with no consume-ok to wait for")
+    func nowaitConsumer() throws {
+        // AMQP 0-9-1 basic.consume: with nowait set the server sends no consume-ok, so the
+        // client's tag is the consumer's from the consume itself. (The state once looked the bit
+        // up as "no-wait", a name the spec does not use, and took the consumer for one that
+        // predated the capture.)
+        let run = Self.run([
+            (.toServer, Wire.protocolHeader + Wire.method(20, 10, channel: 2, Wire.shortstr(""))),   // 1
+            (.toClient, Wire.method(20, 11, channel: 2, Wire.longstr(""))),                          // 2
+            // 3 basic.consume: ticket, queue, consumer-tag, bits no-local no-ack exclusive nowait (3), arguments.
+            (.toServer, Wire.method(60, 20, channel: 2, Wire.u16(0) + Wire.shortstr("q") + Wire.shortstr("ctag")
+                                    + [0b0000_1000] + Wire.table([]))),
+            (.toClient, Self.deliver(tag: 1)),                                                        // 4
+            (.toServer, Wire.method(60, 80, channel: 2, Wire.u64(1) + [0])),                          // 5 ack 1
+        ])
+        let consumers = run.records.filter { $0.kind == .consumer }
+        try #require(consumers.count == 1)
+        func value(_ key: String) -> FieldValue? { consumers[0].fields.first { $0.key == key }?.value }
+        #expect(consumers[0].frames == [3])
+        #expect(value("before_capture") != .bool(true))
+        #expect(value("queue") == .string("q"))
+        #expect(value("deliveries") == .int(1))
+        #expect(value("acknowledged") == .int(1))
+    }
+
     @Test("without the analysis: no links, no words, no records; the queue attribution stays")
     func noAnalysis() {
         let run = Self.run(Self.conversation, analysis: false)

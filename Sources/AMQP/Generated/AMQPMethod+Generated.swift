@@ -295,6 +295,574 @@ extension AMQPMethod {
         }
     }
 
+    /// `active` (bit) of channel.flow, channel.flow-ok, access.request; nil for another method, or when the frame ended before it.
+    package var active: Bool? {
+        switch self {
+        case .channelFlow(let m): return m.active.map { $0.value }
+        case .channelFlowOK(let m): return m.active.map { $0.value }
+        case .accessRequest(let m): return m.active.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `arguments` (table) of exchange.declare, exchange.bind, exchange.unbind, queue.declare, queue.bind, queue.unbind, basic.consume; nil for another method, or when the frame ended before it.
+    package var arguments: AMQPFieldTable? {
+        switch self {
+        case .exchangeDeclare(let m): return m.arguments.map { $0.value }
+        case .exchangeBind(let m): return m.arguments.map { $0.value }
+        case .exchangeUnbind(let m): return m.arguments.map { $0.value }
+        case .queueDeclare(let m): return m.arguments.map { $0.value }
+        case .queueBind(let m): return m.arguments.map { $0.value }
+        case .queueUnbind(let m): return m.arguments.map { $0.value }
+        case .basicConsume(let m): return m.arguments.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `auto-delete` (bit) of exchange.declare, queue.declare; nil for another method, or when the frame ended before it.
+    package var autoDelete: Bool? {
+        switch self {
+        case .exchangeDeclare(let m): return m.autoDelete.map { $0.value }
+        case .queueDeclare(let m): return m.autoDelete.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `capabilities` (shortstr) of connection.open; nil for another method, or when the frame ended before it.
+    package var capabilities: String? {
+        switch self {
+        case .connectionOpen(let m): return m.capabilities.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `challenge` (longstr) of connection.secure; nil for another method, or when the frame ended before it.
+    package var challenge: AMQPLongString? {
+        switch self {
+        case .connectionSecure(let m): return m.challenge.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `channel-id` (longstr) of channel.open-ok; nil for another method, or when the frame ended before it.
+    package var channelID: AMQPLongString? {
+        switch self {
+        case .channelOpenOK(let m): return m.channelID.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `channel-max` (short) of connection.tune, connection.tune-ok; nil for another method, or when the frame ended before it.
+    package var channelMax: Int? {
+        switch self {
+        case .connectionTune(let m): return m.channelMax.map { Int($0.value) }
+        case .connectionTuneOK(let m): return m.channelMax.map { Int($0.value) }
+        default: return nil
+        }
+    }
+
+    /// `class-id` (short) of connection.close, channel.close; nil for another method, or when the frame ended before it.
+    package var classID: Int? {
+        switch self {
+        case .connectionClose(let m): return m.classID.map { Int($0.value) }
+        case .channelClose(let m): return m.classID.map { Int($0.value) }
+        default: return nil
+        }
+    }
+
+    /// `client-properties` (table) of connection.start-ok; nil for another method, or when the frame ended before it.
+    package var clientProperties: AMQPFieldTable? {
+        switch self {
+        case .connectionStartOK(let m): return m.clientProperties.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `cluster-id` (shortstr) of basic.get-empty; nil for another method, or when the frame ended before it.
+    package var clusterID: String? {
+        switch self {
+        case .basicGetEmpty(let m): return m.clusterID.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `consumer-count` (long) of queue.declare-ok; nil for another method, or when the frame ended before it.
+    package var consumerCount: Int? {
+        switch self {
+        case .queueDeclareOK(let m): return m.consumerCount.map { Int($0.value) }
+        default: return nil
+        }
+    }
+
+    /// `consumer-tag` (shortstr) of basic.consume, basic.consume-ok, basic.cancel, basic.cancel-ok, basic.deliver; nil for another method, or when the frame ended before it.
+    package var consumerTag: String? {
+        switch self {
+        case .basicConsume(let m): return m.consumerTag.map { $0.value }
+        case .basicConsumeOK(let m): return m.consumerTag.map { $0.value }
+        case .basicCancel(let m): return m.consumerTag.map { $0.value }
+        case .basicCancelOK(let m): return m.consumerTag.map { $0.value }
+        case .basicDeliver(let m): return m.consumerTag.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `delivery-tag` (longlong) of basic.deliver, basic.get-ok, basic.ack, basic.reject, basic.nack; nil for another method, or when the frame ended before it.
+    package var deliveryTag: Int? {
+        switch self {
+        case .basicDeliver(let m): return m.deliveryTag.map { Int(clamping: $0.value) }
+        case .basicGetOK(let m): return m.deliveryTag.map { Int(clamping: $0.value) }
+        case .basicAck(let m): return m.deliveryTag.map { Int(clamping: $0.value) }
+        case .basicReject(let m): return m.deliveryTag.map { Int(clamping: $0.value) }
+        case .basicNack(let m): return m.deliveryTag.map { Int(clamping: $0.value) }
+        default: return nil
+        }
+    }
+
+    /// `destination` (shortstr) of exchange.bind, exchange.unbind; nil for another method, or when the frame ended before it.
+    package var destination: String? {
+        switch self {
+        case .exchangeBind(let m): return m.destination.map { $0.value }
+        case .exchangeUnbind(let m): return m.destination.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `durable` (bit) of exchange.declare, queue.declare; nil for another method, or when the frame ended before it.
+    package var durable: Bool? {
+        switch self {
+        case .exchangeDeclare(let m): return m.durable.map { $0.value }
+        case .queueDeclare(let m): return m.durable.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `exchange` (shortstr) of exchange.declare, exchange.delete, queue.bind, queue.unbind, basic.publish, basic.return, basic.deliver, basic.get-ok; nil for another method, or when the frame ended before it.
+    package var exchange: String? {
+        switch self {
+        case .exchangeDeclare(let m): return m.exchange.map { $0.value }
+        case .exchangeDelete(let m): return m.exchange.map { $0.value }
+        case .queueBind(let m): return m.exchange.map { $0.value }
+        case .queueUnbind(let m): return m.exchange.map { $0.value }
+        case .basicPublish(let m): return m.exchange.map { $0.value }
+        case .basicReturn(let m): return m.exchange.map { $0.value }
+        case .basicDeliver(let m): return m.exchange.map { $0.value }
+        case .basicGetOK(let m): return m.exchange.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `exclusive` (bit) of access.request, queue.declare, basic.consume; nil for another method, or when the frame ended before it.
+    package var exclusive: Bool? {
+        switch self {
+        case .accessRequest(let m): return m.exclusive.map { $0.value }
+        case .queueDeclare(let m): return m.exclusive.map { $0.value }
+        case .basicConsume(let m): return m.exclusive.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `frame-max` (long) of connection.tune, connection.tune-ok; nil for another method, or when the frame ended before it.
+    package var frameMax: Int? {
+        switch self {
+        case .connectionTune(let m): return m.frameMax.map { Int($0.value) }
+        case .connectionTuneOK(let m): return m.frameMax.map { Int($0.value) }
+        default: return nil
+        }
+    }
+
+    /// `global` (bit) of basic.qos; nil for another method, or when the frame ended before it.
+    package var global: Bool? {
+        switch self {
+        case .basicQos(let m): return m.global.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `heartbeat` (short) of connection.tune, connection.tune-ok; nil for another method, or when the frame ended before it.
+    package var heartbeat: Int? {
+        switch self {
+        case .connectionTune(let m): return m.heartbeat.map { Int($0.value) }
+        case .connectionTuneOK(let m): return m.heartbeat.map { Int($0.value) }
+        default: return nil
+        }
+    }
+
+    /// `if-empty` (bit) of queue.delete; nil for another method, or when the frame ended before it.
+    package var ifEmpty: Bool? {
+        switch self {
+        case .queueDelete(let m): return m.ifEmpty.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `if-unused` (bit) of exchange.delete, queue.delete; nil for another method, or when the frame ended before it.
+    package var ifUnused: Bool? {
+        switch self {
+        case .exchangeDelete(let m): return m.ifUnused.map { $0.value }
+        case .queueDelete(let m): return m.ifUnused.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `immediate` (bit) of basic.publish; nil for another method, or when the frame ended before it.
+    package var immediate: Bool? {
+        switch self {
+        case .basicPublish(let m): return m.immediate.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `insist` (bit) of connection.open; nil for another method, or when the frame ended before it.
+    package var insist: Bool? {
+        switch self {
+        case .connectionOpen(let m): return m.insist.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `internal` (bit) of exchange.declare; nil for another method, or when the frame ended before it.
+    package var `internal`: Bool? {
+        switch self {
+        case .exchangeDeclare(let m): return m.`internal`.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `known-hosts` (shortstr) of connection.open-ok; nil for another method, or when the frame ended before it.
+    package var knownHosts: String? {
+        switch self {
+        case .connectionOpenOK(let m): return m.knownHosts.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `locale` (shortstr) of connection.start-ok; nil for another method, or when the frame ended before it.
+    package var locale: String? {
+        switch self {
+        case .connectionStartOK(let m): return m.locale.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `locales` (longstr) of connection.start; nil for another method, or when the frame ended before it.
+    package var locales: AMQPLongString? {
+        switch self {
+        case .connectionStart(let m): return m.locales.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `mandatory` (bit) of basic.publish; nil for another method, or when the frame ended before it.
+    package var mandatory: Bool? {
+        switch self {
+        case .basicPublish(let m): return m.mandatory.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `mechanism` (shortstr) of connection.start-ok; nil for another method, or when the frame ended before it.
+    package var mechanism: String? {
+        switch self {
+        case .connectionStartOK(let m): return m.mechanism.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `mechanisms` (longstr) of connection.start; nil for another method, or when the frame ended before it.
+    package var mechanisms: AMQPLongString? {
+        switch self {
+        case .connectionStart(let m): return m.mechanisms.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `message-count` (long) of queue.declare-ok, queue.purge-ok, queue.delete-ok, basic.get-ok; nil for another method, or when the frame ended before it.
+    package var messageCount: Int? {
+        switch self {
+        case .queueDeclareOK(let m): return m.messageCount.map { Int($0.value) }
+        case .queuePurgeOK(let m): return m.messageCount.map { Int($0.value) }
+        case .queueDeleteOK(let m): return m.messageCount.map { Int($0.value) }
+        case .basicGetOK(let m): return m.messageCount.map { Int($0.value) }
+        default: return nil
+        }
+    }
+
+    /// `method-id` (short) of connection.close, channel.close; nil for another method, or when the frame ended before it.
+    package var methodID: Int? {
+        switch self {
+        case .connectionClose(let m): return m.methodID.map { Int($0.value) }
+        case .channelClose(let m): return m.methodID.map { Int($0.value) }
+        default: return nil
+        }
+    }
+
+    /// `multiple` (bit) of basic.ack, basic.nack; nil for another method, or when the frame ended before it.
+    package var multiple: Bool? {
+        switch self {
+        case .basicAck(let m): return m.multiple.map { $0.value }
+        case .basicNack(let m): return m.multiple.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `new-secret` (longstr) of connection.update-secret; nil for another method, or when the frame ended before it.
+    package var newSecret: AMQPLongString? {
+        switch self {
+        case .connectionUpdateSecret(let m): return m.newSecret.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `no-ack` (bit) of basic.consume, basic.get; nil for another method, or when the frame ended before it.
+    package var noAck: Bool? {
+        switch self {
+        case .basicConsume(let m): return m.noAck.map { $0.value }
+        case .basicGet(let m): return m.noAck.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `no-local` (bit) of basic.consume; nil for another method, or when the frame ended before it.
+    package var noLocal: Bool? {
+        switch self {
+        case .basicConsume(let m): return m.noLocal.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `nowait` (bit) of exchange.declare, exchange.delete, exchange.bind, exchange.unbind, queue.declare, queue.bind, queue.purge, queue.delete, basic.consume, basic.cancel, confirm.select; nil for another method, or when the frame ended before it.
+    package var nowait: Bool? {
+        switch self {
+        case .exchangeDeclare(let m): return m.nowait.map { $0.value }
+        case .exchangeDelete(let m): return m.nowait.map { $0.value }
+        case .exchangeBind(let m): return m.nowait.map { $0.value }
+        case .exchangeUnbind(let m): return m.nowait.map { $0.value }
+        case .queueDeclare(let m): return m.nowait.map { $0.value }
+        case .queueBind(let m): return m.nowait.map { $0.value }
+        case .queuePurge(let m): return m.nowait.map { $0.value }
+        case .queueDelete(let m): return m.nowait.map { $0.value }
+        case .basicConsume(let m): return m.nowait.map { $0.value }
+        case .basicCancel(let m): return m.nowait.map { $0.value }
+        case .confirmSelect(let m): return m.nowait.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `out-of-band` (shortstr) of channel.open; nil for another method, or when the frame ended before it.
+    package var outOfBand: String? {
+        switch self {
+        case .channelOpen(let m): return m.outOfBand.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `passive` (bit) of access.request, exchange.declare, queue.declare; nil for another method, or when the frame ended before it.
+    package var passive: Bool? {
+        switch self {
+        case .accessRequest(let m): return m.passive.map { $0.value }
+        case .exchangeDeclare(let m): return m.passive.map { $0.value }
+        case .queueDeclare(let m): return m.passive.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `prefetch-count` (short) of basic.qos; nil for another method, or when the frame ended before it.
+    package var prefetchCount: Int? {
+        switch self {
+        case .basicQos(let m): return m.prefetchCount.map { Int($0.value) }
+        default: return nil
+        }
+    }
+
+    /// `prefetch-size` (long) of basic.qos; nil for another method, or when the frame ended before it.
+    package var prefetchSize: Int? {
+        switch self {
+        case .basicQos(let m): return m.prefetchSize.map { Int($0.value) }
+        default: return nil
+        }
+    }
+
+    /// `queue` (shortstr) of queue.declare, queue.declare-ok, queue.bind, queue.purge, queue.delete, queue.unbind, basic.consume, basic.get; nil for another method, or when the frame ended before it.
+    package var queue: String? {
+        switch self {
+        case .queueDeclare(let m): return m.queue.map { $0.value }
+        case .queueDeclareOK(let m): return m.queue.map { $0.value }
+        case .queueBind(let m): return m.queue.map { $0.value }
+        case .queuePurge(let m): return m.queue.map { $0.value }
+        case .queueDelete(let m): return m.queue.map { $0.value }
+        case .queueUnbind(let m): return m.queue.map { $0.value }
+        case .basicConsume(let m): return m.queue.map { $0.value }
+        case .basicGet(let m): return m.queue.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `read` (bit) of access.request; nil for another method, or when the frame ended before it.
+    package var read: Bool? {
+        switch self {
+        case .accessRequest(let m): return m.read.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `realm` (shortstr) of access.request; nil for another method, or when the frame ended before it.
+    package var realm: String? {
+        switch self {
+        case .accessRequest(let m): return m.realm.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `reason` (shortstr) of connection.blocked, connection.update-secret; nil for another method, or when the frame ended before it.
+    package var reason: String? {
+        switch self {
+        case .connectionBlocked(let m): return m.reason.map { $0.value }
+        case .connectionUpdateSecret(let m): return m.reason.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `redelivered` (bit) of basic.deliver, basic.get-ok; nil for another method, or when the frame ended before it.
+    package var redelivered: Bool? {
+        switch self {
+        case .basicDeliver(let m): return m.redelivered.map { $0.value }
+        case .basicGetOK(let m): return m.redelivered.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `reply-code` (short) of connection.close, channel.close, basic.return; nil for another method, or when the frame ended before it.
+    package var replyCode: Int? {
+        switch self {
+        case .connectionClose(let m): return m.replyCode.map { Int($0.value) }
+        case .channelClose(let m): return m.replyCode.map { Int($0.value) }
+        case .basicReturn(let m): return m.replyCode.map { Int($0.value) }
+        default: return nil
+        }
+    }
+
+    /// `reply-text` (shortstr) of connection.close, channel.close, basic.return; nil for another method, or when the frame ended before it.
+    package var replyText: String? {
+        switch self {
+        case .connectionClose(let m): return m.replyText.map { $0.value }
+        case .channelClose(let m): return m.replyText.map { $0.value }
+        case .basicReturn(let m): return m.replyText.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `requeue` (bit) of basic.reject, basic.recover-async, basic.recover, basic.nack; nil for another method, or when the frame ended before it.
+    package var requeue: Bool? {
+        switch self {
+        case .basicReject(let m): return m.requeue.map { $0.value }
+        case .basicRecoverAsync(let m): return m.requeue.map { $0.value }
+        case .basicRecover(let m): return m.requeue.map { $0.value }
+        case .basicNack(let m): return m.requeue.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `response` (longstr) of connection.start-ok, connection.secure-ok; nil for another method, or when the frame ended before it.
+    package var response: AMQPLongString? {
+        switch self {
+        case .connectionStartOK(let m): return m.response.map { $0.value }
+        case .connectionSecureOK(let m): return m.response.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `routing-key` (shortstr) of exchange.bind, exchange.unbind, queue.bind, queue.unbind, basic.publish, basic.return, basic.deliver, basic.get-ok; nil for another method, or when the frame ended before it.
+    package var routingKey: String? {
+        switch self {
+        case .exchangeBind(let m): return m.routingKey.map { $0.value }
+        case .exchangeUnbind(let m): return m.routingKey.map { $0.value }
+        case .queueBind(let m): return m.routingKey.map { $0.value }
+        case .queueUnbind(let m): return m.routingKey.map { $0.value }
+        case .basicPublish(let m): return m.routingKey.map { $0.value }
+        case .basicReturn(let m): return m.routingKey.map { $0.value }
+        case .basicDeliver(let m): return m.routingKey.map { $0.value }
+        case .basicGetOK(let m): return m.routingKey.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `server-properties` (table) of connection.start; nil for another method, or when the frame ended before it.
+    package var serverProperties: AMQPFieldTable? {
+        switch self {
+        case .connectionStart(let m): return m.serverProperties.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `source` (shortstr) of exchange.bind, exchange.unbind; nil for another method, or when the frame ended before it.
+    package var source: String? {
+        switch self {
+        case .exchangeBind(let m): return m.source.map { $0.value }
+        case .exchangeUnbind(let m): return m.source.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `ticket` (short) of access.request-ok, exchange.declare, exchange.delete, exchange.bind, exchange.unbind, queue.declare, queue.bind, queue.purge, queue.delete, queue.unbind, basic.consume, basic.publish, basic.get; nil for another method, or when the frame ended before it.
+    package var ticket: Int? {
+        switch self {
+        case .accessRequestOK(let m): return m.ticket.map { Int($0.value) }
+        case .exchangeDeclare(let m): return m.ticket.map { Int($0.value) }
+        case .exchangeDelete(let m): return m.ticket.map { Int($0.value) }
+        case .exchangeBind(let m): return m.ticket.map { Int($0.value) }
+        case .exchangeUnbind(let m): return m.ticket.map { Int($0.value) }
+        case .queueDeclare(let m): return m.ticket.map { Int($0.value) }
+        case .queueBind(let m): return m.ticket.map { Int($0.value) }
+        case .queuePurge(let m): return m.ticket.map { Int($0.value) }
+        case .queueDelete(let m): return m.ticket.map { Int($0.value) }
+        case .queueUnbind(let m): return m.ticket.map { Int($0.value) }
+        case .basicConsume(let m): return m.ticket.map { Int($0.value) }
+        case .basicPublish(let m): return m.ticket.map { Int($0.value) }
+        case .basicGet(let m): return m.ticket.map { Int($0.value) }
+        default: return nil
+        }
+    }
+
+    /// `type` (shortstr) of exchange.declare; nil for another method, or when the frame ended before it.
+    package var type: String? {
+        switch self {
+        case .exchangeDeclare(let m): return m.type.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `version-major` (octet) of connection.start; nil for another method, or when the frame ended before it.
+    package var versionMajor: Int? {
+        switch self {
+        case .connectionStart(let m): return m.versionMajor.map { Int($0.value) }
+        default: return nil
+        }
+    }
+
+    /// `version-minor` (octet) of connection.start; nil for another method, or when the frame ended before it.
+    package var versionMinor: Int? {
+        switch self {
+        case .connectionStart(let m): return m.versionMinor.map { Int($0.value) }
+        default: return nil
+        }
+    }
+
+    /// `virtual-host` (shortstr) of connection.open; nil for another method, or when the frame ended before it.
+    package var virtualHost: String? {
+        switch self {
+        case .connectionOpen(let m): return m.virtualHost.map { $0.value }
+        default: return nil
+        }
+    }
+
+    /// `write` (bit) of access.request; nil for another method, or when the frame ended before it.
+    package var write: Bool? {
+        switch self {
+        case .accessRequest(let m): return m.write.map { $0.value }
+        default: return nil
+        }
+    }
+
     /// Reads the arguments of the method `id` from `r`, as far as the bytes go; nil when the
     /// spec defines no such method. `r.count` says how many arguments were read.
     static func decodeArguments(_ id: AMQPMethodID, _ r: inout AMQPArgumentReader) -> AMQPMethod? {

@@ -23,21 +23,24 @@ extension AMQPDecodedFrame {
         switch frame.type {
         case .method:
             guard let result = method else { summary = "method (truncated)"; break }
-            result.method?.appendFields(to: &fields, arguments: result.arguments, argumentsRange: result.argumentsRange, options: options)
+            // The arguments as a list and by name, made here once from the typed method.
+            let arguments = result.arguments
+            result.method?.appendFields(to: &fields, arguments: arguments, argumentsRange: result.argumentsRange, options: options)
             if let spec = result.spec {
-                summary = options.summaryDetail ? AMQPFrameSummary.summary(spec, result.values) : spec.fullName
+                let values = AMQPArgumentValues(arguments, of: spec)
+                summary = options.summaryDetail ? AMQPFrameSummary.summary(spec, values) : spec.fullName
                 if spec.classID == 10, spec.methodID == 11 || spec.methodID == 21,
-                   let user = AMQPSASL.user(mechanism: result.values.string("mechanism") ?? requests[.connectionStartOK]?.string("mechanism"),
-                                            response: result.values["response"]) {
+                   let user = AMQPSASL.user(mechanism: values.string("mechanism") ?? requests[.connectionStartOK]?.string("mechanism"),
+                                            response: values["response"]) {
                     fields.append(Field("sasl_user", "SASL user", .string(user)))
                 }
-                fields += AMQPFrameSummary.connectionSummaryFields(spec, result.values, depthLimit: options.effectiveTableDepth)
-                if let reason = AMQPFrameSummary.reasonField(result.values) { fields.append(reason) }
+                fields += AMQPFrameSummary.connectionSummaryFields(spec, values, depthLimit: options.effectiveTableDepth)
+                if let reason = AMQPFrameSummary.reasonField(values) { fields.append(reason) }
                 if spec.classID == 10, spec.methodName == "blocked" {
-                    let reason = result.values.string("reason").map { " (\($0))" } ?? ""
+                    let reason = values.string("reason").map { " (\($0))" } ?? ""
                     fields.append(Field("explanation", "Explanation",
                                         .string("The broker stopped reading from this connection's publishers because a resource alarm is in effect\(reason), such as low memory or disk space; publishes wait until connection.unblocked.")))
-                } else if let explanation = AMQPFrameDecoder.explain(spec, result.values, requests: requests) {
+                } else if let explanation = AMQPFrameDecoder.explain(spec, values, requests: requests) {
                     fields.append(Field("explanation", "Explanation", .string(explanation)))
                 }
             } else if let id = result.id {

@@ -35,8 +35,9 @@ extension AMQPMessageAssembly {
         var children: [Field] = []
         children.reserveCapacity(method.messageArguments.count + 6)
         children.append(Field("method", "Method", .string(method.fullName)))
+        let values = methodValues
         for index in method.messageArguments {
-            guard let value = methodValue(at: index) else { continue }
+            guard let value = values[method.arguments[index].name] else { continue }
             let (key, label) = (method.arguments[index].key, method.arguments[index].label)
             switch value {
             case .string(let s): children.append(Field(key, label, .string(s)))
