@@ -31,7 +31,7 @@ struct DecodeOnlyMQTTView: MQTTPacketView {
 
 /// AMQP frames, protocol headers and unframed bytes checked and given back bare.
 struct DecodeOnlyAMQPView: AMQPFrameView {
-    func pdu(of frame: AMQPDecodedFrame, requests: [AMQPMethodID: AMQPArgumentValues], note: AMQPFrameNote,
+    func pdu(of frame: AMQPDecodedFrame, requests: [AMQPMethodID: AMQPMethod], note: AMQPFrameNote,
              options: AMQPOptions) -> DissectedPDU {
         FuzzPDUCheck.ranges(of: frame)
         return DissectedPDU(protocolName: "amqp", summary: "", fields: [], problems: frame.problems, wireLength: frame.frame.wireLength)

@@ -45,8 +45,8 @@ extension AMQPArgumentValue {
 package struct AMQPArgumentValues {
     package init() {}
 
-    /// The values of a typed method's arguments, by name: what a view reads (the connection's
-    /// state reads the typed method itself). None for a method the spec does not define.
+    /// The values of a typed method's arguments, by name: what a message's view reads (the
+    /// connection's state reads the typed method itself). None for a method the spec does not define.
     package init(of method: AMQPMethod) {
         guard let spec = method.id.spec else {
             self.init()
@@ -73,14 +73,6 @@ package struct AMQPArgumentValues {
 
     package private(set) var entries: [Entry] = []
 
-    package mutating func reserve(_ count: Int) {
-        entries.reserveCapacity(count)
-    }
-
-    package mutating func append(_ spec: AMQPArgumentSpec, _ value: AMQPArgumentValue) {
-        entries.append(Entry(spec: spec, value: value))
-    }
-
     package subscript(name: String) -> AMQPArgumentValue? {
         entries.first { $0.spec.name == name }?.value
     }
@@ -93,26 +85,6 @@ package struct AMQPArgumentValues {
     package func bool(_ name: String) -> Bool? {
         if case .bool(let v)? = self[name] { return v }
         return nil
-    }
-
-    /// The values without tables and long strings: what is worth keeping across frames.
-    package var withoutBulk: AMQPArgumentValues {
-        // Most methods (basic.publish, say) have no bulk: the values are kept as they are.
-        let hasBulk = entries.contains { entry in
-            switch entry.value {
-            case .table, .longString: return true
-            default: return false
-            }
-        }
-        guard hasBulk else { return self }
-        var kept = AMQPArgumentValues()
-        for entry in entries {
-            switch entry.value {
-            case .table, .longString: continue
-            default: kept.entries.append(entry)
-            }
-        }
-        return kept
     }
 
     package func string(_ name: String) -> String? {

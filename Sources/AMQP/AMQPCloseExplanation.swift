@@ -9,8 +9,8 @@ package enum AMQPCloseExplanation {
         package var replyText: String
         /// The method the close blames (its class-id and method-id), if any.
         package var failedMethod: AMQPMethodID?
-        /// The blamed method's arguments, when this connection showed the request.
-        package var request: AMQPArgumentValues?
+        /// The blamed request, typed, when this connection showed it.
+        package var request: AMQPMethod?
     }
 
     package struct Pattern: Sendable {
@@ -65,7 +65,7 @@ package enum AMQPCloseExplanation {
             let vhost = quoted(after: "in vhost", in: c.replyText).map { " in vhost '\($0)'" } ?? ""
             var why = "The queue '\(name)' does not exist\(vhost)."
             if let failed = c.failedMethod {
-                if failed == .queueDeclare, c.request?.bool("passive") ?? true {
+                if failed == .queueDeclare, c.request?.passive ?? true {
                     why += " A passive queue.declare only checks for an existing queue; it never creates one."
                 } else {
                     why += " \(failed) needs an existing queue."

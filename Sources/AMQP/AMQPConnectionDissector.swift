@@ -120,7 +120,7 @@ public struct AMQPConnectionDissector: StreamDissector {
 
     private var messages = ChannelTable<AMQPMessageAssembly>()
     /// The last request of each method per channel and direction, for close explanations:
-    /// the typed method (one reference; its values by name are made only for a view).
+    /// the typed method (one reference).
     private var requests = ChannelTable<[AMQPMethodID: AMQPMethod]>()
     /// The frames of those requests (and of the channel's last basic.publish): what a close answers.
     private var requestFrames = ChannelTable<[AMQPMethodID: Int]>()
@@ -376,12 +376,11 @@ public struct AMQPConnectionDissector: StreamDissector {
         // resynchronise, or lost in a gap): its problems say so, and only its.
         let lostSync = !framing.isEmpty && framing.contains { $0.code == "resync-skipped" || $0.code == "capture-gap" }
         // Read before `track` changes them (a close-ok forgets the channel's requests).
-        var channelRequests: [AMQPMethodID: AMQPArgumentValues] = [:]
+        var channelRequests: [AMQPMethodID: AMQPMethod] = [:]
         if AMQPConnectionDissector.readsRequests(frame) {
             let peer = ChannelKey(direction: direction.reversed, channel: frame.channel)
-            // The views read them by name, without their tables and long strings, as kept before.
-            for (id, request) in requests[peer] ?? [:] { channelRequests[id] = AMQPArgumentValues(of: request).withoutBulk }
-            if let i = lastPublish.slot(peer) { channelRequests[.basicPublish] = AMQPArgumentValues(of: lastPublish.values[i]).withoutBulk }
+            channelRequests = requests[peer] ?? [:]
+            if let i = lastPublish.slot(peer) { channelRequests[.basicPublish] = lastPublish.values[i] }
         }
         var decoded = decoder.decode(frame, problems: framing)
         decoded.summarizeProperties(with: view, options: options)

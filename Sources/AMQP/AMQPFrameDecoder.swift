@@ -88,15 +88,15 @@ package struct AMQPFrameDecoder {
         return decoded
     }
 
-    package static func explain(_ spec: AMQPMethodSpec, _ values: AMQPArgumentValues,
-                         requests: [AMQPMethodID: AMQPArgumentValues]) -> String? {
+    package static func explain(_ spec: AMQPMethodSpec, _ method: AMQPMethod,
+                         requests: [AMQPMethodID: AMQPMethod]) -> String? {
         guard spec.methodName == "close" || (spec.classID == 60 && spec.methodName == "return"),
-              let code = values.int("reply-code") else { return nil }
+              let code = method.replyCode else { return nil }
         var failed: AMQPMethodID?
-        if let classID = values.int("class-id"), let methodID = values.int("method-id"), classID != 0 {
+        if let classID = method.classID, let methodID = method.methodID, classID != 0 {
             failed = AMQPMethodID(classID: UInt16(truncatingIfNeeded: classID), methodID: UInt16(truncatingIfNeeded: methodID))
         }
-        let context = AMQPCloseExplanation.Context(replyCode: code, replyText: values.string("reply-text") ?? "",
+        let context = AMQPCloseExplanation.Context(replyCode: code, replyText: method.replyText ?? "",
                                                    failedMethod: failed, request: failed.flatMap { requests[$0] })
         return AMQPCloseExplanation.explain(context)
     }

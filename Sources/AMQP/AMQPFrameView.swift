@@ -8,7 +8,7 @@ package protocol AMQPFrameView: Sendable {
     /// added (`note`) as fields and, with the analysis and unless the detail is `.json`, as
     /// words. `requests`: the peer's last requests on the channel, which a close explanation
     /// and a SASL response read.
-    func pdu(of frame: AMQPDecodedFrame, requests: [AMQPMethodID: AMQPArgumentValues], note: AMQPFrameNote,
+    func pdu(of frame: AMQPDecodedFrame, requests: [AMQPMethodID: AMQPMethod], note: AMQPFrameNote,
              options: AMQPOptions) -> DissectedPDU
     /// What a table counts of a frame with no problem, with no field tree; nil for a frame that
     /// goes as its tree.

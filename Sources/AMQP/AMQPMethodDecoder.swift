@@ -15,15 +15,8 @@ package struct AMQPMethodDecoder {
         package var argumentsRange: Range<Int> = 11..<11
 
         /// The arguments read, in wire order, made from `method` when asked (the views' field
-        /// tree): none is made per frame otherwise.
+        /// tree, which makes the values by name from them too): none is made per frame otherwise.
         package var arguments: [AMQPArgument] { method?.argumentList ?? [] }
-
-        /// The arguments by spec name, made from `method` when asked (the views' summaries):
-        /// a view that reads several asks once.
-        package var values: AMQPArgumentValues {
-            guard let spec else { return AMQPArgumentValues() }
-            return AMQPArgumentValues(arguments, of: spec)
-        }
     }
 
     package let options: AMQPOptions

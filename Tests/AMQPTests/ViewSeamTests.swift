@@ -12,7 +12,7 @@ struct AMQPViewSeamTests {
     struct MarkingView: AMQPFrameView {
         let standard = AMQPStandardView()
 
-        func pdu(of frame: AMQPDecodedFrame, requests: [AMQPMethodID: AMQPArgumentValues], note: AMQPFrameNote,
+        func pdu(of frame: AMQPDecodedFrame, requests: [AMQPMethodID: AMQPMethod], note: AMQPFrameNote,
                  options: AMQPOptions) -> DissectedPDU {
             var pdu = standard.pdu(of: frame, requests: requests, note: note, options: options)
             let completed = note.message.map { " completes \($0.method.fullName)" } ?? ""

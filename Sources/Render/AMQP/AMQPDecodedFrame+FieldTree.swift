@@ -8,7 +8,7 @@ extension AMQPDecodedFrame {
     /// The frame's PDU: its fields, then the note's, its summary line and its problems.
     /// `requests`: the peer's last requests on the channel, which a close explanation and a SASL
     /// response read.
-    func dissected(options: AMQPOptions, requests: [AMQPMethodID: AMQPArgumentValues],
+    func dissected(options: AMQPOptions, requests: [AMQPMethodID: AMQPMethod],
                    note: AMQPFrameNote = AMQPFrameNote()) -> DissectedPDU {
         let size = Int(frame.size)
         var fields: [Field] = []
@@ -30,7 +30,7 @@ extension AMQPDecodedFrame {
                 let values = AMQPArgumentValues(arguments, of: spec)
                 summary = options.summaryDetail ? AMQPFrameSummary.summary(spec, values) : spec.fullName
                 if spec.classID == 10, spec.methodID == 11 || spec.methodID == 21,
-                   let user = AMQPSASL.user(mechanism: values.string("mechanism") ?? requests[.connectionStartOK]?.string("mechanism"),
+                   let user = AMQPSASL.user(mechanism: values.string("mechanism") ?? requests[.connectionStartOK]?.mechanism,
                                             response: values["response"]) {
                     fields.append(Field("sasl_user", "SASL user", .string(user)))
                 }
@@ -40,7 +40,7 @@ extension AMQPDecodedFrame {
                     let reason = values.string("reason").map { " (\($0))" } ?? ""
                     fields.append(Field("explanation", "Explanation",
                                         .string("The broker stopped reading from this connection's publishers because a resource alarm is in effect\(reason), such as low memory or disk space; publishes wait until connection.unblocked.")))
-                } else if let explanation = AMQPFrameDecoder.explain(spec, values, requests: requests) {
+                } else if let method = result.method, let explanation = AMQPFrameDecoder.explain(spec, method, requests: requests) {
                     fields.append(Field("explanation", "Explanation", .string(explanation)))
                 }
             } else if let id = result.id {

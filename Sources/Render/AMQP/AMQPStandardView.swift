@@ -7,7 +7,7 @@ import Dissection
 package struct AMQPStandardView: AMQPFrameView {
     package init() {}
 
-    package func pdu(of frame: AMQPDecodedFrame, requests: [AMQPMethodID: AMQPArgumentValues], note: AMQPFrameNote,
+    package func pdu(of frame: AMQPDecodedFrame, requests: [AMQPMethodID: AMQPMethod], note: AMQPFrameNote,
                     options: AMQPOptions) -> DissectedPDU {
         var pdu = frame.dissected(options: options, requests: requests, note: note)
         // Words for the text line; JSON does not print them.
