@@ -1,5 +1,4 @@
 import AMQP
-import AMQPViews
 import Dissection
 
 /// The AMQP framer and decoder (methods, content headers, field tables, message assembly) on one

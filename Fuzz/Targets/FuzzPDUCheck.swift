@@ -10,21 +10,26 @@ public enum FuzzPDUCheck {
     public static func ranges(_ pdus: [DissectedPDU]) {
         for pdu in pdus {
             let length = pdu.wireLength
-            if length < 0 { fail("negative wire length \(length)", pdu) }
-            for problem in pdu.problems {
-                if let range = problem.range, range.lowerBound < 0 || range.upperBound > length {
-                    fail("problem \(problem.code) covers \(range), outside 0..<\(length)", pdu)
-                }
-            }
+            if length < 0 { fatalError(described(pdu, "negative wire length \(length)")) }
+            for problem in pdu.problems { within(problem.range, length, described(pdu, "problem \(problem.code)")) }
             pdu.fields.forEach { check($0, length, pdu) }
         }
     }
 
     private static func check(_ field: Field, _ length: Int, _ pdu: DissectedPDU) {
-        if let range = field.range, range.lowerBound < 0 || range.upperBound > length {
-            fail("field \(field.key) covers \(range), outside 0..<\(length)", pdu)
-        }
+        within(field.range, length, described(pdu, "field \(field.key)"))
         field.children.forEach { check($0, length, pdu) }
+    }
+
+    /// Stops the process when `range` reaches outside `0..<length`; `what` names it.
+    private static func within(_ range: Range<Int>?, _ length: Int, _ what: @autoclosure () -> String) {
+        if let range, range.lowerBound < 0 || range.upperBound > length {
+            fatalError("\(what()) covers \(range), outside 0..<\(length)")
+        }
+    }
+
+    private static func described(_ pdu: DissectedPDU, _ what: String) -> String {
+        "\(pdu.protocolName) PDU \"\(pdu.summary)\": \(what)"
     }
 
     /// The same of a typed MQTT packet, for the decoder target, which makes no field tree: its
@@ -32,9 +37,7 @@ public enum FuzzPDUCheck {
     static func ranges(of packet: MQTTPacket) {
         let length = packet.wireLength
         func check(_ range: Range<Int>?, _ what: @autoclosure () -> String) {
-            if let range, range.lowerBound < 0 || range.upperBound > length {
-                fatalError("MQTT \(packet.type): \(what()) covers \(range), outside 0..<\(length)")
-            }
+            within(range, length, "MQTT \(packet.type): \(what())")
         }
         if length < packet.bytes.count { fatalError("MQTT \(packet.type): \(packet.bytes.count) bytes held, \(length) on the wire") }
         for problem in packet.problems { check(problem.range, "problem \(problem.code)") }
@@ -61,9 +64,7 @@ public enum FuzzPDUCheck {
     static func ranges(of decoded: AMQPDecodedFrame) {
         let length = decoded.frame.wireLength
         func check(_ range: Range<Int>?, _ what: @autoclosure () -> String) {
-            if let range, range.lowerBound < 0 || range.upperBound > length {
-                fatalError("AMQP frame: \(what()) covers \(range), outside 0..<\(length)")
-            }
+            within(range, length, "AMQP frame: \(what())")
         }
         for problem in decoded.problems { check(problem.range, "problem \(problem.code)") }
         if let method = decoded.method {
@@ -75,9 +76,5 @@ public enum FuzzPDUCheck {
         if let header = decoded.header {
             for problem in header.problems { check(problem.range, "problem \(problem.code)") }
         }
-    }
-
-    private static func fail(_ message: String, _ pdu: DissectedPDU) -> Never {
-        fatalError("\(pdu.protocolName) PDU \"\(pdu.summary)\": \(message)")
     }
 }
