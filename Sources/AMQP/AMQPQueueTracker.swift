@@ -231,7 +231,18 @@ package struct AMQPQueueTracker {
         /// (the oldest given back with `requeue` on the channel).
         package var redeliveryOf: Int?
         /// basic.cancel-ok (or the broker's basic.cancel): the consumer that ended.
-        package var consumerEnded: Consumer?
+        package var consumerEnded: Consumer? {
+            get { ended?.consumer }
+            set { ended = newValue.map(Ended.init) }
+        }
+        /// `consumerEnded`, boxed: few frames end a consumer, and an attribution is copied with
+        /// every frame's note.
+        fileprivate var ended: Ended?
+
+        fileprivate final class Ended {
+            let consumer: Consumer
+            init(_ consumer: Consumer) { self.consumer = consumer }
+        }
 
         /// The deliveries a basic.ack, basic.nack or basic.reject covered.
         package struct Settled {

@@ -36,7 +36,10 @@ package struct AMQPFrameNote {
     /// A client's basic.publish on a channel in confirm mode: its number, from 1.
     package var publishSequence: Int?
     /// The broker's basic.ack or basic.nack on a channel in confirm mode.
-    package var confirm: Confirm?
+    package var confirm: Confirm? {
+        get { rare?.confirm }
+        set { changeRare { $0.confirm = newValue } }
+    }
     /// The message this frame completed.
     package var message: AMQPMessageAssembly?
     /// Whether the analysis's parts (`settled`, `confirmed`, `redeliveryOf`) are shown.
@@ -45,16 +48,70 @@ package struct AMQPFrameNote {
     package var broker: AMQPBrokerEvent?
     /// In a run's second pass: what the first saw become of this publish (`linkIsPublish`) or
     /// delivery.
-    package var link: AMQPLinks.Link?
-    package var linkIsPublish = false
+    package var link: AMQPLinks.Link? {
+        get { rare?.link }
+        set { changeRare { $0.link = newValue } }
+    }
+    package var linkIsPublish: Bool {
+        get { rare?.linkIsPublish ?? false }
+        set { changeRare { $0.linkIsPublish = newValue } }
+    }
     /// A publish's exchange and routing key, for the words of one the first pass found unroutable.
-    package var published: (exchange: String, routingKey: String)?
+    package var published: (exchange: String, routingKey: String)? {
+        get { rare?.published }
+        set { changeRare { $0.published = newValue } }
+    }
     /// A channel.close or connection.close: the request it answers, and that request's frame.
-    package var answers: (method: AMQPMethodID, frame: Int)?
+    package var answers: (method: AMQPMethodID, frame: Int)? {
+        get { rare?.answers }
+        set { changeRare { $0.answers = newValue } }
+    }
     /// A tx.commit or tx.rollback: what it covered.
-    package var transaction: Transaction?
+    package var transaction: Transaction? {
+        get { rare?.transaction }
+        set { changeRare { $0.transaction = newValue } }
+    }
     /// connection.unblocked, or channel.flow that resumes: what was held back since when.
-    package var held: Held?
+    package var held: Held? {
+        get { rare?.held }
+        set { changeRare { $0.held = newValue } }
+    }
+
+    /// The parts few frames have, boxed: a note is made for every frame and handed on by value,
+    /// and with them inline it was 856 bytes, most of it empty, copied at each hand-over.
+    private var rare: Rare?
+
+    private final class Rare {
+        var confirm: Confirm?
+        var link: AMQPLinks.Link?
+        var linkIsPublish = false
+        var published: (exchange: String, routingKey: String)?
+        var answers: (method: AMQPMethodID, frame: Int)?
+        var transaction: Transaction?
+        var held: Held?
+
+        init() {}
+
+        init(copying other: Rare) {
+            confirm = other.confirm
+            link = other.link
+            linkIsPublish = other.linkIsPublish
+            published = other.published
+            answers = other.answers
+            transaction = other.transaction
+            held = other.held
+        }
+    }
+
+    /// Changes the rare parts, made or copied first so that no other note sees the change.
+    private mutating func changeRare(_ change: (Rare) -> Void) {
+        if rare == nil {
+            rare = Rare()
+        } else if !isKnownUniquelyReferenced(&rare!) {
+            rare = Rare(copying: rare!)
+        }
+        change(rare!)
+    }
 
     /// A note of nothing: a frame shown without connection state.
     package init() {}
