@@ -3,12 +3,12 @@ import Dissection
 extension PacketParser {
     /// CONNECT (MQTT 5.0 §3.1, 3.1.1 §3.1): variable header, then client id, will, credentials.
     mutating func parseConnect() -> MQTTConnect {
-        var c = MQTTConnect()
+        var c = MQTTConnect.Fields()
         parseConnect(into: &c)
-        return c
+        return MQTTConnect(c)
     }
 
-    private mutating func parseConnect(into c: inout MQTTConnect) {
+    private mutating func parseConnect(into c: inout MQTTConnect.Fields) {
         guard let name = readString("protocol name") else { return }
         c.protocolName = Ranged(name.value, name.range)
         let levelStart = offset
