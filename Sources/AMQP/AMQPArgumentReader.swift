@@ -13,6 +13,10 @@ package struct AMQPArgumentReader {
     package var problems: [Problem] = []
     /// How many values were read.
     package var count = 0
+    /// The short strings read lately on the connection, handed in and back by the decoder that
+    /// owns them (`AMQPFrameDecoder`): the same exchange, routing key and consumer tag on every
+    /// publish and delivery are one String each, made once, not one per frame. Nil: each made.
+    package var recent: RecentStrings?
 
     private var tables: AMQPFieldTableDecoder
     private var bitOctet: UInt8 = 0
@@ -72,7 +76,9 @@ package struct AMQPArgumentReader {
         finishBits()
         let start = reader.offset
         guard let length = reader.readUInt8(), let bytes = reader.readBytes(Int(length)) else { return nil }
-        return ranged(start, AMQPText.shortString(bytes))
+        guard recent != nil else { return ranged(start, AMQPText.shortString(bytes)) }
+        let text = bytes.withUnsafeBufferPointer { recent!.string($0) { _ in AMQPText.shortString(bytes) } }
+        return ranged(start, text)
     }
 
     /// `name` is the argument's spec name, for the problem of a length past the end.

@@ -85,7 +85,7 @@ public struct AMQPConnectionDissector: StreamDissector {
     /// the standard view).
     private let view: any AMQPFrameView
     private let info: ConnectionInfo
-    private let decoder: AMQPFrameDecoder
+    private var decoder: AMQPFrameDecoder
     private var toServer: AMQPFramer
     private var toClient: AMQPFramer
     /// Whether a client stream without a protocol header is worth a problem.

@@ -5,6 +5,8 @@ import Dissection
 /// (frame-max, message assembly, request context); its view shows the result.
 package struct AMQPFrameDecoder {
     package let options: AMQPOptions
+    /// The short strings of the methods decoded lately (`AMQPArgumentReader.recent`).
+    private var recentStrings: RecentStrings? = RecentStrings()
 
     package init(options: AMQPOptions) { self.options = options }
 
@@ -36,12 +38,12 @@ package struct AMQPFrameDecoder {
     /// A frame's typed values and the problems in its bytes (the framer's first): no field
     /// tree, no connection state. The field tree is a view of the result
     /// (`AMQPFrameView`), as is what a table counts.
-    package func decode(_ frame: AMQPRawFrame, problems framing: [Problem]) -> AMQPDecodedFrame {
+    package mutating func decode(_ frame: AMQPRawFrame, problems framing: [Problem]) -> AMQPDecodedFrame {
         var decoded = AMQPDecodedFrame(frame: frame, problems: framing)
         let size = Int(frame.size)
         switch frame.type {
         case .method:
-            let result = AMQPMethodDecoder(options: options).decode(frame.payload, isWhole: frame.isWhole)
+            let result = AMQPMethodDecoder(options: options).decode(frame.payload, isWhole: frame.isWhole, recent: &recentStrings)
             decoded.problems += result.problems
             // AMQP 0-9-1 §4.2.3 / §2.3.5: channel 0 is the connection's; connection methods use no other.
             if let spec = result.spec, (spec.classID == 10) != (frame.channel == 0) {

@@ -54,7 +54,7 @@ struct AMQPViewTests {
     /// alone: the framer decides what a frame is), framed and decoded.
     static func mutations(seed: UInt64, options: AMQPOptions) -> [(bytes: [UInt8], decoded: AMQPDecodedFrame)] {
         var rng = SplitMix64(seed: seed)
-        let decoder = AMQPFrameDecoder(options: options)
+        var decoder = AMQPFrameDecoder(options: options)
         var out: [(bytes: [UInt8], decoded: AMQPDecodedFrame)] = []
         for seed in Self.seeds {
             for round in 0..<600 {
@@ -104,7 +104,7 @@ struct AMQPViewTests {
     @Test("the facts a tree carries beyond a counted PDU's (a client's identity, a close's reply) keep their frames out of the counted view")
     func identityAndClosesAreNotCounted() {
         let options = AMQPOptions()
-        let decoder = AMQPFrameDecoder(options: options)
+        var decoder = AMQPFrameDecoder(options: options)
         let frames: [[UInt8]] = [
             Wire.method(10, 40, channel: 0, Wire.shortstr("/") + Wire.shortstr("") + [0]),                  // connection.open
             Wire.method(20, 40, channel: 1, Wire.u16(404) + Wire.shortstr("NOT_FOUND - no queue 'q'")

@@ -64,7 +64,8 @@ package struct AMQPStandardView: AMQPFrameView {
         case .unframed(let count, let problems):
             return view.unframed(count, problems: problems)
         case .frame(let framed):
-            var decoded = AMQPFrameDecoder(options: options).decode(framed.frame, problems: framed.problems)
+            var decoder = AMQPFrameDecoder(options: options)
+            var decoded = decoder.decode(framed.frame, problems: framed.problems)
             decoded.summarizeProperties(with: view, options: options)
             return view.pdu(of: decoded, requests: [:], note: AMQPFrameNote(), options: options)
         }
