@@ -5,7 +5,8 @@ import Dissection
 /// (frame-max, message assembly, request context); its view shows the result.
 package struct AMQPFrameDecoder {
     package let options: AMQPOptions
-    /// The short strings of the methods decoded lately (`AMQPArgumentReader.recent`).
+    /// The short strings of the methods decoded lately (`AMQPArgumentReader.recent`). Never nil
+    /// here: optional as the reader holds it, where nil (a method decoded alone) makes each string.
     private var recentStrings: RecentStrings? = RecentStrings()
 
     package init(options: AMQPOptions) { self.options = options }

@@ -37,7 +37,7 @@ package struct AMQPFrameNote {
     package var publishSequence: Int?
     /// The broker's basic.ack or basic.nack on a channel in confirm mode.
     package var confirm: Confirm? {
-        get { rare?.confirm }
+        get { rare?.parts.confirm }
         set { changeRare { $0.confirm = newValue } }
     }
     /// The message this frame completed.
@@ -49,31 +49,31 @@ package struct AMQPFrameNote {
     /// In a run's second pass: what the first saw become of this publish (`linkIsPublish`) or
     /// delivery.
     package var link: AMQPLinks.Link? {
-        get { rare?.link }
+        get { rare?.parts.link }
         set { changeRare { $0.link = newValue } }
     }
     package var linkIsPublish: Bool {
-        get { rare?.linkIsPublish ?? false }
+        get { rare?.parts.linkIsPublish ?? false }
         set { changeRare { $0.linkIsPublish = newValue } }
     }
     /// A publish's exchange and routing key, for the words of one the first pass found unroutable.
     package var published: (exchange: String, routingKey: String)? {
-        get { rare?.published }
+        get { rare?.parts.published }
         set { changeRare { $0.published = newValue } }
     }
     /// A channel.close or connection.close: the request it answers, and that request's frame.
     package var answers: (method: AMQPMethodID, frame: Int)? {
-        get { rare?.answers }
+        get { rare?.parts.answers }
         set { changeRare { $0.answers = newValue } }
     }
     /// A tx.commit or tx.rollback: what it covered.
     package var transaction: Transaction? {
-        get { rare?.transaction }
+        get { rare?.parts.transaction }
         set { changeRare { $0.transaction = newValue } }
     }
     /// connection.unblocked, or channel.flow that resumes: what was held back since when.
     package var held: Held? {
-        get { rare?.held }
+        get { rare?.parts.held }
         set { changeRare { $0.held = newValue } }
     }
 
@@ -81,7 +81,7 @@ package struct AMQPFrameNote {
     /// and with them inline it was 856 bytes, most of it empty, copied at each hand-over.
     private var rare: Rare?
 
-    private final class Rare {
+    private struct RareParts {
         var confirm: Confirm?
         var link: AMQPLinks.Link?
         var linkIsPublish = false
@@ -89,28 +89,18 @@ package struct AMQPFrameNote {
         var answers: (method: AMQPMethodID, frame: Int)?
         var transaction: Transaction?
         var held: Held?
-
-        init() {}
-
-        init(copying other: Rare) {
-            confirm = other.confirm
-            link = other.link
-            linkIsPublish = other.linkIsPublish
-            published = other.published
-            answers = other.answers
-            transaction = other.transaction
-            held = other.held
-        }
     }
 
-    /// Changes the rare parts, made or copied first so that no other note sees the change.
-    private mutating func changeRare(_ change: (Rare) -> Void) {
-        if rare == nil {
-            rare = Rare()
-        } else if !isKnownUniquelyReferenced(&rare!) {
-            rare = Rare(copying: rare!)
-        }
-        change(rare!)
+    /// Never changed in place: a change makes a new box, so notes that share one never see it.
+    private final class Rare {
+        let parts: RareParts
+        init(_ parts: RareParts) { self.parts = parts }
+    }
+
+    private mutating func changeRare(_ change: (inout RareParts) -> Void) {
+        var parts = rare?.parts ?? RareParts()
+        change(&parts)
+        rare = Rare(parts)
     }
 
     /// A note of nothing: a frame shown without connection state.
