@@ -91,7 +91,7 @@ package struct AMQPContentHeaderDecoder {
         var reader = AMQPArgumentReader(r.readRest(), base: propertiesStart, options: options)
         // Only basic defines properties (the generator checks): another class reads none.
         if classID == 60 {
-            header.properties = AMQPBasicProperties.decode(&reader, flags: flags)
+            AMQPBasicProperties.decode(&reader, flags: flags, into: &header.properties)
         }
         header.propertiesRange = propertiesStart..<reader.offset
         // The property the bytes ran out before: the flagged one after those read.
@@ -113,7 +113,7 @@ package struct AMQPContentHeaderDecoder {
                                            reference: "AMQP 0-9-1 §4.2.6.1", range: at..<(at + left)))
         }
         result.problems += reader.problems
-        result.header = header
+        result.typed = Result.Typed(header)
         return result
     }
 

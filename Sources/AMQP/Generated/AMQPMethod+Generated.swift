@@ -3011,66 +3011,64 @@ public struct AMQPBasicProperties: Sendable, Equatable {
         }
     }
 
-    /// Reads the properties `flags` says are present, in order, as far as the bytes go.
-    /// `r.count` says how many were read.
-    static func decode(_ r: inout AMQPArgumentReader, flags: AMQPPropertyFlags) -> AMQPBasicProperties {
-        var p = AMQPBasicProperties()
+    /// Reads the properties `flags` says are present, in order, as far as the bytes go, into `p`
+    /// (in place: the header that holds them is not copied). `r.count` says how many were read.
+    static func decode(_ r: inout AMQPArgumentReader, flags: AMQPPropertyFlags, into p: inout AMQPBasicProperties) {
         if flags.isSet(0) {
-            guard let contentType = r.shortString() else { return p }
+            guard let contentType = r.shortString() else { return }
             p.contentType = contentType
         }
         if flags.isSet(1) {
-            guard let contentEncoding = r.shortString() else { return p }
+            guard let contentEncoding = r.shortString() else { return }
             p.contentEncoding = contentEncoding
         }
         if flags.isSet(2) {
-            guard let headers = r.table("Headers") else { return p }
+            guard let headers = r.table("Headers") else { return }
             p.headers = headers
         }
         if flags.isSet(3) {
-            guard let deliveryMode = r.octet() else { return p }
+            guard let deliveryMode = r.octet() else { return }
             p.deliveryMode = deliveryMode
         }
         if flags.isSet(4) {
-            guard let priority = r.octet() else { return p }
+            guard let priority = r.octet() else { return }
             p.priority = priority
         }
         if flags.isSet(5) {
-            guard let correlationID = r.shortString() else { return p }
+            guard let correlationID = r.shortString() else { return }
             p.correlationID = correlationID
         }
         if flags.isSet(6) {
-            guard let replyTo = r.shortString() else { return p }
+            guard let replyTo = r.shortString() else { return }
             p.replyTo = replyTo
         }
         if flags.isSet(7) {
-            guard let expiration = r.shortString() else { return p }
+            guard let expiration = r.shortString() else { return }
             p.expiration = expiration
         }
         if flags.isSet(8) {
-            guard let messageID = r.shortString() else { return p }
+            guard let messageID = r.shortString() else { return }
             p.messageID = messageID
         }
         if flags.isSet(9) {
-            guard let timestamp = r.timestamp() else { return p }
+            guard let timestamp = r.timestamp() else { return }
             p.timestamp = timestamp
         }
         if flags.isSet(10) {
-            guard let type = r.shortString() else { return p }
+            guard let type = r.shortString() else { return }
             p.type = type
         }
         if flags.isSet(11) {
-            guard let userID = r.shortString() else { return p }
+            guard let userID = r.shortString() else { return }
             p.userID = userID
         }
         if flags.isSet(12) {
-            guard let appID = r.shortString() else { return p }
+            guard let appID = r.shortString() else { return }
             p.appID = appID
         }
         if flags.isSet(13) {
-            guard let clusterID = r.shortString() else { return p }
+            guard let clusterID = r.shortString() else { return }
             p.clusterID = clusterID
         }
-        return p
     }
 }
