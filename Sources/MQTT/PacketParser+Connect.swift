@@ -98,9 +98,10 @@ extension PacketParser {
     }
 
     /// A Topic Name must not hold wildcards, nor be empty where no alias stands for it.
-    mutating func checkTopicName(_ topic: String, range: Range<Int>, allowEmpty: Bool) {
+    /// `plain`: the bytes are known to hold no wildcard (`readTopicName`).
+    mutating func checkTopicName(_ topic: String, range: Range<Int>, allowEmpty: Bool, plain: Bool = false) {
         // Over the wire bytes (after the 2-byte length), not the String's UTF-8 view: this runs for every PUBLISH.
-        let wildcard = slice((range.lowerBound + 2)..<range.upperBound).withUnsafeBufferPointer { p in
+        let wildcard = !plain && slice((range.lowerBound + 2)..<range.upperBound).withUnsafeBufferPointer { p in
             p.contains { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }
         }
         if wildcard {

@@ -12,7 +12,7 @@ extension PacketParser {
     private mutating func parsePublish(into p: inout MQTTPublish, state: inout MQTTDirectionState) {
         guard let topic = readTopicName(&state.recentTopics) else { return }
         p.topic = Ranged(topic.value, topic.range)
-        checkTopicName(topic.value, range: topic.range, allowEmpty: version == .v5)
+        checkTopicName(topic.value, range: topic.range, allowEmpty: version == .v5, plain: topic.plain)
         // Wireshark reads a packet identifier for any QoS but 0, QoS 3 included; so do we.
         if p.qos != 0 {
             guard let id = packetIdentifier() else { return }
