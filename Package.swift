@@ -4,6 +4,13 @@ import PackageDescription
 // The targets follow the data flow (see docs/architecture.md):
 // Capture -> Packets -> Reassembly -> (MQTT | AMQP, over the Dissection model, shown by their views in Render)
 //   -> Pipeline -> Render -> proto-dissect
+// Every module of the data flow: value operations (copies and destroys of optionals, enums and
+// existentials) lowered per type. Swift 6.3's default, type-layout-based lowering, makes many of
+// them calls through the generic value witnesses (an optional struct holding a String: about 210
+// instructions to destroy, against 10): the bench capture's AMQP part -4.6% instructions, its
+// MQTT part -1.7% (docs/performance.md). SwiftPM 6.2 and later accept such flags in dependencies.
+let valueLowering: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-type-layout"])]
+
 let package = Package(
     name: "proto-dissect",
     products: [
@@ -29,21 +36,21 @@ let package = Package(
         // The executable's allocator on Linux (docs/performance.md); the libraries keep the
         // system's, and so does the executable elsewhere (macOS: its malloc, no mimalloc needed).
         .systemLibrary(name: "CMimalloc", providers: [.apt(["libmimalloc-dev"]), .brew(["mimalloc"])]),
-        .target(name: "Capture", dependencies: ["CPcap"]),
-        .target(name: "Packets"),
-        .target(name: "Reassembly", dependencies: ["Packets"]),
-        .target(name: "Dissection"),
-        .target(name: "MQTT", dependencies: ["Dissection"]),
-        .target(name: "AMQP", dependencies: ["Dissection"]),
+        .target(name: "Capture", dependencies: ["CPcap"], swiftSettings: valueLowering),
+        .target(name: "Packets", swiftSettings: valueLowering),
+        .target(name: "Reassembly", dependencies: ["Packets"], swiftSettings: valueLowering),
+        .target(name: "Dissection", swiftSettings: valueLowering),
+        .target(name: "MQTT", dependencies: ["Dissection"], swiftSettings: valueLowering),
+        .target(name: "AMQP", dependencies: ["Dissection"], swiftSettings: valueLowering),
         // Render: every output is a view of the decoders' typed values. The protocols' views (field
         // tree, summary line, what a table counts, the analyses' words) are handed to the
         // dissectors when they are made; the formats print what they make.
-        .target(name: "MQTTViews", dependencies: ["MQTT", "Dissection"], path: "Sources/Render/MQTT"),
-        .target(name: "AMQPViews", dependencies: ["AMQP", "Dissection"], path: "Sources/Render/AMQP"),
-        .target(name: "Render", dependencies: ["Dissection"], path: "Sources/Render/Formats"),
-        .target(name: "Pipeline", dependencies: ["Capture", "Packets", "Reassembly", "Dissection"]),
+        .target(name: "MQTTViews", dependencies: ["MQTT", "Dissection"], path: "Sources/Render/MQTT", swiftSettings: valueLowering),
+        .target(name: "AMQPViews", dependencies: ["AMQP", "Dissection"], path: "Sources/Render/AMQP", swiftSettings: valueLowering),
+        .target(name: "Render", dependencies: ["Dissection"], path: "Sources/Render/Formats", swiftSettings: valueLowering),
+        .target(name: "Pipeline", dependencies: ["Capture", "Packets", "Reassembly", "Dissection"], swiftSettings: valueLowering),
         // For library users: a capture opened and dissected as the command does, PDU by PDU.
-        .target(name: "ProtoDissectKit", dependencies: ["Pipeline", "Capture", "Dissection", "MQTT", "AMQP", "MQTTViews", "AMQPViews"]),
+        .target(name: "ProtoDissectKit", dependencies: ["Pipeline", "Capture", "Dissection", "MQTT", "AMQP", "MQTTViews", "AMQPViews"], swiftSettings: valueLowering),
         // Linux: the Swift runtime and libraries linked statically, with the archives the static
         // FoundationEssentials needs (faster start-up, less memory: docs/performance.md). Apple
         // platforms reject -static-stdlib (their Swift runtime is the system's) and have no such archives.
@@ -51,7 +58,7 @@ let package = Package(
             "Pipeline", "Render", "MQTT", "MQTTViews", "AMQP", "AMQPViews", "Capture", "Dissection", "ProtoDissectKit",
             .target(name: "CMimalloc", condition: .when(platforms: [.linux])),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ], linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "-l_FoundationCShims", "-Xlinker", "-l_FoundationCollections"],
+        ], swiftSettings: valueLowering, linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "-l_FoundationCShims", "-Xlinker", "-l_FoundationCollections"],
                                          .when(platforms: [.linux]))]),
         // Fuzzing (scripts/fuzz.sh): the targets' code is a library, so tests replay saved inputs;
         // each executable is libFuzzer's entry point when built with FUZZING, a replayer otherwise.
