@@ -91,6 +91,19 @@ extension ByteWords {
     }
     #endif
 
+    #if arch(x86_64) && canImport(_Builtin_intrinsics.intel)
+    /// Sixteen bytes at `p` hold no byte below 0x20, no quote and no backslash: none that a JSON
+    /// string escapes (bytes from 0x80 up are UTF-8 and stay). Compared unsigned: a byte is below
+    /// 0x20 when the smaller of it and 0x1F is itself.
+    @inlinable @inline(__always)
+    public static func jsonPlain16(_ p: UnsafeRawPointer) -> Bool {
+        let v = _mm_loadu_si128(p.assumingMemoryBound(to: __m128i.self))
+        let control = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v)
+        let special = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x22)), _mm_cmpeq_epi8(v, _mm_set1_epi8(0x5C)))
+        return _mm_movemask_epi8(_mm_or_si128(control, special)) == 0
+    }
+    #endif
+
     /// Non-zero when a byte of `x` is below 0x20, above 0x7E, `a` or `b`. A byte below 0x20
     /// borrows into its high bit; one above 0x7E has or gets it when 1 is added.
     @inlinable @inline(__always)
