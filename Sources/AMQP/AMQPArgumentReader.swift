@@ -19,6 +19,11 @@ package struct AMQPArgumentReader {
     package var recent: RecentStrings?
 
     private var tables: AMQPFieldTableDecoder
+    /// The field tables' entry names read lately (`AMQPFieldTableDecoder.recentNames`).
+    package var recentNames: RecentStrings? {
+        get { tables.recentNames }
+        set { tables.recentNames = newValue }
+    }
     private var bitOctet: UInt8 = 0
     private var bitsUsed = 8
     private var bitOffset = 0

@@ -32,6 +32,13 @@ package struct AMQPContentHeaderDecoder {
     package let options: AMQPOptions
 
     package func decode(_ payload: ArraySlice<UInt8>, isWhole: Bool) -> Result {
+        var names: RecentStrings?
+        return decode(payload, isWhole: isWhole, names: &names)
+    }
+
+    /// `decode`, the entry names of its `headers` found among `names` (the connection's) first,
+    /// and kept there. Its other strings are made each time: ids differ from message to message.
+    package func decode(_ payload: ArraySlice<UInt8>, isWhole: Bool, names: inout RecentStrings?) -> Result {
         var result = Result()
         var header = AMQPContentHeader()
         var r = ByteReader(payload)
@@ -89,6 +96,8 @@ package struct AMQPContentHeaderDecoder {
 
         let propertiesStart = 7 + r.offset
         var reader = AMQPArgumentReader(r.readRest(), base: propertiesStart, options: options)
+        swap(&reader.recentNames, &names)
+        defer { swap(&reader.recentNames, &names) }
         // Only basic defines properties (the generator checks): another class reads none.
         if classID == 60 {
             AMQPBasicProperties.decode(&reader, flags: flags, into: &header.properties)

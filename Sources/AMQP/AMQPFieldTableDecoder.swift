@@ -11,6 +11,9 @@ package struct AMQPFieldTableDecoder {
     package var problems: [Problem] = []
     /// Set once a nesting breach was reported, so a wide table of deep values reports it once.
     private var reportedDepth = false
+    /// The entry names read lately on the connection (`AMQPFrameDecoder`'s, handed in and back):
+    /// a publisher's headers have the same few names in every message. Nil: each made.
+    package var recentNames: RecentStrings?
 
     package init(options: AMQPOptions) {
         self.options = options
@@ -46,7 +49,8 @@ package struct AMQPFieldTableDecoder {
                                         reference: "AMQP 0-9-1 §4.2.5.5", range: (base + entryStart)..<(base + content.count)))
                 break
             }
-            let name = AMQPText.shortString(nameBytes)
+            let name = recentNames == nil ? AMQPText.shortString(nameBytes)
+                : nameBytes.withUnsafeBufferPointer { recentNames!.string($0) { _ in AMQPText.shortString(nameBytes) } }
             let type = r.peekUInt8()
             guard let value = readValue(&r, base: base, name: name, depth: depth) else {
                 entries.append(AMQPFieldTable.Entry(name: name, type: type, value: .undecoded,

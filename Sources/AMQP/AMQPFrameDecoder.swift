@@ -8,6 +8,8 @@ package struct AMQPFrameDecoder {
     /// The short strings of the methods decoded lately (`AMQPArgumentReader.recent`). Never nil
     /// here: optional as the reader holds it, where nil (a method decoded alone) makes each string.
     private var recentStrings: RecentStrings? = RecentStrings()
+    /// The field tables' entry names read lately (`AMQPFieldTableDecoder.recentNames`); never nil.
+    private var recentNames: RecentStrings? = RecentStrings()
 
     package init(options: AMQPOptions) { self.options = options }
 
@@ -44,7 +46,8 @@ package struct AMQPFrameDecoder {
         let size = Int(frame.size)
         switch frame.type {
         case .method:
-            let result = AMQPMethodDecoder(options: options).decode(frame.payload, isWhole: frame.isWhole, recent: &recentStrings)
+            let result = AMQPMethodDecoder(options: options).decode(frame.payload, isWhole: frame.isWhole, recent: &recentStrings,
+                                                                names: &recentNames)
             decoded.problems += result.problems
             // AMQP 0-9-1 §4.2.3 / §2.3.5: channel 0 is the connection's; connection methods use no other.
             if let spec = result.spec, (spec.classID == 10) != (frame.channel == 0) {
@@ -56,7 +59,7 @@ package struct AMQPFrameDecoder {
             }
             decoded.method = result
         case .header:
-            let result = AMQPContentHeaderDecoder(options: options).decode(frame.payload, isWhole: frame.isWhole)
+            let result = AMQPContentHeaderDecoder(options: options).decode(frame.payload, isWhole: frame.isWhole, names: &recentNames)
             decoded.problems += result.problems
             if frame.channel == 0 {
                 decoded.problems.append(Problem(.error, .wrongChannel, "content header on channel 0, which carries no content",

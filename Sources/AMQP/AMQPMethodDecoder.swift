@@ -24,12 +24,14 @@ package struct AMQPMethodDecoder {
     /// `payload` starts at PDU offset 7. `isWhole` is false when the framer held only a prefix
     /// (a limit or a gap), so running out of bytes is the capture's doing, not the peer's.
     package func decode(_ payload: ArraySlice<UInt8>, isWhole: Bool) -> Result {
-        var recent: RecentStrings?
-        return decode(payload, isWhole: isWhole, recent: &recent)
+        var recent: RecentStrings?, names: RecentStrings?
+        return decode(payload, isWhole: isWhole, recent: &recent, names: &names)
     }
 
-    /// `decode`, its short strings found among `recent` (the connection's) first, and kept there.
-    package func decode(_ payload: ArraySlice<UInt8>, isWhole: Bool, recent: inout RecentStrings?) -> Result {
+    /// `decode`, its short strings found among `recent` (the connection's) first, and its field
+    /// tables' entry names among `names`, and kept there.
+    package func decode(_ payload: ArraySlice<UInt8>, isWhole: Bool, recent: inout RecentStrings?,
+                        names: inout RecentStrings?) -> Result {
         var result = Result()
         var r = ByteReader(payload)
         guard let classID = r.readUInt16(), let methodID = r.readUInt16() else {
@@ -53,7 +55,11 @@ package struct AMQPMethodDecoder {
         var args = AMQPArgumentReader(r.readRest(), base: 11, options: options)
         // Moved in and back, never copied: a copy would be copied again at its first change.
         swap(&args.recent, &recent)
-        defer { swap(&args.recent, &recent) }
+        swap(&args.recentNames, &names)
+        defer {
+            swap(&args.recent, &recent)
+            swap(&args.recentNames, &names)
+        }
         // Every method of the spec has its case: the table and the structs are generated together.
         let method = AMQPMethod.decodeArguments(id, &args) ?? .unknown(classID: classID, methodID: methodID, arguments: Ranged([], 11..<11))
         if args.count < spec.arguments.count {
