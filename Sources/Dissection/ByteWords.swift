@@ -38,6 +38,26 @@ public enum ByteWords {
 }
 
 extension ByteWords {
+    /// Whether `a` and `b`, of one length, hold the same bytes: eight at a time, the last eight
+    /// overlapping those before (names and topics are tens of bytes: a call to memcmp cost more).
+    @inlinable
+    public static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = a.count
+        guard n == b.count else { return false }
+        guard n > 0, let pa = a.baseAddress, let pb = b.baseAddress else { return true }
+        let x = UnsafeRawPointer(pa), y = UnsafeRawPointer(pb)
+        if n >= 8 {
+            var i = 0
+            while i + 8 <= n {
+                if x.loadUnaligned(fromByteOffset: i, as: UInt64.self) != y.loadUnaligned(fromByteOffset: i, as: UInt64.self) { return false }
+                i += 8
+            }
+            return i == n || x.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self) == y.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+        }
+        for i in 0..<n where pa[i] != pb[i] { return false }
+        return true
+    }
+
     /// Whether every byte is printable ASCII other than a quote and a backslash (0x20...0x7E
     /// without 0x22 and 0x5C): text that is its own UTF-8 and its own JSON and text-tree string,
     /// as most payloads are. One pass (the general path took a pass for the text check and

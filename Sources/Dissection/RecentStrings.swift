@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The Strings a connection made lately from wire bytes (MQTT topic names; AMQP consumer tags,
 /// exchanges and routing keys), by a hash of their bytes: bytes seen before get the very String
 /// made then, not a new one (an allocation, a copy and a free for a name past 15 bytes; for AMQP,
@@ -43,8 +35,10 @@ public struct RecentStrings: Sendable {
         h |= 1 // 0 marks an empty slot
         if slots.isEmpty { slots = [(hash: UInt64, string: String)](repeating: (0, ""), count: 16) }
         let first = Int(truncatingIfNeeded: h >> shift) & ~1
-        for slot in first...(first + 1) where slots[slot].hash == h && Self.isUTF8(of: slots[slot].string, bytes) {
-            return slots[slot].string
+        for slot in first...(first + 1) where slots[slot].hash == h {
+            // One copy, compared and returned (reading the slot twice retained its String twice).
+            let kept = slots[slot].string
+            if Self.isUTF8(of: kept, bytes) { return kept }
         }
         let made = make(bytes)
         // A String that is not the bytes' own UTF-8 (an escaped one) would never be found by them.
@@ -66,7 +60,7 @@ public struct RecentStrings: Sendable {
     @inlinable @inline(__always)
     static func isUTF8(of string: String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         string.utf8.withContiguousStorageIfAvailable { s in
-            s.count == bytes.count && (s.isEmpty || memcmp(s.baseAddress!, bytes.baseAddress!, s.count) == 0)
+            s.count == bytes.count && ByteWords.equal(s, bytes)
         } == true
     }
 

@@ -113,6 +113,30 @@ struct PreviewTests {
                                seed: 0xA5C1_1234)
     }
 
+    @Test("equal bytes (the recent strings' check): a buffer against a copy with one byte changed, every value at every position of 0 to 40 bytes")
+    func equalBytes() {
+        var compared = 0
+        for count in 0...40 {
+            var rng = SplitMix64(seed: UInt64(count) &+ 0xE0_0A1)
+            let bytes = (0..<count).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            var other = bytes
+            #expect(bytes.withUnsafeBufferPointer { a in other.withUnsafeBufferPointer { ByteWords.equal(a, $0) } })
+            for position in 0..<count {
+                for value in 0...255 {
+                    other[position] = UInt8(value)
+                    let got = bytes.withUnsafeBufferPointer { a in other.withUnsafeBufferPointer { ByteWords.equal(a, $0) } }
+                    #expect(got == (other == bytes), "\(value) at \(position) of \(count)")
+                    compared += 1
+                }
+                other[position] = bytes[position]
+            }
+            // Different lengths are never equal.
+            let longer = bytes + [0]
+            #expect(!bytes.withUnsafeBufferPointer { a in longer.withUnsafeBufferPointer { ByteWords.equal(a, $0) } })
+        }
+        #expect(compared == 256 * (0...40).reduce(0, +))
+    }
+
     @Test("printable ASCII without two bytes (an MQTT topic's check): every byte value at every position of 0 to 40 bytes, and random buffers, as a byte-by-byte test says")
     func printableWithout() {
         let plus = UInt8(ascii: "+"), hash = UInt8(ascii: "#")
