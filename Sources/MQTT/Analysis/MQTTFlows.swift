@@ -34,10 +34,16 @@ public struct MQTTFlowNote: Sendable, Equatable {
     /// Time since the PUBLISH, microseconds.
     public var latency: Int?
     /// A PUBLISH that reused the packet identifier of a flow still open: that flow's PUBLISH.
-    public var reusedFrom: Int?
+    public var reusedFrom: Int? {
+        get { rare?.parts.reusedFrom }
+        set { changeRare { $0.reusedFrom = newValue } }
+    }
     /// A PUBLISH sent while as many flows as the receiver's Receive Maximum were in flight:
     /// the flows in flight with it, and the maximum.
-    public var overReceiveMaximum: ReceiveMaximumExcess?
+    public var overReceiveMaximum: ReceiveMaximumExcess? {
+        get { rare?.parts.overReceiveMaximum }
+        set { changeRare { $0.overReceiveMaximum = newValue } }
+    }
 
     public struct ReceiveMaximumExcess: Sendable, Equatable {
         public var inFlight: Int
@@ -45,12 +51,46 @@ public struct MQTTFlowNote: Sendable, Equatable {
     }
 
     /// A failure reason code (`refused`).
-    public var reasonCode: MQTTReasonCode?
+    public var reasonCode: MQTTReasonCode? {
+        get { rare?.parts.reasonCode }
+        set { changeRare { $0.reasonCode = newValue } }
+    }
     /// No flow in flight (`unexpected`), and the capture started inside the connection: its
     /// PUBLISH may predate the capture.
-    public var mayPredateCapture = false
+    public var mayPredateCapture: Bool {
+        get { rare?.parts.mayPredateCapture ?? false }
+        set { changeRare { $0.mayPredateCapture = newValue } }
+    }
     /// What the PUBLISH's flow came to later in the captures (a run in two passes, `sent`).
-    public var later: MQTTFlowLinks.Link?
+    public var later: MQTTFlowLinks.Link? {
+        get { rare?.parts.later }
+        set { changeRare { $0.later = newValue } }
+    }
+
+    /// The parts few notes have, boxed: a note is made for every PUBLISH and acknowledgement and
+    /// copied on its way (180 bytes with them inline, 88 without).
+    fileprivate var rare: Rare?
+
+    fileprivate struct RareParts: Sendable, Equatable {
+        var reusedFrom: Int?
+        var overReceiveMaximum: ReceiveMaximumExcess?
+        var reasonCode: MQTTReasonCode?
+        var mayPredateCapture = false
+        var later: MQTTFlowLinks.Link?
+    }
+
+    /// Never changed in place: a change makes a new box, so notes that share one never see it.
+    fileprivate final class Rare: Sendable, Equatable {
+        let parts: RareParts
+        init(_ parts: RareParts) { self.parts = parts }
+        static func == (a: Rare, b: Rare) -> Bool { a.parts == b.parts }
+    }
+
+    private mutating func changeRare(_ change: (inout RareParts) -> Void) {
+        var parts = rare?.parts ?? RareParts()
+        change(&parts)
+        rare = Rare(parts)
+    }
 }
 
 /// Follows each QoS 1 and 2 PUBLISH of one connection, in each direction, through its
