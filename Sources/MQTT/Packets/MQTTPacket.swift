@@ -121,6 +121,14 @@ public struct MQTTPacket: TypedPacket {
 
     /// Whether the decoder found an error-level problem.
     public var hasErrors: Bool { problems.contains { $0.severity == .error } }
+
+    /// A PUBLISH's topic, payload length, QoS and RETAIN, read where the content is held (`content`
+    /// hands out a copy of the whole content: the table asks this of every PUBLISH); nil for other
+    /// packets and when the topic or the payload did not read.
+    @inlinable public var publishCounts: (topic: String, payloadLength: Int, qos: Int, retain: Bool)? {
+        guard case .publish(let p) = box.content, let topic = p.topicName, let payload = p.payload else { return nil }
+        return (topic, payload.length, p.qos, p.retain)
+    }
 }
 
 /// A list read off the wire (topic filters, reason codes): its entries and the bytes it spans.

@@ -9,10 +9,10 @@ extension MQTTPacket {
     public func counted() -> CountedPDU? {
         guard problems.isEmpty, header == .complete, type != .connect, type != .subscribe, type != .unsubscribe else { return nil }
         var c = CountedPDU(kind: type.name, wireLength: wireLength)
-        if case .publish(let publish) = content {
-            guard let topic = publish.topicName, let payload = publish.payload else { return nil }
-            c.topic = topic
-            c.payloadLength = payload.length
+        if type == .publish {
+            guard let publish = publishCounts else { return nil }
+            c.topic = publish.topic
+            c.payloadLength = publish.payloadLength
             c.qos = publish.qos
             c.retained = publish.retain
         }
