@@ -382,7 +382,8 @@ public struct AMQPConnectionDissector: StreamDissector {
             channelRequests = requests[peer] ?? [:]
             if let i = lastPublish.slot(peer) { channelRequests[.basicPublish] = lastPublish.values[i] }
         }
-        var decoded = decoder.decode(frame, problems: framing)
+        var decoded = AMQPDecodedFrame(frame: frame, problems: framing)
+        decoder.decode(into: &decoded)
         decoded.summarizeProperties(with: view, options: options)
         if markFirst(direction), direction == .toServer, expectsProtocolHeader, !toServer.sawProtocolHeader {
             decoded.problems.append(Problem(.warning, .noProtocolHeader,

@@ -43,6 +43,14 @@ package struct AMQPFrameDecoder {
     /// (`AMQPFrameView`), as is what a table counts.
     package mutating func decode(_ frame: AMQPRawFrame, problems framing: [Problem]) -> AMQPDecodedFrame {
         var decoded = AMQPDecodedFrame(frame: frame, problems: framing)
+        decode(into: &decoded)
+        return decoded
+    }
+
+    /// `decode` into a frame made of the raw frame and its framing problems, in place: a frame
+    /// returned was copied once more on its way (its arrays and strings retained, then released).
+    package mutating func decode(into decoded: inout AMQPDecodedFrame) {
+        let frame = decoded.frame
         let size = Int(frame.size)
         switch frame.type {
         case .method:
@@ -91,7 +99,6 @@ package struct AMQPFrameDecoder {
                                             "frame-end is \(AMQPHex.string(UInt64(end), digits: 2)), not 0xCE: the frame's size or bytes are wrong; looking for the next frame boundary",
                                             reference: "AMQP 0-9-1 §4.2.3", range: (7 + size)..<(8 + size)))
         }
-        return decoded
     }
 
     package static func explain(_ spec: AMQPMethodSpec, _ method: AMQPMethod,
