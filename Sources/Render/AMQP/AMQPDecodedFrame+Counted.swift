@@ -22,11 +22,11 @@ extension AMQPDecodedFrame {
         }
         var pdu = CountedPDU(kind: kind, wireLength: frame.wireLength)
         pdu.channel = Int(frame.channel)
-        if let attribution = note.attribution {
-            if let queue = attribution.queue { pdu.queue = queue }
-            if let count = attribution.ackedCount { pdu.ackedCount = count }
-        }
-        if let message = note.message { pdu.message = message.facts }
+        // Read through optional chains, where they are: `if let` copied the attribution and
+        // the message (their strings and arrays retained, then released).
+        if let queue = note.attribution?.queue { pdu.queue = queue }
+        if let count = note.attribution?.ackedCount { pdu.ackedCount = count }
+        if note.message != nil { pdu.message = note.message?.facts }
         return pdu
     }
 }
