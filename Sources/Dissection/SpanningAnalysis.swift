@@ -41,10 +41,24 @@ extension SpanningAnalysis {
 public final class SpanningAnalyses: SpanningAnalysis, @unchecked Sendable {
     public let analyses: [SpanningAnalysis]
 
-    public init(_ analyses: [SpanningAnalysis]) { self.analyses = analyses }
+    /// The first three analyses as properties of their own, the others in a list: each is asked
+    /// of every event, and one read out of the list was retained and released for the call
+    /// (atomic writes, on objects a run in workers reaches from two threads), where a `let`
+    /// property is read in place.
+    private let first: SpanningAnalysis?, second: SpanningAnalysis?, third: SpanningAnalysis?
+    private let others: [SpanningAnalysis]
+
+    public init(_ analyses: [SpanningAnalysis]) {
+        self.analyses = analyses
+        first = analyses.first
+        second = analyses.count > 1 ? analyses[1] : nil
+        third = analyses.count > 2 ? analyses[2] : nil
+        others = Array(analyses.dropFirst(3))
+    }
 
     public func reads(_ event: OutputEvent) -> Bool {
-        analyses.contains { $0.reads(event) }
+        first?.reads(event) == true || second?.reads(event) == true || third?.reads(event) == true
+            || others.contains { $0.reads(event) }
     }
 
     /// The event as the one analysis that reads it makes it, the event itself when several read
@@ -60,7 +74,10 @@ public final class SpanningAnalyses: SpanningAnalysis, @unchecked Sendable {
     }
 
     public func observe(_ event: OutputEvent) {
-        for a in analyses where a.reads(event) { a.observe(event) }
+        if first?.reads(event) == true { first?.observe(event) }
+        if second?.reads(event) == true { second?.observe(event) }
+        if third?.reads(event) == true { third?.observe(event) }
+        for a in others where a.reads(event) { a.observe(event) }
     }
 
     public func observeIfRead(_ event: OutputEvent) {
