@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Where proto-dissect retains and releases objects: every swift_retain and swift_release of one
+# run on an object (not nil), grouped by the object's type and the function that called, most
+# first, after the total. scripts/refcounts.sh groups by type alone; this says which copy or
+# destroy to look at. Each call is an atomic write, about 20 cycles and more on an object another
+# core touched (docs/performance.md, thirteenth session), so the total is a measure of its own
+# beside callgrind's instructions.
+#
+#   scripts/refcount-sites.sh CAPTURE [FORMAT] [TOP]    FORMAT: table (default), json or text; TOP: 40
+#
+# Runs the release build with one thread (`--threads 1`). Needs perf (with uprobes: run as root)
+# and gdb. The calls are read as perf writes them, never stored as text (a run of 20,000 packets
+# makes millions, gigabytes as text). BIN overrides the binary (another build, to compare).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+capture=${1:?usage: scripts/refcount-sites.sh CAPTURE [FORMAT] [TOP]}
+format=${2:-table}
+top=${3:-40}
+command -v perf >/dev/null && command -v gdb >/dev/null || { echo "needs perf and gdb" >&2; exit 2; }
+if [ -z "${BIN:-}" ]; then
+    swift build -c release --product proto-dissect 2>&1 | grep -E "error|Build" >&2
+    BIN=$(swift build -c release --show-bin-path)/proto-dissect
+fi
+bin=$(readlink -f "$BIN")
+work=$(mktemp -d)
+cleanup() { perf probe -q -d 'pdrc:*' 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+perf probe -q -d 'pdrc:*' 2>/dev/null || true
+perf probe -q -x "$bin" -a "pdrc:retain=swift_retain obj=%di:u64 meta=+0(%di):u64"
+perf probe -q -x "$bin" -a "pdrc:release=swift_release obj=%di:u64 meta=+0(%di):u64"
+perf record -q -g -e pdrc:retain -e pdrc:release -o "$work/perf.data" -- "$bin" --threads 1 --format "$format" "$capture" \
+    >/dev/null 2>"$work/record.log"
+# The binary's load address: a call's address less swift_retain's address in the file.
+static=$(nm "$bin" | awk '$3 == "swift_retain" { print $1 }' | head -1)
+perf script -i "$work/perf.data" -F event,ip,sym,trace 2>/dev/null | python3 -c '
+import collections, re, subprocess, sys
+binary, static, top = sys.argv[1], int(sys.argv[2], 16), int(sys.argv[3])
+sites, types = collections.Counter(), collections.Counter()
+event = meta = None
+chain, base = [], None
+def flush():
+    if event and meta:
+        sites[(event, meta, chain[1] if len(chain) > 1 else "?")] += 1
+        types[meta] += 1
+for line in sys.stdin:
+    if "pdrc:" in line:
+        flush()
+        chain = []
+        event = "retain " if "pdrc:retain" in line else "release"
+        m = re.search(r"\(([0-9a-f]+)\).*meta=(\d+)", line)
+        meta = int(m.group(2)) if m else 0
+        if base is None and m and event == "retain ":
+            base = int(m.group(1), 16) - static
+    elif line.strip():
+        parts = line.split()
+        if len(parts) >= 2:
+            chain.append(parts[1])
+flush()
+metas = [m for m, _ in types.most_common(80)]
+args = []
+for m in metas:
+    args += ["-ex", f"info symbol {m - base:#x}"]
+out = subprocess.run(["gdb", "-batch", "-nx", *args, binary], capture_output=True, text=True).stdout
+lines = [l for l in out.splitlines() if l.strip() and not l.startswith(("During", "warning"))]
+names = {m: l.split(" in section")[0] for m, l in zip(metas, lines)}
+rows = sites.most_common(top)
+mangled = sorted({c for (_, _, c), _ in rows} | set(names.values()))
+demangled = subprocess.run(["swift", "demangle", "--simplified", "--compact"], input="\n".join(mangled),
+                           capture_output=True, text=True).stdout.splitlines()
+plain = dict(zip(mangled, demangled))
+print(f"{sum(sites.values())} retains and releases of objects")
+for (event, meta, caller), n in rows:
+    kind = plain.get(names.get(meta, "?"), "?")
+    print(f"{n:>9}  {event}  {kind[:44]:<44}  in {plain.get(caller, caller)[:100]}")
+' "$bin" "$static" "$top"
