@@ -43,14 +43,19 @@ package struct AMQPFieldTableDecoder {
         entries.reserveCapacity(min(content.count / 6, 16))
         while !r.isAtEnd {
             let entryStart = r.offset
-            guard let nameLength = r.readUInt8(), let nameBytes = r.readBytes(Int(nameLength)) else {
+            guard let nameLength = r.readUInt8(), r.skip(Int(nameLength)) else {
                 problems.append(Problem(.error, .tableTruncated,
                                         "field table entry name runs past the end of the table",
                                         reference: "AMQP 0-9-1 §4.2.5.5", range: (base + entryStart)..<(base + content.count)))
                 break
             }
-            let name = recentNames == nil ? AMQPText.shortString(nameBytes)
-                : nameBytes.withUnsafeBufferPointer { recentNames!.string($0) { _ in AMQPText.shortString(nameBytes) } }
+            // The name read where it lies in the table's bytes (a parameter, borrowed): a slice of
+            // it per entry retained the packet's array and released it.
+            let nameEnd = r.offset
+            let name = content.withUnsafeBufferPointer { table in
+                let bytes = UnsafeBufferPointer(rebasing: table[(nameEnd - Int(nameLength))..<nameEnd])
+                return recentNames == nil ? AMQPText.shortString(bytes) : recentNames!.string(bytes) { AMQPText.shortString($0) }
+            }
             let type = r.peekUInt8()
             guard let value = readValue(&r, base: base, name: name, depth: depth) else {
                 entries.append(AMQPFieldTable.Entry(name: name, type: type, value: .undecoded,

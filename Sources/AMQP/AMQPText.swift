@@ -27,6 +27,12 @@ package enum AMQPText {
         return escaped(bytes)
     }
 
+    /// `shortString` of bytes where they lie.
+    package static func shortString(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        if let text = Preview.utf8Text(bytes) { return text }
+        return escaped(ArraySlice(bytes))
+    }
+
     /// Printable ASCII as is, anything else as `\0` or `\xNN`.
     package static func escaped(_ bytes: ArraySlice<UInt8>) -> String {
         // Written as bytes, made a String once (appending to a String per byte, with a hex String

@@ -14,11 +14,14 @@ public enum Preview {
     /// Decodes UTF-8 if valid and free of control characters other than tab/newline/CR.
     /// With `allowCutTail`, up to 3 trailing bytes of a sequence cut by the preview limit are dropped.
     public static func utf8Text(_ bytes: ArraySlice<UInt8>, allowCutTail: Bool = false) -> String? {
-        bytes.withUnsafeBufferPointer { p -> String? in
-            guard let (count, ascii) = textPrefix(p, allowCutTail: allowCutTail) else { return nil }
-            let kept = UnsafeBufferPointer(rebasing: p[..<count])
-            return ascii ? asciiString(kept) : String(decoding: kept, as: UTF8.self)
-        }
+        bytes.withUnsafeBufferPointer { utf8Text($0, allowCutTail: allowCutTail) }
+    }
+
+    /// `utf8Text` of bytes where they lie.
+    public static func utf8Text(_ p: UnsafeBufferPointer<UInt8>, allowCutTail: Bool = false) -> String? {
+        guard let (count, ascii) = textPrefix(p, allowCutTail: allowCutTail) else { return nil }
+        let kept = UnsafeBufferPointer(rebasing: p[..<count])
+        return ascii ? asciiString(kept) : String(decoding: kept, as: UTF8.self)
     }
 
     /// What `utf8Text` keeps of `p`, without making a String: how many leading bytes are the
