@@ -266,12 +266,16 @@ public struct AMQPConnectionDissector: StreamDissector {
     /// of `next` wrapped around it.
     private mutating func drain<Output: PDUOutput>(_ direction: Direction, into output: inout Output, limit: Int) -> Bool {
         var made = 0
-        var frame = AMQPRawFrame(type: .heartbeat, channel: 0, size: 0, bytes: [], payload: [], frameEnd: nil,
-                                 payloadNotHeld: 0, payloadLost: 0)
+        var decoded = AMQPDecodedFrame(frame: AMQPRawFrame(type: .heartbeat, channel: 0, size: 0, bytes: [], payload: [], frameEnd: nil,
+                                                           payloadNotHeld: 0, payloadLost: 0), problems: [])
         while made < limit {
             made += 1
-            if direction == .toServer ? toServer.nextCleanFrame(into: &frame) : toClient.nextCleanFrame(into: &frame) {
-                take(frame, problems: [], from: direction, into: &output)
+            if direction == .toServer ? toServer.nextCleanFrame(into: &decoded.frame) : toClient.nextCleanFrame(into: &decoded.frame) {
+                take(&decoded, from: direction, into: &output)
+                // Emptied for the next frame, which the framer writes over this one.
+                decoded.method = nil
+                decoded.header = nil
+                decoded.problems = []
                 continue
             }
             guard let unit = nextUnit(direction) else { return false }
@@ -332,7 +336,8 @@ public struct AMQPConnectionDissector: StreamDissector {
     private mutating func process<Output: PDUOutput>(_ unit: AMQPFramedUnit, from direction: Direction, into output: inout Output) {
         switch unit {
         case .frame(let framed):
-            take(framed.frame, problems: framed.problems, from: direction, into: &output)
+            var decoded = AMQPDecodedFrame(frame: framed.frame, problems: framed.problems)
+            take(&decoded, from: direction, into: &output)
         case .protocolHeader(let bytes, let problems):
             _ = markFirst(direction)
             let header = AMQPProtocolHeader(bytes)
@@ -370,19 +375,23 @@ public struct AMQPConnectionDissector: StreamDissector {
     /// A frame: decoded into its typed values once, read by the connection's state (`track`),
     /// then put into `output` as one of its views: with `PDUDetail.facts`, a frame with no
     /// problem as what a table counts (`AMQPFrameView.counted`), any other as its field tree.
-    private mutating func take<Output: PDUOutput>(_ frame: AMQPRawFrame, problems framing: [Problem], from direction: Direction,
+    ///
+    /// `decoded` holds the raw frame and its framing problems, nothing else yet; the caller
+    /// reuses it for the next frame (the framer writes the next raw frame into it: a raw frame
+    /// copied into a decoded one retained its two slices, and released them when overwritten).
+    private mutating func take<Output: PDUOutput>(_ decoded: inout AMQPDecodedFrame, from direction: Direction,
                                                  into output: inout Output) {
+        let framing = decoded.problems
         // Whether the framer lost this direction's frame sync before the frame (bytes skipped to
         // resynchronise, or lost in a gap): its problems say so, and only its.
         let lostSync = !framing.isEmpty && framing.contains { $0.code == "resync-skipped" || $0.code == "capture-gap" }
         // Read before `track` changes them (a close-ok forgets the channel's requests).
         var channelRequests: [AMQPMethodID: AMQPMethod] = [:]
-        if AMQPConnectionDissector.readsRequests(frame) {
-            let peer = ChannelKey(direction: direction.reversed, channel: frame.channel)
+        if AMQPConnectionDissector.readsRequests(decoded.frame) {
+            let peer = ChannelKey(direction: direction.reversed, channel: decoded.frame.channel)
             channelRequests = requests[peer] ?? [:]
             if let i = lastPublish.slot(peer) { channelRequests[.basicPublish] = lastPublish.values[i] }
         }
-        var decoded = AMQPDecodedFrame(frame: frame, problems: framing)
         decoder.decode(into: &decoded)
         decoded.summarizeProperties(with: view, options: options)
         if markFirst(direction), direction == .toServer, expectsProtocolHeader, !toServer.sawProtocolHeader {
@@ -390,7 +399,7 @@ public struct AMQPConnectionDissector: StreamDissector {
                                             "the client's stream starts with a frame, not the protocol header",
                                             reference: "AMQP 0-9-1 §4.2.2"))
         }
-        checkLimits(frame, &decoded.problems)
+        checkLimits(decoded.frame, &decoded.problems)
         var note = AMQPFrameNote()
         note.analysis = options.analysis
         track(&decoded, &note, from: direction, framerLostSync: lostSync)
@@ -408,12 +417,12 @@ public struct AMQPConnectionDissector: StreamDissector {
         var pdu = view.pdu(of: decoded, requests: channelRequests, note: note, options: options)
         // The message a content header belongs to repeats its `properties` object (JSON, the
         // tree) when its body completes it: the header frame's, not made a second time.
-        if keepsHeaders, let header = decoded.header, let i = messages.slot(ChannelKey(direction: direction, channel: frame.channel)),
+        if keepsHeaders, let header = decoded.header, let i = messages.slot(ChannelKey(direction: direction, channel: decoded.frame.channel)),
            let properties = pdu.fields.first(where: { $0.key == "properties" }) {
             messages.values[i].keepProperties(properties, of: header)
         }
         if options.detail == .tree {
-            var typed = AMQPFrame(raw: frame, options: options)
+            var typed = AMQPFrame(raw: decoded.frame, options: options)
             typed.broker = note.broker
             pdu.packet = typed
         } else if let event = note.broker {
