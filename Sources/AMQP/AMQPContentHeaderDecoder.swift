@@ -95,33 +95,37 @@ package struct AMQPContentHeaderDecoder {
         }
 
         let propertiesStart = 7 + r.offset
-        var reader = AMQPArgumentReader(r.readRest(), base: propertiesStart, options: options)
-        swap(&reader.recentNames, &names)
-        defer { swap(&reader.recentNames, &names) }
-        // Only basic defines properties (the generator checks): another class reads none.
-        if classID == 60 {
-            AMQPBasicProperties.decode(&reader, flags: flags, into: &header.properties)
-        }
-        header.propertiesRange = propertiesStart..<reader.offset
-        // The property the bytes ran out before: the flagged one after those read.
-        var complete = true
-        var flagged = 0
-        for (i, prop) in properties.enumerated() where flags.isSet(i) {
-            if flagged == reader.count {
-                reader.problems.append(short(isWhole, "content header ends before its \(prop.name) property",
-                                             range: reader.offset..<(7 + payload.count)))
-                complete = false
-                break
+        let propertyBytes = r.readRest()
+        // Read inside the properties' buffer: the reader reads short strings where they lie.
+        propertyBytes.withUnsafeBufferPointer { buffer in
+            var reader = AMQPArgumentReader(propertyBytes, base: propertiesStart, options: options, address: buffer.baseAddress)
+            swap(&reader.recentNames, &names)
+            defer { swap(&reader.recentNames, &names) }
+            // Only basic defines properties (the generator checks): another class reads none.
+            if classID == 60 {
+                AMQPBasicProperties.decode(&reader, flags: flags, into: &header.properties)
             }
-            flagged += 1
+            header.propertiesRange = propertiesStart..<reader.offset
+            // The property the bytes ran out before: the flagged one after those read.
+            var complete = true
+            var flagged = 0
+            for (i, prop) in properties.enumerated() where flags.isSet(i) {
+                if flagged == reader.count {
+                    reader.problems.append(short(isWhole, "content header ends before its \(prop.name) property",
+                                                 range: reader.offset..<(7 + payload.count)))
+                    complete = false
+                    break
+                }
+                flagged += 1
+            }
+            if complete, isWhole, undefined == nil, reader.reader.remaining > 0 {
+                let left = reader.reader.remaining
+                let at = reader.offset
+                reader.problems.append(Problem(.error, .trailingBytes, "\(left) bytes left over after the last property",
+                                               reference: "AMQP 0-9-1 §4.2.6.1", range: at..<(at + left)))
+            }
+            result.problems += reader.problems
         }
-        if complete, isWhole, undefined == nil, reader.reader.remaining > 0 {
-            let left = reader.reader.remaining
-            let at = reader.offset
-            reader.problems.append(Problem(.error, .trailingBytes, "\(left) bytes left over after the last property",
-                                           reference: "AMQP 0-9-1 §4.2.6.1", range: at..<(at + left)))
-        }
-        result.problems += reader.problems
         result.typed = Result.Typed(header)
         return result
     }

@@ -52,31 +52,35 @@ package struct AMQPMethodDecoder {
             return result
         }
         result.spec = spec
-        var args = AMQPArgumentReader(r.readRest(), base: 11, options: options)
-        // Moved in and back, never copied: a copy would be copied again at its first change.
-        swap(&args.recent, &recent)
-        swap(&args.recentNames, &names)
-        defer {
+        let arguments = r.readRest()
+        // Read inside the arguments' buffer: the reader reads short strings where they lie.
+        result.method = arguments.withUnsafeBufferPointer { buffer -> AMQPMethod in
+            var args = AMQPArgumentReader(arguments, base: 11, options: options, address: buffer.baseAddress)
+            // Moved in and back, never copied: a copy would be copied again at its first change.
             swap(&args.recent, &recent)
             swap(&args.recentNames, &names)
+            defer {
+                swap(&args.recent, &recent)
+                swap(&args.recentNames, &names)
+            }
+            // Every method of the spec has its case: the table and the structs are generated together.
+            let method = AMQPMethod.decodeArguments(id, &args) ?? .unknown(classID: classID, methodID: methodID, arguments: Ranged([], 11..<11))
+            if args.count < spec.arguments.count {
+                let arg = spec.arguments[args.count]
+                args.problems.append(shortProblem(isWhole, "\(spec.fullName) ends before its \(arg.name) argument (\(arg.type.rawValue))",
+                                                  range: args.offset..<(7 + payload.count)))
+            }
+            args.finishBits()
+            if isWhole, args.reader.remaining > 0 {
+                let left = args.reader.remaining
+                args.problems.append(Problem(.error, .trailingBytes,
+                                             "\(left) bytes left over after the last argument of \(spec.fullName)",
+                                             reference: "AMQP 0-9-1 §4.2.4", range: args.offset..<(args.offset + left)))
+            }
+            result.argumentsRange = 11..<args.offset
+            result.problems += args.problems
+            return method
         }
-        // Every method of the spec has its case: the table and the structs are generated together.
-        let method = AMQPMethod.decodeArguments(id, &args) ?? .unknown(classID: classID, methodID: methodID, arguments: Ranged([], 11..<11))
-        if args.count < spec.arguments.count {
-            let arg = spec.arguments[args.count]
-            args.problems.append(shortProblem(isWhole, "\(spec.fullName) ends before its \(arg.name) argument (\(arg.type.rawValue))",
-                                              range: args.offset..<(7 + payload.count)))
-        }
-        args.finishBits()
-        if isWhole, args.reader.remaining > 0 {
-            let left = args.reader.remaining
-            args.problems.append(Problem(.error, .trailingBytes,
-                                         "\(left) bytes left over after the last argument of \(spec.fullName)",
-                                         reference: "AMQP 0-9-1 §4.2.4", range: args.offset..<(args.offset + left)))
-        }
-        result.argumentsRange = 11..<args.offset
-        result.method = method
-        result.problems += args.problems
         return result
     }
 
