@@ -104,52 +104,55 @@ public enum MQTTDecoder {
                                           reference: Spec(version: packetVersion).variableByteInteger, range: 1..<bodyStart), at: 0)
         }
 
-        var p = PacketParser(bytes: bytes, wireLength: wire, bodyStart: bodyStart, version: packetVersion,
-                             type: type, flags: flags)
-        p.problems = headerProblems
-        p.checkFixedHeaderFlags()
+        // Parsed inside the bytes' buffer: the parser reads topic names where they lie.
+        return bytes.withUnsafeBufferPointer { buffer -> MQTTPacket in
+            var p = PacketParser(bytes: bytes, wireLength: wire, bodyStart: bodyStart, version: packetVersion,
+                                 type: type, flags: flags, address: buffer.baseAddress)
+            p.problems = headerProblems
+            p.checkFixedHeaderFlags()
 
-        let content: MQTTPacket.Content
-        var flowPacketID: Int?, failureReason: MQTTReasonCode?, receiveMaximum: Int?, noMatching = false
-        switch type {
-        case .connect:
-            let connect = p.parseConnect()
-            receiveMaximum = connect.properties?[.receiveMaximum]?.intValue
-            content = .connect(connect)
-        case .connack:
-            let connack = p.parseConnack()
-            receiveMaximum = connack.properties?[.receiveMaximum]?.intValue
-            content = .connack(connack)
-        case .publish:
-            let publish = p.parsePublish(state: &state)
-            if publish.qos == 1 || publish.qos == 2 { flowPacketID = publish.packetID?.value }
-            content = .publish(publish)
-        case .puback, .pubrec, .pubrel, .pubcomp:
-            let response = p.parsePublishResponse()
-            flowPacketID = response.packetID?.value
-            if let code = response.reasonCode?.code, code.isFailure { failureReason = code }
-            noMatching = response.reasonCode?.code == .noMatchingSubscribers && (type == .puback || type == .pubrec)
-            content = .publishResponse(response)
-        case .subscribe: content = .subscribe(p.parseSubscribe())
-        case .suback: content = .suback(p.parseSuback())
-        case .unsubscribe: content = .unsubscribe(p.parseUnsubscribe())
-        case .unsuback: content = .unsuback(p.parseUnsuback())
-        case .pingreq, .pingresp: content = .ping
-        case .disconnect: content = .disconnect(p.parseDisconnect())
-        case .auth where packetVersion == .v5: content = .auth(p.parseAuth())
-        default: content = .reserved(body: p.parseReserved())
+            let content: MQTTPacket.Content
+            var flowPacketID: Int?, failureReason: MQTTReasonCode?, receiveMaximum: Int?, noMatching = false
+            switch type {
+            case .connect:
+                let connect = p.parseConnect()
+                receiveMaximum = connect.properties?[.receiveMaximum]?.intValue
+                content = .connect(connect)
+            case .connack:
+                let connack = p.parseConnack()
+                receiveMaximum = connack.properties?[.receiveMaximum]?.intValue
+                content = .connack(connack)
+            case .publish:
+                let publish = p.parsePublish(state: &state)
+                if publish.qos == 1 || publish.qos == 2 { flowPacketID = publish.packetID?.value }
+                content = .publish(publish)
+            case .puback, .pubrec, .pubrel, .pubcomp:
+                let response = p.parsePublishResponse()
+                flowPacketID = response.packetID?.value
+                if let code = response.reasonCode?.code, code.isFailure { failureReason = code }
+                noMatching = response.reasonCode?.code == .noMatchingSubscribers && (type == .puback || type == .pubrec)
+                content = .publishResponse(response)
+            case .subscribe: content = .subscribe(p.parseSubscribe())
+            case .suback: content = .suback(p.parseSuback())
+            case .unsubscribe: content = .unsubscribe(p.parseUnsubscribe())
+            case .unsuback: content = .unsuback(p.parseUnsuback())
+            case .pingreq, .pingresp: content = .ping
+            case .disconnect: content = .disconnect(p.parseDisconnect())
+            case .auth where packetVersion == .v5: content = .auth(p.parseAuth())
+            default: content = .reserved(body: p.parseReserved())
+            }
+            let unparsed = p.checkLeftover()
+            var packet = MQTTPacket(bytes: bytes, firstByte: first, remainingLength: Ranged(wire - bodyStart, 1..<bodyStart),
+                                    header: .complete, version: packetVersion, wireLength: wire, content: content,
+                                    unparsed: unparsed, problems: p.reportedProblems)
+            packet.connectVersion = connectVersion
+            packet.topicAliasMaximum = p.topicAliasMaximum
+            packet.flowPacketID = flowPacketID
+            packet.failureReason = failureReason
+            packet.receiveMaximum = receiveMaximum
+            packet.noMatchingSubscribers = noMatching
+            return packet
         }
-        let unparsed = p.checkLeftover()
-        var packet = MQTTPacket(bytes: bytes, firstByte: first, remainingLength: Ranged(wire - bodyStart, 1..<bodyStart),
-                                header: .complete, version: packetVersion, wireLength: wire, content: content,
-                                unparsed: unparsed, problems: p.reportedProblems)
-        packet.connectVersion = connectVersion
-        packet.topicAliasMaximum = p.topicAliasMaximum
-        packet.flowPacketID = flowPacketID
-        packet.failureReason = failureReason
-        packet.receiveMaximum = receiveMaximum
-        packet.noMatchingSubscribers = noMatching
-        return packet
     }
 
     /// The protocol level of a CONNECT, read ahead of decoding.

@@ -38,9 +38,15 @@ struct PacketParser {
     /// A read ran past the remaining length.
     private(set) var ranPastContent = false
 
+    /// Where `bytes` lie, when the decoder parses inside their `withUnsafeBufferPointer` (the
+    /// parser must not outlive it); nil otherwise. Topic names are then read there: a slice of
+    /// the bytes per name retained and released the packet's array.
+    let address: UnsafePointer<UInt8>?
+
     init(bytes: ArraySlice<UInt8>, wireLength: Int, bodyStart: Int, version: MQTTVersion,
-         type: MQTTPacketType, flags: UInt8) {
+         type: MQTTPacketType, flags: UInt8, address: UnsafePointer<UInt8>? = nil) {
         self.bytes = bytes
+        self.address = address
         self.wireLength = wireLength
         self.version = version
         self.spec = Spec(version: version)
@@ -195,22 +201,31 @@ struct PacketParser {
         let start = offset
         guard let length = readUInt16("length of the topic name") else { return nil }
         guard need(Int(length), "topic name") else { return nil }
-        let body = slice(offset..<(offset + Int(length)))
+        let from = offset
         offset += Int(length)
         let range = start..<offset
         var valid = true
         var plain = false
-        let text = body.withUnsafeBufferPointer { p in
+        var hasNull = false
+        func read(_ p: UnsafeBufferPointer<UInt8>) -> String {
             plain = ByteWords.isPrintableASCII(p, without: UInt8(ascii: "+"), UInt8(ascii: "#"))
+            if !plain { hasNull = p.contains(0) }
             return recent.string(p) { bytes in
                 if let text = Preview.validUTF8(bytes) { return text }
                 valid = false
                 return String(decoding: bytes, as: UTF8.self)
             }
         }
+        // `need` keeps the name within the held bytes.
+        let text: String
+        if let address {
+            text = read(UnsafeBufferPointer(start: address + from, count: Int(length)))
+        } else {
+            text = slice(from..<offset).withUnsafeBufferPointer { read($0) }
+        }
         if !valid {
             error(.invalidUtf8, "The topic name is not well-formed UTF-8", spec.utf8String, range: range)
-        } else if !plain, body.contains(0) {
+        } else if !plain, hasNull {
             error(.utf8Null, "The topic name contains the null character U+0000", spec.utf8String, range: range)
         }
         return TopicName(value: text, range: range, plain: plain)
