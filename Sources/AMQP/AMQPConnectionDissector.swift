@@ -503,7 +503,8 @@ public struct AMQPConnectionDissector: StreamDissector {
         case .method:
             // The state reads the typed method by argument (`typed.exchange`): no values by
             // name are made for it.
-            guard let method = decoded.method, let spec = method.spec, let typed = method.method else { return }
+            // Through optional chains: `if let` of the decoded method copied its whole result.
+            guard let spec = decoded.method?.spec, let typed = decoded.method?.method else { return }
             let id = AMQPMethodID(classID: spec.classID, methodID: spec.methodID)
             if let i = messages.slot(key) {
                 let pending = messages.values[i]
