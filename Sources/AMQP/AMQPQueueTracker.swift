@@ -232,17 +232,12 @@ package struct AMQPQueueTracker {
         package var redeliveryOf: Int?
         /// basic.cancel-ok (or the broker's basic.cancel): the consumer that ended.
         package var consumerEnded: Consumer? {
-            get { ended?.consumer }
-            set { ended = newValue.map(Ended.init) }
+            get { ended.value }
+            set { ended.set(newValue) }
         }
         /// `consumerEnded`, boxed: few frames end a consumer, and an attribution is copied with
         /// every frame's note.
-        fileprivate var ended: Ended?
-
-        fileprivate final class Ended {
-            let consumer: Consumer
-            init(_ consumer: Consumer) { self.consumer = consumer }
-        }
+        fileprivate var ended = OutOfLine<Consumer>()
 
         /// The deliveries a basic.ack, basic.nack or basic.reject covered.
         package struct Settled {

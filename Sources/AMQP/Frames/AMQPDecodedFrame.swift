@@ -37,8 +37,8 @@ package struct AMQPFrameNote {
     package var publishSequence: Int?
     /// The broker's basic.ack or basic.nack on a channel in confirm mode.
     package var confirm: Confirm? {
-        get { rare?.parts.confirm }
-        set { changeRare { $0.confirm = newValue } }
+        get { rare.value?.confirm }
+        set { rare.change(from: RareParts()) { $0.confirm = newValue } }
     }
     /// The message this frame completed.
     package var message: AMQPMessageAssembly?
@@ -49,37 +49,37 @@ package struct AMQPFrameNote {
     /// In a run's second pass: what the first saw become of this publish (`linkIsPublish`) or
     /// delivery.
     package var link: AMQPLinks.Link? {
-        get { rare?.parts.link }
-        set { changeRare { $0.link = newValue } }
+        get { rare.value?.link }
+        set { rare.change(from: RareParts()) { $0.link = newValue } }
     }
     package var linkIsPublish: Bool {
-        get { rare?.parts.linkIsPublish ?? false }
-        set { changeRare { $0.linkIsPublish = newValue } }
+        get { rare.value?.linkIsPublish ?? false }
+        set { rare.change(from: RareParts()) { $0.linkIsPublish = newValue } }
     }
     /// A publish's exchange and routing key, for the words of one the first pass found unroutable.
     package var published: (exchange: String, routingKey: String)? {
-        get { rare?.parts.published }
-        set { changeRare { $0.published = newValue } }
+        get { rare.value?.published }
+        set { rare.change(from: RareParts()) { $0.published = newValue } }
     }
     /// A channel.close or connection.close: the request it answers, and that request's frame.
     package var answers: (method: AMQPMethodID, frame: Int)? {
-        get { rare?.parts.answers }
-        set { changeRare { $0.answers = newValue } }
+        get { rare.value?.answers }
+        set { rare.change(from: RareParts()) { $0.answers = newValue } }
     }
     /// A tx.commit or tx.rollback: what it covered.
     package var transaction: Transaction? {
-        get { rare?.parts.transaction }
-        set { changeRare { $0.transaction = newValue } }
+        get { rare.value?.transaction }
+        set { rare.change(from: RareParts()) { $0.transaction = newValue } }
     }
     /// connection.unblocked, or channel.flow that resumes: what was held back since when.
     package var held: Held? {
-        get { rare?.parts.held }
-        set { changeRare { $0.held = newValue } }
+        get { rare.value?.held }
+        set { rare.change(from: RareParts()) { $0.held = newValue } }
     }
 
     /// The parts few frames have, boxed: a note is made for every frame and handed on by value,
     /// and with them inline it was 856 bytes, most of it empty, copied at each hand-over.
-    private var rare: Rare?
+    private var rare = OutOfLine<RareParts>()
 
     private struct RareParts {
         var confirm: Confirm?
@@ -89,18 +89,6 @@ package struct AMQPFrameNote {
         var answers: (method: AMQPMethodID, frame: Int)?
         var transaction: Transaction?
         var held: Held?
-    }
-
-    /// Never changed in place: a change makes a new box, so notes that share one never see it.
-    private final class Rare {
-        let parts: RareParts
-        init(_ parts: RareParts) { self.parts = parts }
-    }
-
-    private mutating func changeRare(_ change: (inout RareParts) -> Void) {
-        var parts = rare?.parts ?? RareParts()
-        change(&parts)
-        rare = Rare(parts)
     }
 
     /// A note of nothing: a frame shown without connection state.

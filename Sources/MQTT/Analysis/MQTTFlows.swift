@@ -35,14 +35,14 @@ public struct MQTTFlowNote: Sendable, Equatable {
     public var latency: Int?
     /// A PUBLISH that reused the packet identifier of a flow still open: that flow's PUBLISH.
     public var reusedFrom: Int? {
-        get { rare?.parts.reusedFrom }
-        set { changeRare { $0.reusedFrom = newValue } }
+        get { rare.value?.reusedFrom }
+        set { rare.change(from: RareParts()) { $0.reusedFrom = newValue } }
     }
     /// A PUBLISH sent while as many flows as the receiver's Receive Maximum were in flight:
     /// the flows in flight with it, and the maximum.
     public var overReceiveMaximum: ReceiveMaximumExcess? {
-        get { rare?.parts.overReceiveMaximum }
-        set { changeRare { $0.overReceiveMaximum = newValue } }
+        get { rare.value?.overReceiveMaximum }
+        set { rare.change(from: RareParts()) { $0.overReceiveMaximum = newValue } }
     }
 
     public struct ReceiveMaximumExcess: Sendable, Equatable {
@@ -52,24 +52,24 @@ public struct MQTTFlowNote: Sendable, Equatable {
 
     /// A failure reason code (`refused`).
     public var reasonCode: MQTTReasonCode? {
-        get { rare?.parts.reasonCode }
-        set { changeRare { $0.reasonCode = newValue } }
+        get { rare.value?.reasonCode }
+        set { rare.change(from: RareParts()) { $0.reasonCode = newValue } }
     }
     /// No flow in flight (`unexpected`), and the capture started inside the connection: its
     /// PUBLISH may predate the capture.
     public var mayPredateCapture: Bool {
-        get { rare?.parts.mayPredateCapture ?? false }
-        set { changeRare { $0.mayPredateCapture = newValue } }
+        get { rare.value?.mayPredateCapture ?? false }
+        set { rare.change(from: RareParts()) { $0.mayPredateCapture = newValue } }
     }
     /// What the PUBLISH's flow came to later in the captures (a run in two passes, `sent`).
     public var later: MQTTFlowLinks.Link? {
-        get { rare?.parts.later }
-        set { changeRare { $0.later = newValue } }
+        get { rare.value?.later }
+        set { rare.change(from: RareParts()) { $0.later = newValue } }
     }
 
     /// The parts few notes have, boxed: a note is made for every PUBLISH and acknowledgement and
     /// copied on its way (180 bytes with them inline, 88 without).
-    fileprivate var rare: Rare?
+    fileprivate var rare = OutOfLine<RareParts>()
 
     fileprivate struct RareParts: Sendable, Equatable {
         var reusedFrom: Int?
@@ -77,19 +77,6 @@ public struct MQTTFlowNote: Sendable, Equatable {
         var reasonCode: MQTTReasonCode?
         var mayPredateCapture = false
         var later: MQTTFlowLinks.Link?
-    }
-
-    /// Never changed in place: a change makes a new box, so notes that share one never see it.
-    fileprivate final class Rare: Sendable, Equatable {
-        let parts: RareParts
-        init(_ parts: RareParts) { self.parts = parts }
-        static func == (a: Rare, b: Rare) -> Bool { a.parts == b.parts }
-    }
-
-    private mutating func changeRare(_ change: (inout RareParts) -> Void) {
-        var parts = rare?.parts ?? RareParts()
-        change(&parts)
-        rare = Rare(parts)
     }
 }
 
