@@ -31,12 +31,12 @@ package struct AMQPArgumentReader {
     /// Arguments that carry credentials; shown as secrets.
     package static let secretArguments: Set<String> = ["response", "new-secret"]
 
-    /// Where `bytes` lie, when the decoder reads them inside their `withUnsafeBufferPointer` (the
-    /// reader must not outlive it); nil otherwise. Short strings are then read there: a slice of
-    /// the bytes per string retained and released the packet's array.
+    /// Where `bytes` lie (nil when there are none): the decoder reads them inside their
+    /// `withUnsafeBufferPointer`, which the reader must not outlive. Short strings are read there:
+    /// a slice of the bytes per string retained and released the packet's array.
     private let address: UnsafePointer<UInt8>?
 
-    package init(_ bytes: ArraySlice<UInt8>, base: Int, options: AMQPOptions, address: UnsafePointer<UInt8>? = nil) {
+    package init(_ bytes: ArraySlice<UInt8>, base: Int, options: AMQPOptions, address: UnsafePointer<UInt8>?) {
         self.reader = ByteReader(bytes)
         self.base = base
         self.options = options
@@ -86,14 +86,9 @@ package struct AMQPArgumentReader {
     package mutating func shortString() -> Ranged<String>? {
         finishBits()
         let start = reader.offset
-        guard let address else {
-            guard let length = reader.readUInt8(), let bytes = reader.readBytes(Int(length)) else { return nil }
-            guard recent != nil else { return ranged(start, AMQPText.shortString(bytes)) }
-            let text = bytes.withUnsafeBufferPointer { recent!.string($0) { _ in AMQPText.shortString(bytes) } }
-            return ranged(start, text)
-        }
         guard let length = reader.readUInt8(), reader.skip(Int(length)) else { return nil }
-        let bytes = UnsafeBufferPointer(start: address + (reader.offset - Int(length)), count: Int(length))
+        // A length was read, so there are bytes and an address.
+        let bytes = UnsafeBufferPointer(start: address! + (reader.offset - Int(length)), count: Int(length))
         let text = recent == nil ? AMQPText.shortString(bytes) : recent!.string(bytes) { AMQPText.shortString($0) }
         return ranged(start, text)
     }

@@ -104,10 +104,11 @@ public enum MQTTDecoder {
                                           reference: Spec(version: packetVersion).variableByteInteger, range: 1..<bodyStart), at: 0)
         }
 
-        // Parsed inside the bytes' buffer: the parser reads topic names where they lie.
+        // Parsed inside the bytes' buffer (not empty: its first byte was read), where the parser
+        // reads topic names.
         return bytes.withUnsafeBufferPointer { buffer -> MQTTPacket in
             var p = PacketParser(bytes: bytes, wireLength: wire, bodyStart: bodyStart, version: packetVersion,
-                                 type: type, flags: flags, address: buffer.baseAddress)
+                                 type: type, flags: flags, address: buffer.baseAddress!)
             p.problems = headerProblems
             p.checkFixedHeaderFlags()
 

@@ -38,13 +38,13 @@ struct PacketParser {
     /// A read ran past the remaining length.
     private(set) var ranPastContent = false
 
-    /// Where `bytes` lie, when the decoder parses inside their `withUnsafeBufferPointer` (the
-    /// parser must not outlive it); nil otherwise. Topic names are then read there: a slice of
-    /// the bytes per name retained and released the packet's array.
-    let address: UnsafePointer<UInt8>?
+    /// Where `bytes` lie: the decoder parses inside their `withUnsafeBufferPointer`, which the
+    /// parser must not outlive. Topic names are read there: a slice of the bytes per name
+    /// retained and released the packet's array.
+    let address: UnsafePointer<UInt8>
 
     init(bytes: ArraySlice<UInt8>, wireLength: Int, bodyStart: Int, version: MQTTVersion,
-         type: MQTTPacketType, flags: UInt8, address: UnsafePointer<UInt8>? = nil) {
+         type: MQTTPacketType, flags: UInt8, address: UnsafePointer<UInt8>) {
         self.bytes = bytes
         self.address = address
         self.wireLength = wireLength
@@ -205,27 +205,17 @@ struct PacketParser {
         offset += Int(length)
         let range = start..<offset
         var valid = true
-        var plain = false
-        var hasNull = false
-        func read(_ p: UnsafeBufferPointer<UInt8>) -> String {
-            plain = ByteWords.isPrintableASCII(p, without: UInt8(ascii: "+"), UInt8(ascii: "#"))
-            if !plain { hasNull = p.contains(0) }
-            return recent.string(p) { bytes in
-                if let text = Preview.validUTF8(bytes) { return text }
-                valid = false
-                return String(decoding: bytes, as: UTF8.self)
-            }
-        }
         // `need` keeps the name within the held bytes.
-        let text: String
-        if let address {
-            text = read(UnsafeBufferPointer(start: address + from, count: Int(length)))
-        } else {
-            text = slice(from..<offset).withUnsafeBufferPointer { read($0) }
+        let name = UnsafeBufferPointer(start: address + from, count: Int(length))
+        let plain = ByteWords.isPrintableASCII(name, without: UInt8(ascii: "+"), UInt8(ascii: "#"))
+        let text = recent.string(name) { bytes in
+            if let text = Preview.validUTF8(bytes) { return text }
+            valid = false
+            return String(decoding: bytes, as: UTF8.self)
         }
         if !valid {
             error(.invalidUtf8, "The topic name is not well-formed UTF-8", spec.utf8String, range: range)
-        } else if !plain, hasNull {
+        } else if !plain, name.contains(0) {
             error(.utf8Null, "The topic name contains the null character U+0000", spec.utf8String, range: range)
         }
         return TopicName(value: text, range: range, plain: plain)

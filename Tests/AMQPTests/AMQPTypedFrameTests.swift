@@ -163,7 +163,7 @@ struct AMQPTypedFrameTests {
     func everyMethod() {
         for spec in AMQPSpec.allMethods {
             let id = AMQPMethodID(classID: spec.classID, methodID: spec.methodID)
-            var reader = AMQPArgumentReader([], base: 11, options: AMQPOptions())
+            var reader = AMQPArgumentReader([], base: 11, options: AMQPOptions(), address: nil)
             let method = AMQPMethod.decodeArguments(id, &reader)
             #expect(method?.id == id, "\(spec.fullName)")
             #expect(method?.argumentList.isEmpty == true, "\(spec.fullName): nothing read from no bytes")
