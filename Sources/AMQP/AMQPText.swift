@@ -23,18 +23,17 @@ package enum AMQPText {
 
     /// A short string as text when it is valid, printable UTF-8, else as escaped bytes.
     package static func shortString(_ bytes: ArraySlice<UInt8>) -> String {
-        if let text = Preview.utf8Text(bytes) { return text }
-        return escaped(bytes)
+        bytes.withUnsafeBufferPointer { shortString($0) }
     }
 
     /// `shortString` of bytes where they lie.
     package static func shortString(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         if let text = Preview.utf8Text(bytes) { return text }
-        return escaped(ArraySlice(bytes))
+        return escaped(bytes)
     }
 
     /// Printable ASCII as is, anything else as `\0` or `\xNN`.
-    package static func escaped(_ bytes: ArraySlice<UInt8>) -> String {
+    package static func escaped<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
         // Written as bytes, made a String once (appending to a String per byte, with a hex String
         // made for each escape, cost about 500 instructions a byte).
         var out = ByteSink(capacity: bytes.count + 8)
