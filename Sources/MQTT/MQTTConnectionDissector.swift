@@ -217,7 +217,7 @@ public struct MQTTConnectionDissector: StreamDissector {
         if !lineSink.isUniquelyReferenced { lineSink = ByteSink(capacity: 128) }
         var pdu = view.pdu(of: packet, notes: MQTTPacketNotes(flow: note, watch: watchNote, delivery: delivery),
                                    options: options, lineSink: lineSink)
-        pdu.packet = packet
+        pdu.packet = consume packet
         attachPending(direction, to: &pdu)
         output.append(pdu)
     }

@@ -18,9 +18,9 @@ extension MQTTPacket {
     /// The PDU of the packet: its field tree and summary line, with `appending` (an analysis's
     /// fields) after the tree's own.
     func dissected(options: MQTTOptions, lineSink: ByteSink? = nil, appending extra: [Field] = []) -> DissectedPDU {
-        var tree = FieldTreeBuilder(packet: self, previewBytes: max(0, options.payloadPreviewBytes), textLines: options.textLines,
+        var tree = FieldTreeBuilder(of: self, previewBytes: max(0, options.payloadPreviewBytes), textLines: options.textLines,
                                     lineSink: lineSink, extra: extra.count)
-        var summary = tree.build()
+        var summary = tree.build(self)
         if isTruncated { summary += " [truncated]" }
         if !extra.isEmpty { tree.fields.append(contentsOf: extra) }
         return DissectedPDU(protocolName: "mqtt", summary: summary, fields: tree.fields, problems: problems, wireLength: wireLength)
@@ -38,15 +38,19 @@ extension MQTTPacket {
 }
 
 private struct FieldTreeBuilder {
-    let packet: MQTTPacket
+    /// The packet's type and version. The packet itself is a parameter of `build`, borrowed: kept
+    /// here, it was copied (its bytes and content retained, then released) for every PDU.
+    let type: MQTTPacketType
+    let version: MQTTVersion
     let previewBytes: Int
     /// Whether fields carry their text lines (`MQTTOptions.textLines`).
     let textLines: Bool
     let lineSink: ByteSink?
     var fields: [Field] = []
 
-    init(packet: MQTTPacket, previewBytes: Int, textLines: Bool, lineSink: ByteSink?, extra: Int = 0) {
-        self.packet = packet
+    init(of packet: MQTTPacket, previewBytes: Int, textLines: Bool, lineSink: ByteSink?, extra: Int = 0) {
+        type = packet.type
+        version = packet.version
         self.previewBytes = previewBytes
         self.textLines = textLines
         self.lineSink = lineSink
@@ -58,11 +62,8 @@ private struct FieldTreeBuilder {
         fields.reserveCapacity((packet.type == .publish ? 8 : 4) + extra)
     }
 
-    var type: MQTTPacketType { packet.type }
-    var version: MQTTVersion { packet.version }
-
-    /// Builds `fields`; returns the summary line.
-    mutating func build() -> String {
+    /// Builds `fields` of `packet`; returns the summary line.
+    mutating func build(_ packet: MQTTPacket) -> String {
         switch packet.header {
         case .empty:
             return "(no bytes)"
@@ -84,7 +85,7 @@ private struct FieldTreeBuilder {
         switch packet.content {
         case .connect(let c): summary = connect(c)
         case .connack(let c): summary = connack(c)
-        case .publish(let p): summary = publish(p)
+        case .publish(let p): summary = publish(p, of: packet)
         case .publishResponse(let r): summary = publishResponse(r)
         case .subscribe(let s): summary = subscribe(s)
         case .suback(let a): summary = suback(a)
@@ -93,7 +94,7 @@ private struct FieldTreeBuilder {
         case .ping: summary = type.name
         case .disconnect(let r): summary = reasonPacket(r, defaultName: "")
         case .auth(let r): summary = reasonPacket(r, defaultName: " success")
-        case .reserved(let body): summary = reserved(body)
+        case .reserved(let body): summary = reserved(body, of: packet)
         case .none: summary = type.name
         }
         if let unparsed = packet.unparsed {
@@ -318,7 +319,7 @@ private struct FieldTreeBuilder {
         return summary
     }
 
-    mutating func publish(_ p: MQTTPublish) -> String {
+    mutating func publish(_ p: MQTTPublish, of packet: MQTTPacket) -> String {
         var extras = ""
         if p.retain { extras += " retain" }
         if p.dup { extras += " dup" }
@@ -525,7 +526,7 @@ private struct FieldTreeBuilder {
         return type.name + (reason.code.rawValue == 0 ? defaultName : reasonSuffix(reason.code))
     }
 
-    mutating func reserved(_ body: Range<Int>?) -> String {
+    mutating func reserved(_ body: Range<Int>?, of packet: MQTTPacket) -> String {
         if let body {
             let held = packet.slice(body)
             fields.append(field("body", "Body", .bytes(preview: Array(held.prefix(previewBytes)), length: body.count),
