@@ -38,9 +38,18 @@ binary, static, top = sys.argv[1], int(sys.argv[2], 16), int(sys.argv[3])
 sites, types = collections.Counter(), collections.Counter()
 event = meta = None
 chain, base = [], None
+# Copy and destroy helpers (outlined copies, value witnesses, the runtime array and tuple
+# destroys) say little: the caller named is the first frame above them, the helper after "via".
+helper = re.compile(r"(W[Oo][a-z]|w[A-Za-z]{2}|Wv[a-z]|_Tm)$|^(swift_|tuple_|\[unknown\]|_swift_)")
+def caller_of(chain):
+    frames = chain[1:]
+    for f in frames:
+        if not helper.search(f):
+            return f if f == frames[0] else f"{f} via {frames[0]}"
+    return frames[0] if frames else "?"
 def flush():
     if event and meta:
-        sites[(event, meta, chain[1] if len(chain) > 1 else "?")] += 1
+        sites[(event, meta, caller_of(chain))] += 1
         types[meta] += 1
 for line in sys.stdin:
     if "pdrc:" in line:
@@ -64,12 +73,13 @@ out = subprocess.run(["gdb", "-batch", "-nx", *args, binary], capture_output=Tru
 lines = [l for l in out.splitlines() if l.strip() and not l.startswith(("During", "warning"))]
 names = {m: l.split(" in section")[0] for m, l in zip(metas, lines)}
 rows = sites.most_common(top)
-mangled = sorted({c for (_, _, c), _ in rows} | set(names.values()))
+mangled = sorted({p for (_, _, c), _ in rows for p in c.split(" via ")} | set(names.values()))
 demangled = subprocess.run(["swift", "demangle", "--simplified", "--compact"], input="\n".join(mangled),
                            capture_output=True, text=True).stdout.splitlines()
 plain = dict(zip(mangled, demangled))
 print(f"{sum(sites.values())} retains and releases of objects")
 for (event, meta, caller), n in rows:
     kind = plain.get(names.get(meta, "?"), "?")
-    print(f"{n:>9}  {event}  {kind[:44]:<44}  in {plain.get(caller, caller)[:100]}")
+    where = " via ".join(plain.get(p, p)[:90] for p in caller.split(" via "))
+    print(f"{n:>9}  {event}  {kind[:44]:<44}  in {where}")
 ' "$bin" "$static" "$top"
