@@ -10,7 +10,8 @@
 #
 # Runs the release build with one thread (`--threads 1`). Needs perf (with uprobes: run as root)
 # and gdb. The calls are read as perf writes them, never stored as text (a run of 20,000 packets
-# makes millions, gigabytes as text). BIN overrides the binary (another build, to compare).
+# makes millions, gigabytes as text). BIN overrides the binary (another build, to compare);
+# DEPTH=2 names each site's caller's caller too (`site < its caller`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 capture=${1:?usage: scripts/refcount-sites.sh CAPTURE [FORMAT] [TOP]}
@@ -34,19 +35,20 @@ perf record -q -g -e pdrc:retain -e pdrc:release -o "$work/perf.data" -- "$bin" 
 static=$(nm "$bin" | awk '$3 == "swift_retain" { print $1 }' | head -1)
 perf script -i "$work/perf.data" -F event,ip,sym,trace 2>/dev/null | python3 -c '
 import collections, re, subprocess, sys
-binary, static, top = sys.argv[1], int(sys.argv[2], 16), int(sys.argv[3])
+binary, static, top, depth = sys.argv[1], int(sys.argv[2], 16), int(sys.argv[3]), int(sys.argv[4])
 sites, types = collections.Counter(), collections.Counter()
 event = meta = None
 chain, base = [], None
 # Copy and destroy helpers (outlined copies, value witnesses, the runtime array and tuple
-# destroys) say little: the caller named is the first frame above them, the helper after "via".
-helper = re.compile(r"(W[Oo][a-z]|w[A-Za-z]{2}|Wv[a-z]|_Tm)$|^(swift_|tuple_|\[unknown\]|_swift_)")
+# destroys) and the standard library say little: the caller named is the first frame above
+# them, the first helper after "via".
+helper = re.compile(r"(W[Oo][a-z]|w[A-Za-z]{2}|Wv[a-z]|_Tm)$|^(\$ss|swift_|tuple_|\[unknown\]|_swift_)")
 def caller_of(chain):
     frames = chain[1:]
-    for f in frames:
-        if not helper.search(f):
-            return f if f == frames[0] else f"{f} via {frames[0]}"
-    return frames[0] if frames else "?"
+    named = [f for f in frames if not helper.search(f)][:depth]
+    if not named:
+        return frames[0] if frames else "?"
+    return " < ".join(named) + ("" if named[0] == frames[0] else f" via {frames[0]}")
 def flush():
     if event and meta:
         sites[(event, meta, caller_of(chain))] += 1
@@ -73,13 +75,16 @@ out = subprocess.run(["gdb", "-batch", "-nx", *args, binary], capture_output=Tru
 lines = [l for l in out.splitlines() if l.strip() and not l.startswith(("During", "warning"))]
 names = {m: l.split(" in section")[0] for m, l in zip(metas, lines)}
 rows = sites.most_common(top)
-mangled = sorted({p for (_, _, c), _ in rows for p in c.split(" via ")} | set(names.values()))
+mangled = sorted({p for (_, _, c), _ in rows for p in re.split(" via | < ", c)} | set(names.values()))
 demangled = subprocess.run(["swift", "demangle", "--simplified", "--compact"], input="\n".join(mangled),
                            capture_output=True, text=True).stdout.splitlines()
 plain = dict(zip(mangled, demangled))
 print(f"{sum(sites.values())} retains and releases of objects")
 for (event, meta, caller), n in rows:
     kind = plain.get(names.get(meta, "?"), "?")
-    where = " via ".join(plain.get(p, p)[:90] for p in caller.split(" via "))
+    named, _, via = caller.partition(" via ")
+    where = " < ".join(plain.get(f, f)[:90] for f in named.split(" < "))
+    if via:
+        where += " via " + plain.get(via, via)[:60]
     print(f"{n:>9}  {event}  {kind[:44]:<44}  in {where}")
-' "$bin" "$static" "$top"
+' "$bin" "$static" "$top" "${DEPTH:-1}"

@@ -279,10 +279,12 @@ public struct MQTTConnectionDissector: StreamDissector {
             return packet
         }
 
-        var state311 = session[direction]
-        var state5 = state311
-        var packet311 = MQTTDecoder.decodeTypedFrame(frame, version: .v3_1_1, state: &state311)
+        // 5.0 on a copy of the direction's state, then 3.1.1 on the state itself, which that
+        // copy has left alone by then: each change to a shared copy copies all its kept topics
+        // (two whole copies a new topic, with two copies of the state).
+        var state5 = session[direction]
         var packet5 = MQTTDecoder.decodeTypedFrame(frame, version: .v5, state: &state5)
+        var packet311 = decode(frame, version: .v3_1_1, from: direction)
         if packet311.hasErrors, !packet5.hasErrors {
             session.version = .v5
             session.versionSource = .guessed
@@ -299,7 +301,6 @@ public struct MQTTConnectionDissector: StreamDissector {
             session.version = .v3_1_1
             session.versionSource = .guessed
         }
-        session[direction] = state311
         if !guessNoted {
             guessNoted = true
             packet311.problems.insert(Problem(.note, .versionGuessed,
