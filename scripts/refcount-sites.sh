@@ -8,7 +8,7 @@
 #
 #   scripts/refcount-sites.sh CAPTURE [FORMAT] [TOP]    FORMAT: table (default), json or text; TOP: 40
 #
-# Runs the release build with one thread (`--threads 1`). Needs perf (with uprobes: run as root)
+# Runs the release build with one thread (`--threads 1`; THREADS=2 for two workers). Needs perf (with uprobes: run as root)
 # and gdb. The calls are read as perf writes them, never stored as text (a run of 20,000 packets
 # makes millions, gigabytes as text). BIN overrides the binary (another build, to compare);
 # DEPTH=2 names each site's caller's caller too (`site < its caller`).
@@ -29,7 +29,7 @@ trap cleanup EXIT
 perf probe -q -d 'pdrc:*' 2>/dev/null || true
 perf probe -q -x "$bin" -a "pdrc:retain=swift_retain obj=%di:u64 meta=+0(%di):u64"
 perf probe -q -x "$bin" -a "pdrc:release=swift_release obj=%di:u64 meta=+0(%di):u64"
-perf record -q -g -e pdrc:retain -e pdrc:release -o "$work/perf.data" -- "$bin" --threads 1 --format "$format" "$capture" \
+perf record -q -g -e pdrc:retain -e pdrc:release -o "$work/perf.data" -- "$bin" --threads "${THREADS:-1}" --format "$format" "$capture" \
     >/dev/null 2>"$work/record.log"
 # The binary's load address: a call's address less swift_retain's address in the file.
 static=$(nm "$bin" | awk '$3 == "swift_retain" { print $1 }' | head -1)

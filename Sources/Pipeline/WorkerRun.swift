@@ -209,7 +209,9 @@ final class Worker<R: EventRenderer>: @unchecked Sendable {
             stage.handle(events[i...i], frame: frame, time: time) { event in
                 let chunk = self.chunk ?? take()
                 // Forwarded with the record that ends after it: the next one made in this chunk.
-                if let analysis, let kept = analysis.forwarded(event) { chunk.forwarded.append((chunk.records.count, kept)) }
+                // Through an optional chain: `if let analysis` retained and released it per event,
+                // on an object the caller's thread reads too.
+                if let kept = analysis?.forwarded(event) { chunk.forwarded.append((chunk.records.count, kept)) }
                 renderer.render(event, into: &chunk.bytes)
                 if chunk.bytes.bytes.count >= RenderedChunks.chunkBytes { handOver(.piece) }
                 return true
