@@ -11,7 +11,11 @@
 # Runs the release build with one thread (`--threads 1`; THREADS=2 for two workers). Needs perf (with uprobes: run as root)
 # and gdb. The calls are read as perf writes them, never stored as text (a run of 20,000 packets
 # makes millions, gigabytes as text). BIN overrides the binary (another build, to compare);
-# DEPTH=2 names each site's caller's caller too (`site < its caller`).
+# DEPTH=2 names each site's caller's caller too (`site < its caller`). SHARED=1 (with THREADS=2)
+# keeps only the calls on objects whose address more than one thread counted: atomic writes on a
+# cache line that goes between the cores (an address freed and reused by another thread's object
+# counts too, and the runtime's immortal objects, such as the empty array, are counted though
+# they are never written: an upper bound).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 capture=${1:?usage: scripts/refcount-sites.sh CAPTURE [FORMAT] [TOP]}
@@ -33,11 +37,13 @@ perf record -q -g -e pdrc:retain -e pdrc:release -o "$work/perf.data" -- "$bin" 
     >/dev/null 2>"$work/record.log"
 # The binary's load address: a call's address less swift_retain's address in the file.
 static=$(nm "$bin" | awk '$3 == "swift_retain" { print $1 }' | head -1)
-perf script -i "$work/perf.data" -F event,ip,sym,trace 2>/dev/null | python3 -c '
+perf script -i "$work/perf.data" -F tid,event,ip,sym,trace 2>/dev/null | python3 -c '
 import collections, re, subprocess, sys
-binary, static, top, depth = sys.argv[1], int(sys.argv[2], 16), int(sys.argv[3]), int(sys.argv[4])
+binary, static, top, depth, shared = sys.argv[1], int(sys.argv[2], 16), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
 sites, types = collections.Counter(), collections.Counter()
-event = meta = None
+# SHARED=1: per object address, the threads that counted it, and its calls by site.
+threads, perobject = collections.defaultdict(set), collections.Counter()
+event = meta = obj = tid = None
 chain, base = [], None
 # Copy and destroy helpers (outlined copies, value witnesses, the runtime array and tuple
 # destroys) and the standard library say little: the caller named is the first frame above
@@ -51,15 +57,21 @@ def caller_of(chain):
     return " < ".join(named) + ("" if named[0] == frames[0] else f" via {frames[0]}")
 def flush():
     if event and meta:
-        sites[(event, meta, caller_of(chain))] += 1
+        if shared:
+            threads[obj].add(tid)
+            perobject[(obj, event, meta, caller_of(chain))] += 1
+        else:
+            sites[(event, meta, caller_of(chain))] += 1
         types[meta] += 1
 for line in sys.stdin:
     if "pdrc:" in line:
         flush()
         chain = []
         event = "retain " if "pdrc:retain" in line else "release"
-        m = re.search(r"\(([0-9a-f]+)\).*meta=(\d+)", line)
-        meta = int(m.group(2)) if m else 0
+        m = re.search(r"\(([0-9a-f]+)\).*obj=(\w+).*meta=(\d+)", line)
+        meta = int(m.group(3)) if m else 0
+        obj = m.group(2) if m else None
+        tid = line.split()[0]
         if base is None and m and event == "retain ":
             base = int(m.group(1), 16) - static
     elif line.strip():
@@ -67,6 +79,12 @@ for line in sys.stdin:
         if len(parts) >= 2:
             chain.append(parts[1])
 flush()
+if shared:
+    types = collections.Counter()
+    for (o, e, mt, c), n in perobject.items():
+        if len(threads[o]) > 1:
+            sites[(e, mt, c)] += n
+            types[mt] += n
 metas = [m for m, _ in types.most_common(80)]
 args = []
 for m in metas:
@@ -79,7 +97,7 @@ mangled = sorted({p for (_, _, c), _ in rows for p in re.split(" via | < ", c)} 
 demangled = subprocess.run(["swift", "demangle", "--simplified", "--compact"], input="\n".join(mangled),
                            capture_output=True, text=True).stdout.splitlines()
 plain = dict(zip(mangled, demangled))
-print(f"{sum(sites.values())} retains and releases of objects")
+print(f"{sum(sites.values())} retains and releases of objects" + (" counted by more than one thread" if shared else ""))
 for (event, meta, caller), n in rows:
     kind = plain.get(names.get(meta, "?"), "?")
     named, _, via = caller.partition(" via ")
@@ -87,4 +105,4 @@ for (event, meta, caller), n in rows:
     if via:
         where += " via " + plain.get(via, via)[:60]
     print(f"{n:>9}  {event}  {kind[:44]:<44}  in {where}")
-' "$bin" "$static" "$top" "${DEPTH:-1}"
+' "$bin" "$static" "$top" "${DEPTH:-1}" "${SHARED:-0}"
