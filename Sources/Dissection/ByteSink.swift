@@ -260,6 +260,20 @@ public struct ByteSink {
         return true
     }
 
+    /// `Timestamp.iso8601` (`2026-11-22T04:06:21.123456Z`) as a JSON string, quotes included,
+    /// written in place: no string made (a connection's JSON record has two).
+    public mutating func appendQuotedISO8601(_ t: Timestamp) {
+        append(byte: 0x22)
+        if appendDateTime(seconds: t.seconds, utc: false) {
+            appendFraction(t)
+            append(byte: UInt8(ascii: "Z"))
+        } else {
+            // A year outside 0…9999: the string's own writer.
+            append(t.iso8601)
+        }
+        append(byte: 0x22)
+    }
+
     /// The time as seconds since 1970 with the fraction `appendFraction` writes,
     /// `1795356396.141530`: a JSON number equal to the ISO time written beside it.
     public mutating func appendEpochSeconds(_ t: Timestamp) {
