@@ -137,8 +137,18 @@ private struct FieldTreeBuilder {
         }
     }
 
-    static func summaryList(_ parts: [String], total: Int) -> String {
-        total > parts.count ? parts.joined(separator: ", ") + ", … (\(total) in all)" : parts.joined(separator: ", ")
+    /// Before a summary's list entry: a space before the first, a comma and space before the others.
+    static func summaryPart(_ line: inout ByteSink, first: Bool) {
+        if first { line.literal(" ") } else { line.literal(", ") }
+    }
+
+    /// After a summary's list of `parts` entries: `, … (N in all)` when the list named fewer
+    /// than its `total` (nothing when it named none).
+    static func summaryListEnd(_ line: inout ByteSink, parts: Int, total: Int) {
+        guard parts > 0, total > parts else { return }
+        line.literal(", … (")
+        line.append(total)
+        line.literal(" in all)")
     }
 
     /// A property list as one field: the length, then each property; User Properties (and a
@@ -215,7 +225,10 @@ private struct FieldTreeBuilder {
     // MARK: Packets
 
     mutating func connect(_ c: MQTTConnect) -> String {
-        var summary = "CONNECT"
+        // The summary, written as the fields are made (interpolated, it cost thousands of
+        // instructions a CONNECT: callgrind, fleet capture).
+        var summary = lineBuffer(capacity: 96)
+        summary.literal("CONNECT")
         if let name = c.protocolName {
             fields.append(field("protocol_name", "Protocol Name", .string(name.value), range: name.range))
         }
@@ -226,7 +239,13 @@ private struct FieldTreeBuilder {
             if let announced {
                 fields.append(field("version", "Version Name", .string(announced.name), range: level.range, jsonOnly: true))
             }
-            summary += " v\(announced?.name ?? "level-\(level.value)")"
+            summary.literal(" v")
+            if let announced {
+                summary.append(announced.name)
+            } else {
+                summary.literal("level-")
+                summary.append(Int(level.value))
+            }
         }
         if let flags = c.flags {
             let f = flags.value
@@ -254,9 +273,11 @@ private struct FieldTreeBuilder {
         properties(c.properties)
         if let clientID = c.clientID {
             fields.append(field("client_id", "Client ID", .string(clientID.value), range: clientID.range))
-            summary += " client=\(summaryTopic(clientID.value))"
-            if c.cleanStart { summary += " clean" }
-            summary += " keep-alive=\(c.keepAlive?.value ?? 0)"
+            summary.literal(" client=")
+            summary.append(summaryTopic(clientID.value))
+            if c.cleanStart { summary.literal(" clean") }
+            summary.literal(" keep-alive=")
+            summary.append(Int(c.keepAlive?.value ?? 0))
         }
         properties(c.willProperties, key: "will_properties", label: "Will Properties")
         if let willTopic = c.willTopic {
@@ -265,20 +286,25 @@ private struct FieldTreeBuilder {
         if let willPayload = c.willPayload {
             fields.append(field("will_payload", "Will Message", preview(willPayload.value, length: willPayload.value.count),
                                 range: willPayload.range))
-            if let willTopic = c.willTopic { summary += " will=\(summaryTopic(willTopic.value))" }
+            if let willTopic = c.willTopic {
+                summary.literal(" will=")
+                summary.append(summaryTopic(willTopic.value))
+            }
         }
         if let user = c.username {
             fields.append(field("username", "User Name", .string(user.value), range: user.range))
-            summary += " user=\(user.value)"
+            summary.literal(" user=")
+            summary.append(user.value)
         }
         if let password = c.password {
             fields.append(field("password", "Password", .secret(secretText(password.value)), range: password.range))
         }
-        return summary
+        return summary.take()
     }
 
     mutating func connack(_ c: MQTTConnack) -> String {
-        var summary = "CONNACK"
+        var summary = lineBuffer(capacity: 64)
+        summary.literal("CONNACK")
         if let flags = c.flags {
             let f = flags.value
             if version == .v3_1 {
@@ -296,27 +322,38 @@ private struct FieldTreeBuilder {
                                     ]))
             }
         }
-        guard let code = c.code else { return summary }
+        guard let code = c.code else { return summary.take() }
         if version == .v5 {
             let reason = MQTTReasonCode(rawValue: code.value)
             fields.append(reasonCodeField(MQTTReasonCodeValue(code: reason, range: code.range)))
-            let named = "\(reason.name(in: .connack).lowercased()) (0x\(hexByte(code.value)))"
-            summary += code.value == 0 ? " accepted" : reason.isFailure ? " refused: \(named)" : " \(named)"
+            if code.value == 0 {
+                summary.literal(" accepted")
+            } else {
+                summary.literal(reason.isFailure ? " refused: " : " ")
+                summary.append(reason.name(in: .connack).lowercased())
+                summary.literal(" (0x")
+                summary.append(hexByte(code.value))
+                summary.literal(")")
+            }
         } else {
             let rc = MQTTConnectReturnCode(rawValue: code.value)
             // JSON: `reason_code`, as in 5.0 and in SUBACK's `reason_codes` (the text keeps 3.x's name).
             fields.append(field("reason_code", "Return Code", .int(Int(code.value)), line: "Return Code: \(rc.name) (\(code.value))",
                                 range: code.range, children: [field("reason", "Reason", .string(rc.name), range: code.range, jsonOnly: true)]))
             if code.value == 0 {
-                summary += " accepted"
+                summary.literal(" accepted")
             } else {
                 let short = rc.knownName.map { String($0.dropFirst("Connection Refused: ".count)) } ?? "unknown"
-                summary += " refused: \(short) (0x\(hexByte(code.value)))"
+                summary.literal(" refused: ")
+                summary.append(short)
+                summary.literal(" (0x")
+                summary.append(hexByte(code.value))
+                summary.literal(")")
             }
         }
-        if c.sessionPresent(in: version) { summary += " session-present" }
+        if c.sessionPresent(in: version) { summary.literal(" session-present") }
         properties(c.properties)
-        return summary
+        return summary.take()
     }
 
     mutating func publish(_ p: MQTTPublish, of packet: MQTTPacket) -> String {
@@ -393,11 +430,14 @@ private struct FieldTreeBuilder {
     mutating func subscribe(_ s: MQTTSubscribe) -> String {
         guard let id = s.packetID else { return type.name }
         packetID(id)
-        let head = "SUBSCRIBE id=\(id.value)"
+        // The summary, written as the entries are read: `SUBSCRIBE id=N filter QoS q, …`.
+        var summary = lineBuffer(capacity: 96)
+        summary.literal("SUBSCRIBE id=")
+        summary.append(id.value)
         properties(s.properties)
-        guard let list = s.subscriptions else { return head }
+        guard let list = s.subscriptions else { return summary.take() }
         var topics: [Field] = []
-        var parts: [String] = []
+        var parts = 0
         for entry in list.entries {
             let o = entry.options.value
             let optionsRange = entry.options.range
@@ -428,14 +468,21 @@ private struct FieldTreeBuilder {
             if topics.count < MQTTPacket.maxListItems {
                 topics.append(field("topic", "Topic Filter", line: "Topic Filter: \(entry.filter.value) (QoS \(qos))",
                                     range: entry.range, children: children))
-            } else if parts.count >= MQTTPacket.maxSummaryItems {
+            } else if parts >= MQTTPacket.maxSummaryItems {
                 break
             }
-            if parts.count < MQTTPacket.maxSummaryItems { parts.append("\(summaryTopic(entry.filter.value)) QoS \(qos)") }
+            if parts < MQTTPacket.maxSummaryItems {
+                Self.summaryPart(&summary, first: parts == 0)
+                summary.append(summaryTopic(entry.filter.value))
+                summary.literal(" QoS ")
+                summary.append(qos)
+                parts += 1
+            }
         }
         let total = list.entries.count
         appendList("topics", "Topics", items: topics, total: total, range: list.range)
-        return parts.isEmpty ? head : "\(head) \(Self.summaryList(parts, total: total))"
+        Self.summaryListEnd(&summary, parts: parts, total: total)
+        return summary.take()
     }
 
     static func retainHandlingName(_ v: Int) -> String {
@@ -450,23 +497,30 @@ private struct FieldTreeBuilder {
     mutating func unsubscribe(_ u: MQTTUnsubscribe) -> String {
         guard let id = u.packetID else { return type.name }
         packetID(id)
-        let head = "UNSUBSCRIBE id=\(id.value)"
+        var summary = lineBuffer(capacity: 96)
+        summary.literal("UNSUBSCRIBE id=")
+        summary.append(id.value)
         properties(u.properties)
-        guard let list = u.filters else { return head }
+        guard let list = u.filters else { return summary.take() }
         var topics: [Field] = []
-        var parts: [String] = []
+        var parts = 0
         for filter in list.entries {
             if topics.count < MQTTPacket.maxListItems {
                 topics.append(field("topic", "Topic Filter", line: "Topic Filter: \(filter.value)", range: filter.range,
                                     children: [field("filter", "Topic", .string(filter.value), range: filter.range)]))
-            } else if parts.count >= MQTTPacket.maxSummaryItems {
+            } else if parts >= MQTTPacket.maxSummaryItems {
                 break
             }
-            if parts.count < MQTTPacket.maxSummaryItems { parts.append(summaryTopic(filter.value)) }
+            if parts < MQTTPacket.maxSummaryItems {
+                Self.summaryPart(&summary, first: parts == 0)
+                summary.append(summaryTopic(filter.value))
+                parts += 1
+            }
         }
         let total = list.entries.count
         appendList("topics", "Topics", items: topics, total: total, range: list.range)
-        return parts.isEmpty ? head : "\(head) \(Self.summaryList(parts, total: total))"
+        Self.summaryListEnd(&summary, parts: parts, total: total)
+        return summary.take()
     }
 
     mutating func suback(_ a: MQTTSubscriptionAck) -> String {
@@ -495,26 +549,38 @@ private struct FieldTreeBuilder {
     private mutating func subscriptionAck(_ a: MQTTSubscriptionAck, name: (UInt8) -> String, summaryName: (UInt8) -> String) -> String {
         guard let id = a.packetID else { return type.name }
         packetID(id)
-        let head = "\(type.name) id=\(id.value)"
+        var summary = lineBuffer(capacity: 96)
+        summary.append(type.name)
+        summary.literal(" id=")
+        summary.append(id.value)
         properties(a.properties)
-        guard let list = a.codes else { return head }
+        guard let list = a.codes else { return summary.take() }
         var codes: [Field] = []
-        var parts: [String] = []
+        var parts = 0
         for code in list.entries {
             if codes.count < MQTTPacket.maxListItems {
                 let named = name(code.value)
                 codes.append(field("reason_code", "Reason Code", line: "Reason Code: \(named) (0x\(hexByte(code.value)))", range: code.range,
                                    children: [field("code", "Code", .int(Int(code.value)), range: code.range, jsonOnly: true),
                                               field("reason", "Reason", .string(named), range: code.range, jsonOnly: true)]))
-            } else if parts.count >= MQTTPacket.maxSummaryItems {
+            } else if parts >= MQTTPacket.maxSummaryItems {
                 break
             }
-            if parts.count < MQTTPacket.maxSummaryItems { parts.append(summaryName(code.value)) }
+            if parts < MQTTPacket.maxSummaryItems {
+                Self.summaryPart(&summary, first: parts == 0)
+                summary.append(summaryName(code.value))
+                parts += 1
+            }
         }
         let total = list.entries.count
         appendList("reason_codes", version == .v5 ? "Reason Codes" : "Return Codes", items: codes, total: total, range: list.range)
-        if total > parts.count { parts.append("… (\(total) in all)") }
-        return parts.isEmpty ? head : "\(head) \(parts.joined(separator: ", "))"
+        if total > parts {
+            Self.summaryPart(&summary, first: parts == 0)
+            summary.literal("… (")
+            summary.append(total)
+            summary.literal(" in all)")
+        }
+        return summary.take()
     }
 
     /// DISCONNECT and AUTH.
