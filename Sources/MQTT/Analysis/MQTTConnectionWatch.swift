@@ -125,16 +125,26 @@ public struct MQTTConnectionWatch: Sendable {
 
     /// The connection ended (`reason`, the reassembler's, at `frame`, `time`): how, in words, with
     /// a record when it did not end with the client's DISCONNECT.
+    /// `client DISCONNECT #12 (reason)`: written once (most connections end so; interpolated, the
+    /// words cost about 1,800 instructions a connection: callgrind, fleet capture).
+    private static func disconnect(_ head: StaticString, _ frame: Int, _ reason: String) -> String {
+        var words = ByteSink(capacity: 48)
+        words.literal(head)
+        words.append(frame)
+        if !reason.isEmpty {
+            words.literal(" (")
+            words.append(reason)
+            words.literal(")")
+        }
+        return words.take()
+    }
+
     public mutating func end(_ reason: String, frame: Int, time: Timestamp, record: (AnalysisRecord) -> Void) -> String {
         for r in records { record(r) }
         records.removeAll()
         let now = time.nanosecondsSince1970
-        if let d = clientDisconnect {
-            return "client DISCONNECT #\(d.frame)" + (d.reason.isEmpty ? "" : " (\(d.reason))")
-        }
-        if let d = serverDisconnect {
-            return "broker DISCONNECT #\(d.frame)" + (d.reason.isEmpty ? "" : " (\(d.reason))")
-        }
+        if let d = clientDisconnect { return Self.disconnect("client DISCONNECT #", d.frame, d.reason) }
+        if let d = serverDisconnect { return Self.disconnect("broker DISCONNECT #", d.frame, d.reason) }
         if reason == "end of capture" || reason == "idle timeout" || reason == "connection limit reached" {
             return reason
         }
