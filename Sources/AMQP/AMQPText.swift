@@ -75,6 +75,28 @@ package enum AMQPText {
         return Timestamp(seconds: Int64(seconds), nanoseconds: 0, fractionalDigits: 0).iso8601SecondsUTC
     }
 
+    /// `utcTime` written into `sink` (no string made where the date fits).
+    package static func appendUTCTime(_ seconds: UInt64, into sink: inout ByteSink) {
+        guard seconds < 253_402_300_800, sink.appendDateTime(seconds: Int64(seconds), utc: true) else {
+            sink.append(utcTime(seconds))
+            return
+        }
+    }
+
+    /// `label: 1795818376 (2026-11-27T22:26:16Z)`, a timestamp's text line, written once
+    /// (interpolated, it cost about 3,800 instructions a content header: callgrind, bench text).
+    /// `number` is the value the line shows (a table entry's is clamped to `Int`), `seconds` the time.
+    package static func timestampLine(_ label: String, number: UInt64, seconds: UInt64) -> String {
+        var line = ByteSink(capacity: 64)
+        line.append(label)
+        line.literal(": ")
+        if number <= UInt64(Int.max) { line.append(Int(number)) } else { line.append(String(number)) }
+        line.literal(" (")
+        appendUTCTime(seconds, into: &line)
+        line.literal(")")
+        return line.take()
+    }
+
     /// A value for a summary line: bare when simple, quoted when empty or spaced, cut when long.
     package static func summaryValue(_ s: String, limit: Int = 60) -> String {
         var v = s

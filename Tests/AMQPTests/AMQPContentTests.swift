@@ -45,6 +45,27 @@ struct AMQPContentTests {
         #expect(pdu.summary.hasPrefix("content header basic body-size=12 content-type=text/plain content-encoding=gzip headers=1 delivery-mode=2"))
     }
 
+    @Test("a timestamp's text line shows the number and its UTC time, past year 9999 and past Int.max too",
+          arguments: [(UInt64(1_700_000_000), "1700000000 (2023-11-14T22:13:20Z)"),
+                      (UInt64(253_402_300_799), "253402300799 (9999-12-31T23:59:59Z)"),
+                      (UInt64(253_402_300_800), "253402300800 (beyond year 9999)"),
+                      (UInt64.max, "18446744073709551615 (beyond year 9999)")])
+    func timestampLines(seconds: UInt64, shown: String) {
+        // The timestamp property alone (flag bit 6), then a `headers` table holding one timestamp.
+        let property = Wire.contentHeader(channel: 1, bodySize: 0, flags: 0x0040, properties: Wire.u64(seconds))
+        let pdu = AMQPDecoder.decode(frame: property[...])
+        #expect(pdu.problems.isEmpty, "\(pdu.problems.map(\.description))")
+        let timestamp = pdu.fields.first { $0.key == "properties" }?.children.first { $0.key == "timestamp" }
+        #expect(timestamp?.line == "Timestamp: \(shown)")
+        let headers = Wire.contentHeader(channel: 1, bodySize: 0, flags: 0x2000,
+                                         properties: Wire.table([("t", [0x54] + Wire.u64(seconds))]))
+        let entry = AMQPDecoder.decode(frame: headers[...]).fields.first { $0.key == "properties" }?
+            .children.first { $0.key == "headers" }?.children.first { $0.key == "t" }
+        // A table entry's value is an Int: a time past Int.max shows as Int.max, its date as the time's.
+        let number = seconds <= UInt64(Int.max) ? String(seconds) : String(Int.max)
+        #expect(entry?.line == "t (timestamp): \(number) \(shown.drop { $0 != "(" })")
+    }
+
     /// The JSON object of a PDU's tree, as the JSON format prints it.
     private static func jsonObject(_ pdu: DissectedPDU) -> NSDictionary? {
         var sink = ByteSink()

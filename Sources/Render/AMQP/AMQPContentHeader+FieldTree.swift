@@ -82,7 +82,7 @@ extension AMQPContentHeader {
             line.literal("=")
             switch property {
             case .shortString(let s): line.append(AMQPText.summaryValue(s.value, limit: 40))
-            case .timestamp(let t): line.append(AMQPText.utcTime(UInt64(Int(clamping: t.value))))
+            case .timestamp(let t): AMQPText.appendUTCTime(UInt64(Int(clamping: t.value)), into: &line)
             case .octet(let v): line.append(Int(v.value))
             case .short(let v): line.append(Int(v.value))
             case .long(let v): line.append(Int(v.value))

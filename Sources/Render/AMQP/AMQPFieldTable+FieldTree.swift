@@ -56,7 +56,7 @@ extension AMQPFieldValue {
             return make("bytes", .bytes(preview: Array(s.bytes.prefix(AMQPOptions.longStringPreviewBytes)), length: s.declaredLength))
         case .timestamp(let v):
             let seconds = Int(clamping: v)
-            return make("timestamp", .int(seconds), line: "\(name) (timestamp): \(seconds) (\(AMQPText.utcTime(v)))")
+            return make("timestamp", .int(seconds), line: AMQPText.timestampLine(AMQPText.typedLabel(name, "timestamp"), number: UInt64(max(0, seconds)), seconds: v))
         case .void:
             return make("void", .none, line: "\(name) (void)")
         case .table(let table):

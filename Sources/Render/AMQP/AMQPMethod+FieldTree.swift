@@ -80,7 +80,7 @@ extension AMQPArgument {
             return Field(arg.key, arg.label, v.value <= UInt64(Int.max) ? .int(Int(v.value)) : .string(String(v.value)), range: v.range)
         case .timestamp(let v):
             return Field(arg.key, arg.label, .int(Int(clamping: v.value)),
-                         line: textLines ? "\(arg.label): \(v.value) (\(AMQPText.utcTime(v.value)))" : nil, range: v.range)
+                         line: textLines ? AMQPText.timestampLine(arg.label, number: v.value, seconds: v.value) : nil, range: v.range)
         case .shortString(let v):
             return Field(arg.key, arg.label, .string(v.value), range: v.range)
         case .longString(let v):
