@@ -37,6 +37,12 @@ extension AMQPContentHeader {
         if let properties = propertiesField(options: options) { fields.append(properties) }
     }
 
+    /// The text lines of delivery modes 1 and 2, made once (nearly every message has one).
+    static let deliveryModeLines: [String] = {
+        let label = AMQPSpec.properties(classID: 60)?.first { $0.name == "delivery-mode" }?.label ?? "Delivery-Mode"
+        return ["\(label): 1 (non-persistent)", "\(label): 2 (persistent)"]
+    }()
+
     /// The `properties` field: each property present, by the class's property order; nil when
     /// none is present.
     func propertiesField(options: AMQPOptions) -> Field? {
@@ -51,8 +57,8 @@ extension AMQPContentHeader {
             // copied into the array, one made in the append is moved).
             if options.textLines, prop.name == "delivery-mode", case .octet(let mode) = property {
                 var field = property.field(prop, bitLines: nil, depthLimit: options.effectiveTableDepth, textLines: options.textLines)
-                let meaning = mode.value == 1 ? " (non-persistent)" : mode.value == 2 ? " (persistent)" : ""
-                field.line = "\(prop.label): \(mode.value)\(meaning)"
+                field.line = mode.value == 1 || mode.value == 2 ? AMQPContentHeader.deliveryModeLines[Int(mode.value) - 1]
+                    : "\(prop.label): \(mode.value)"
                 propertyFields.append(field)
             } else {
                 propertyFields.append(property.field(prop, bitLines: nil, depthLimit: options.effectiveTableDepth, textLines: options.textLines))
