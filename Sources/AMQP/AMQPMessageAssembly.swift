@@ -8,7 +8,7 @@ package struct AMQPMessageAssembly {
 
     package var method: AMQPMethodSpec
     /// The method's typed arguments: the state and a table read them by argument
-    /// (`arguments.exchange`); a view reads them by name (`methodValues`).
+    /// (`arguments.exchange`); a view reads them by their place in the spec (`argumentList`).
     package private(set) var arguments: AMQPMethod
     package var stage = Stage.awaitingHeader
     package var bodySize: UInt64 = 0
@@ -101,9 +101,6 @@ package struct AMQPMessageAssembly {
     /// Each method keeps where its own are (`AMQPMethodSpec.messageArguments`).
     package static let routingArguments = ["exchange", "routing-key", "consumer-tag", "delivery-tag", "redelivered",
                                    "reply-code", "reply-text", "message-count"]
-
-    /// The method's arguments by spec name, made when asked (a view asks once per message).
-    package var methodValues: AMQPArgumentValues { AMQPArgumentValues(of: arguments) }
 
     /// What summaries count of the message: the same values its view shows.
     package var facts: PDUFacts.MessageFacts {

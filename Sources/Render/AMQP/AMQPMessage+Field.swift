@@ -35,11 +35,13 @@ extension AMQPMessageAssembly {
         var children: [Field] = []
         children.reserveCapacity(method.messageArguments.count + 6)
         children.append(Field("method", "Method", .string(method.fullName)))
-        let values = methodValues
-        for index in method.messageArguments {
-            guard let value = values[method.arguments[index].name] else { continue }
+        // The typed method's arguments, read by their place in the spec (argument i is the
+        // spec's i-th): by name, through a list of values made per message, it cost about 2,700
+        // instructions a message (callgrind, bench JSON).
+        let list = arguments.argumentList
+        for index in method.messageArguments where index < list.count {
             let (key, label) = (method.arguments[index].key, method.arguments[index].label)
-            switch value {
+            switch AMQPArgumentValue(list[index]) {
             case .string(let s): children.append(Field(key, label, .string(s)))
             case .int(let v): children.append(Field(key, label, .int(v)))
             case .bool(let b): children.append(Field(key, label, .bool(b)))
