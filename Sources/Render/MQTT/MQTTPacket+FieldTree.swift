@@ -17,12 +17,15 @@ extension MQTTPacket {
     /// lines, reused from packet to packet (a connection's); without one, each line gets its own.
     /// The PDU of the packet: its field tree and summary line, with `appending` (an analysis's
     /// fields) after the tree's own.
-    func dissected(options: MQTTOptions, lineSink: ByteSink? = nil, appending extra: [Field] = []) -> DissectedPDU {
+    /// `extra` appends the analyses' fields (`extraCount` of them at most) to the tree's own, in
+    /// place: handed over as an array, they cost an array made and copied per PDU.
+    func dissected(options: MQTTOptions, lineSink: ByteSink? = nil, extraCount: Int = 0,
+                   appending extra: (inout [Field]) -> Void = { _ in }) -> DissectedPDU {
         var tree = FieldTreeBuilder(of: self, previewBytes: max(0, options.payloadPreviewBytes), textLines: options.textLines,
-                                    lineSink: lineSink, extra: extra.count)
+                                    lineSink: lineSink, extra: extraCount)
         var summary = tree.build(self)
         if isTruncated { summary += " [truncated]" }
-        if !extra.isEmpty { tree.fields.append(contentsOf: extra) }
+        extra(&tree.fields)
         return DissectedPDU(protocolName: "mqtt", summary: summary, fields: tree.fields, problems: problems, wireLength: wireLength)
     }
 

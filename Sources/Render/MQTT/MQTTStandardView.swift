@@ -8,11 +8,14 @@ public struct MQTTStandardView: MQTTPacketView {
     public init() {}
 
     public func pdu(of packet: MQTTPacket, notes: MQTTPacketNotes, options: MQTTOptions, lineSink: ByteSink?) -> DissectedPDU {
-        var extra: [Field] = []
-        if let note = notes.flow { extra.append(note.field) }
-        if let ping = notes.watch?.field { extra.append(ping) }
-        if let delivery = notes.delivery { extra.append(delivery.field) }
-        var pdu = packet.dissected(options: options, lineSink: lineSink, appending: extra)
+        // Room for all three notes: counted per PDU, the optionals were copied to be tested, and
+        // a 5.0 acknowledgement's five root fields then outgrew the room (callgrind, bench JSON:
+        // +0.5% against this). The array lives until the PDU is printed.
+        var pdu = packet.dissected(options: options, lineSink: lineSink, extraCount: 3) { fields in
+            if let note = notes.flow { fields.append(note.field) }
+            if let ping = notes.watch?.field { fields.append(ping) }
+            if let delivery = notes.delivery { fields.append(delivery.field) }
+        }
         // Words for the text line; JSON does not print them.
         if options.detail != .json {
             if let note = notes.flow {
