@@ -92,7 +92,7 @@ public struct TCPReassembler {
         conn.lastSeen = time
         conn.packets &+= 1
         let side = conn.side(of: segment.source)
-        if flags.contains(.ack), mustWait(segment, side: side, conn: conn) {
+        if flags.contains(.ack), Self.mustWait(segment, side: side, conn: conn) {
             holdBack(segment, origin: origin, side: side, conn: conn, into: &events)
         } else {
             handle(segment, side: side, conn: conn, into: &events)
@@ -120,10 +120,10 @@ public struct TCPReassembler {
         }
         accept(segment, side: side, conn: conn, into: &events)
         if segment.flags.contains(.rst) { conn.reset = true }
-        updateHoleClock(.clientToServer, nextBefore: nextBefore.0, conn: conn)
-        updateHoleClock(.serverToClient, nextBefore: nextBefore.1, conn: conn)
-        updateAcknowledgedWait(.clientToServer, conn: conn)
-        updateAcknowledgedWait(.serverToClient, conn: conn)
+        Self.updateHoleClock(.clientToServer, nextBefore: nextBefore.0, conn: conn, now: now)
+        Self.updateHoleClock(.serverToClient, nextBefore: nextBefore.1, conn: conn, now: now)
+        Self.updateAcknowledgedWait(.clientToServer, conn: conn, now: now)
+        Self.updateAcknowledgedWait(.serverToClient, conn: conn, now: now)
     }
 
     /// Ends every connection (end of capture): holes become gaps, held data is delivered.
@@ -311,7 +311,7 @@ public struct TCPReassembler {
         let total = bytes.count + missing
         // A keep-alive repeats the byte before the next one, maybe with garbage (RFC 9293 §3.8.4).
         let keepAlive = behind == 1 && total <= 1 && !fin
-        if behind > 0 && !keepAlive { checkOverlap(bytes, at: sequence, side: side, conn: conn, into: &events) }
+        if behind > 0 && !keepAlive { Self.checkOverlap(bytes, at: sequence, side: side, conn: conn, into: &events) }
         if behind == 0, !bytes.isEmpty {
             // The usual case: all of it is new, handed on as it is (a slice of it is one more reference).
             deliverFresh(bytes, next: next, side: side, conn: conn, into: &events)
@@ -351,7 +351,7 @@ public struct TCPReassembler {
     }
 
     /// Compares the retransmitted part of a segment with the recently delivered bytes.
-    private func checkOverlap(_ bytes: ArraySlice<UInt8>, at sequence: UInt32, side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
+    private static func checkOverlap(_ bytes: ArraySlice<UInt8>, at sequence: UInt32, side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
         let differing = conn[side].recent.differingBytes(bytes, at: sequence)
         if differing > 0 {
             events.append(.overlapConflict(stream: conn.stream, side: side, count: differing))
@@ -454,7 +454,7 @@ public struct TCPReassembler {
     // MARK: - The reorder window
 
     /// Whether `ack` acknowledges bytes of `half` that it has not delivered and still awaits.
-    private func awaits(_ ack: UInt32, in half: HalfStream) -> Bool {
+    private static func awaits(_ ack: UInt32, in half: HalfStream) -> Bool {
         guard !half.finished, let next = half.nextSequence, SequenceNumber.distance(from: next, to: ack) > 0 else { return false }
         if let over = half.waitedUpTo, SequenceNumber.distance(from: ack, to: over) >= 0 { return false }
         return true
@@ -462,10 +462,10 @@ public struct TCPReassembler {
 
     /// A segment with bytes (or FIN or RST) that acknowledges bytes of the other direction the
     /// capture has not shown yet: it was sent after they arrived, so it waits for them.
-    private func mustWait(_ segment: TCPSegment, side: FlowSide, conn: Connection) -> Bool {
+    private static func mustWait(_ segment: TCPSegment, side: FlowSide, conn: Connection) -> Bool {
         guard !segment.payload.isEmpty || segment.missingPayload > 0 || segment.flags.contains(.fin) || segment.flags.contains(.rst)
         else { return false }
-        return awaits(segment.acknowledgement, in: conn[side.opposite])
+        return Self.awaits(segment.acknowledgement, in: conn[side.opposite])
     }
 
     /// Keeps a segment back until the bytes it acknowledges arrive; its acknowledgement starts
@@ -473,7 +473,7 @@ public struct TCPReassembler {
     private mutating func holdBack(_ segment: TCPSegment, origin: CaptureOrigin?, side: FlowSide, conn: Connection,
                                    into events: inout [ReassemblyEvent]) {
         noteAcknowledgement(segment.acknowledgement, of: side.opposite, conn: conn, into: &events)
-        updateAcknowledgedWait(side.opposite, conn: conn)
+        Self.updateAcknowledgedWait(side.opposite, conn: conn, now: now)
         conn.deferred.append(Connection.HeldBack(segment: segment, origin: origin))
         let half = conn[side]
         let cost = Self.heldBackCost(segment)
@@ -496,7 +496,7 @@ public struct TCPReassembler {
         while index < conn.deferred.count {
             let segment = conn.deferred[index].segment
             let side = conn.side(of: segment.source)
-            if !all && awaits(segment.acknowledgement, in: conn[side.opposite]) {
+            if !all && Self.awaits(segment.acknowledgement, in: conn[side.opposite]) {
                 index += 1
                 continue
             }
@@ -515,17 +515,17 @@ public struct TCPReassembler {
     /// Starts the wait when the other side has acknowledged bytes this direction has not
     /// delivered, restarts it when the direction moved on, stops it when none are awaited.
     @inline(__always)
-    private func updateAcknowledgedWait(_ side: FlowSide, conn: Connection) {
+    private static func updateAcknowledgedWait(_ side: FlowSide, conn: Connection, now: Double) {
         let half = conn[side]
         // The usual case, once a packet: nothing acknowledged is missing, none was waited for.
         if half.acknowledgedWaitSince == nil, half.waitedUpTo == nil,
            let ack = half.peerAcknowledged, let next = half.nextSequence, SequenceNumber.distance(from: next, to: ack) <= 0 {
             return
         }
-        updateAcknowledgedWaitSlowly(half, conn: conn)
+        updateAcknowledgedWaitSlowly(half, conn: conn, now: now)
     }
 
-    private func updateAcknowledgedWaitSlowly(_ half: HalfStream, conn: Connection) {
+    private static func updateAcknowledgedWaitSlowly(_ half: HalfStream, conn: Connection, now: Double) {
         if let over = half.waitedUpTo, let next = half.nextSequence, SequenceNumber.distance(from: next, to: over) <= 0 {
             half.waitedUpTo = nil
         }
@@ -564,12 +564,12 @@ public struct TCPReassembler {
         half.waitedUpTo = ack
         let before = half.nextSequence
         skipAcknowledgedHoles(side: side, conn: conn, into: &events)
-        updateHoleClock(side, nextBefore: before, conn: conn)
+        Self.updateHoleClock(side, nextBefore: before, conn: conn, now: now)
     }
 
     /// Starts the hole clock when data starts waiting, restarts it when the stream moved on
     /// (a new hole now blocks), stops it when nothing waits.
-    private func updateHoleClock(_ side: FlowSide, nextBefore: UInt32?, conn: Connection) {
+    private static func updateHoleClock(_ side: FlowSide, nextBefore: UInt32?, conn: Connection, now: Double) {
         if conn[side].pending.isEmpty || conn[side].finished {
             conn[side].holeSince = nil
         } else if conn[side].holeSince == nil || conn[side].nextSequence != nextBefore {
@@ -583,7 +583,7 @@ public struct TCPReassembler {
             guard let since = conn[side].holeSince, now - since >= limits.holeTimeout else { continue }
             let before = conn[side].nextSequence
             skipHole(side: side, conn: conn, reason: .holeTimeout, into: &events)
-            updateHoleClock(side, nextBefore: before, conn: conn)
+            Self.updateHoleClock(side, nextBefore: before, conn: conn, now: now)
         }
     }
 }
