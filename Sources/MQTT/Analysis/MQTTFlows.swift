@@ -178,7 +178,7 @@ public struct MQTTFlows: Sendable {
     private mutating func published(qos: Int, dup: Bool, id: Int, from direction: Direction, frame: Int, time: Timestamp) -> MQTTFlowNote? {
         var note = MQTTFlowNote(state: .sent, packetType: .publish, packetID: id, qos: qos)
         let spec = version == .v5 ? ("MQTT 5.0", "2.2.1") : ("MQTT 3.1.1", "2.3.1")
-        if let open = flow(id, sentBy: direction) {
+        if let open = direction == .toServer ? fromClient[id] : fromServer[id] {
             // A DUP repeat at any step (a PUBREC lost on its way back leaves the sender resending).
             if dup && Int(open.qos) == qos {
                 note.state = .retransmitted
@@ -234,7 +234,7 @@ public struct MQTTFlows: Sendable {
         case .pubrel: expected = (2, .received)
         default: expected = (2, .released)
         }
-        guard let flow = flow(id, sentBy: sender), Int(flow.qos) == expected.qos,
+        guard let flow = sender == .toServer ? fromClient[id] : fromServer[id], Int(flow.qos) == expected.qos,
               flow.step == expected.step || (type == .pubrel && flow.step == .released)
         else {
             // Its flow may be one not followed.
@@ -345,10 +345,6 @@ public struct MQTTFlows: Sendable {
     }
 
     // MARK: - The flows in flight
-
-    private func flow(_ id: Int, sentBy direction: Direction) -> Flow? {
-        direction == .toServer ? fromClient[id] : fromServer[id]
-    }
 
     private mutating func removeFlow(_ id: Int, sentBy direction: Direction) {
         if direction == .toServer { fromClient.removeValue(forKey: id) } else { fromServer.removeValue(forKey: id) }
