@@ -51,8 +51,11 @@ extension AMQPContentHeader {
         let properties = AMQPSpec.properties(classID: classID.value) ?? []
         var propertyFields: [Field] = []
         propertyFields.reserveCapacity(flags.setCount)
+        // The values read once: `self.properties` in the loop copied all of them (456 bytes)
+        // for each property present.
+        let values = self.properties
         for (i, prop) in properties.enumerated() where flags.isSet(i) {
-            guard let property = self.properties.property(at: i) else { break }
+            guard let property = values.property(at: i) else { break }
             // Only the delivery mode's field is changed after it is made (a field changed is
             // copied into the array, one made in the append is moved).
             if options.textLines, prop.name == "delivery-mode", case .octet(let mode) = property {
@@ -76,8 +79,9 @@ extension AMQPContentHeader {
         let properties = AMQPSpec.properties(classID: classID.value) ?? []
         var line = ByteSink(capacity: 128)
         var first = true
+        let values = self.properties
         for (i, prop) in properties.enumerated() where flags.isSet(i) {
-            guard let property = self.properties.property(at: i) else { break }
+            guard let property = values.property(at: i) else { break }
             switch property {
             case .shortString, .octet, .short, .long, .longlong, .timestamp, .table: break
             case .longString, .bit: continue
