@@ -30,8 +30,10 @@ struct ContextCache {
 
     /// Writes the bytes kept, if they were written for `ctx`; false otherwise.
     func write(_ ctx: StreamContext, into out: inout ByteSink) -> Bool {
-        guard let key, key.frame == ctx.frame, key.stream == ctx.stream, key.time == ctx.time,
-              key.endpoints.same(as: ctx.endpoints) else { return false }
+        // Through optional chaining: `guard let key` copied the kept context (its endpoints
+        // retained and released) for every PDU.
+        guard key?.frame == ctx.frame, key?.stream == ctx.stream, key?.time == ctx.time,
+              key?.endpoints.same(as: ctx.endpoints) == true else { return false }
         bytes.withUnsafeBufferPointer { out.append(bytes: $0) }
         return true
     }
