@@ -77,9 +77,9 @@ package enum AMQPText {
 
     /// `utcTime` written into `sink` (no string made where the date fits).
     package static func appendUTCTime(_ seconds: UInt64, into sink: inout ByteSink) {
-        guard seconds < 253_402_300_800, sink.appendDateTime(seconds: Int64(seconds), utc: true) else {
+        // Past year 9999 (or a date that does not write): `utcTime`'s words.
+        if seconds >= 253_402_300_800 || !sink.appendDateTime(seconds: Int64(seconds), utc: true) {
             sink.append(utcTime(seconds))
-            return
         }
     }
 

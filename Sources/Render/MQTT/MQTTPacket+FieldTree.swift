@@ -58,10 +58,10 @@ private struct FieldTreeBuilder {
         self.textLines = textLines
         self.lineSink = lineSink
         // One allocation instead of three or four growths, of the size growth would reach: a
-        // PUBLISH has up to seven root fields (nine with a topic alias), an acknowledgement up to
-        // four. (More would cost memory: a segment can hold thousands of small packets, all
-        // decoded before any is printed.)
-        // The analyses' fields (`extra`) come after the tree's own.
+        // PUBLISH has up to seven root fields (nine with a topic alias), an acknowledgement four
+        // (five in 5.0, with a reason code and properties). (More would cost memory: a segment can
+        // hold thousands of small packets, all decoded before any is printed.)
+        // The analyses' fields (`extra`, room for up to `extra` of them) come after the tree's own.
         fields.reserveCapacity((packet.type == .publish ? 8 : 4) + extra)
     }
 
