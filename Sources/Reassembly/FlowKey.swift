@@ -18,7 +18,7 @@ public struct FlowKey: Hashable, Sendable {
 
     /// The key's endpoints folded and mixed into 64 bits, no hasher run: `FlowTable` takes its
     /// top bits as a key's home slot.
-    var mixed: UInt64 {
+    @inline(__always) var mixed: UInt64 {
         (Self.fold(low) &* 0x9E37_79B9_7F4A_7C15 ^ Self.fold(high)) &* 0xD6E8_FEB8_6659_FD93
     }
 
