@@ -99,7 +99,7 @@ public struct IntTable<Value> {
         let old = entries
         // From nothing to 8 slots, then doubling.
         let capacity = max(8, old.count * 2)
-        entries = [Entry](repeating: Entry(key: Int.min, value: nil), count: capacity)
+        entries = [Entry](filling: Entry(key: Int.min, value: nil), count: capacity)
         shift = UInt64(64 - capacity.trailingZeroBitCount)
         stored = 0
         for e in old where e.key != Int.min {

@@ -33,7 +33,7 @@ public struct RecentStrings: Sendable {
             for b in bytes { h = (h ^ UInt64(b)) &* 0xBF58_476D_1CE4_E5B9 }
         }
         h |= 1 // 0 marks an empty slot
-        if slots.isEmpty { slots = [(hash: UInt64, string: String)](repeating: (0, ""), count: 16) }
+        if slots.isEmpty { slots = [(hash: UInt64, string: String)](filling: (0, ""), count: 16) }
         let first = Int(truncatingIfNeeded: h >> shift) & ~1
         for slot in first...(first + 1) where slots[slot].hash == h {
             // One copy, compared and returned (reading the slot twice retained its String twice).
@@ -49,7 +49,7 @@ public struct RecentStrings: Sendable {
         misses += 1
         if misses > 4 * slots.count, slots.count < Self.maxSlots {
             // Mostly replacing: twice the slots, empty (Strings are made again as they come).
-            slots = [(hash: UInt64, string: String)](repeating: (0, ""), count: slots.count * 2)
+            slots = [(hash: UInt64, string: String)](filling: (0, ""), count: slots.count * 2)
             shift -= 1
             misses = 0
         }

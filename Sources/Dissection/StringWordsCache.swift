@@ -10,7 +10,7 @@ public struct StringWordsCache<Value> {
 
     /// `count`: a power of two.
     @inlinable public init(slots count: Int) {
-        slots = [(name: String, value: Value?)](repeating: ("", nil), count: count)
+        slots = [(name: String, value: Value?)](filling: ("", nil), count: count)
         shift = UInt64(64 - count.trailingZeroBitCount)
     }
 
