@@ -1,3 +1,5 @@
+import Packets
+
 /// Values by connection key, in an open-addressed table probed linearly from a multiplicative
 /// hash of the key's endpoints (`FlowKey.mixed`), at most three quarters full, as a dictionary
 /// (half full, the 65,536 closed pairs the connection limit keeps took a table twice as large:
@@ -10,17 +12,25 @@
 /// where the hash is the same: 8 bytes a slot, where a key and its optional are 40. (Comparing
 /// keys while probing cost about 160 instructions a lookup on a fleet of short connections.)
 struct FlowTable<Value> {
-    /// Each slot's key's hash with its lowest bit set (never 0), or 0 where the slot is empty.
+    /// Each slot's key's hash with its lowest bit set (never 0), or 0 where the slot is empty:
+    /// the one record of which slots are used.
     private var hashes: [UInt64]
-    private var keys: [FlowKey?]
+    /// Each used slot's key; an empty slot's is `unused`, never read.
+    private var keys: [FlowKey]
     private var values: [Value?]
     /// The hash's top bits pick the home slot: 64 - log2(slots).
     private var shift: UInt64
     private(set) var count = 0
 
+    /// What an empty slot's key holds.
+    private static var unused: FlowKey {
+        let nowhere = Endpoint(address: .v4(0), port: 0)
+        return FlowKey(nowhere, nowhere)
+    }
+
     init() {
         hashes = [UInt64](repeating: 0, count: 16)
-        keys = [FlowKey?](repeating: nil, count: 16)
+        keys = [FlowKey](repeating: Self.unused, count: 16)
         values = [Value?](repeating: nil, count: 16)
         shift = 60
     }
@@ -77,7 +87,6 @@ struct FlowTable<Value> {
         guard var hole = slot(key) else { return nil }
         let removed = values[hole]
         hashes[hole] = 0
-        keys[hole] = nil
         values[hole] = nil
         count -= 1
         // Backward shift: each key after the hole, up to the next empty slot, moves into the hole
@@ -92,7 +101,6 @@ struct FlowTable<Value> {
                 keys[hole] = keys[i]
                 values[hole] = values[i]
                 hashes[i] = 0
-                keys[i] = nil
                 values[i] = nil
                 hole = i
             }
@@ -104,7 +112,6 @@ struct FlowTable<Value> {
     mutating func removeAll() {
         for i in hashes.indices where hashes[i] != 0 {
             hashes[i] = 0
-            keys[i] = nil
             values[i] = nil
         }
         count = 0
@@ -112,15 +119,15 @@ struct FlowTable<Value> {
 
     /// Calls `body` with every key and value, in no particular order.
     func forEach(_ body: (FlowKey, Value) throws -> Void) rethrows {
-        for i in keys.indices {
-            if let k = keys[i], let v = values[i] { try body(k, v) }
+        for i in hashes.indices where hashes[i] != 0 {
+            if let v = values[i] { try body(keys[i], v) }
         }
     }
 
     private mutating func grow() {
         let oldHashes = hashes, oldKeys = keys, oldValues = values
         hashes = [UInt64](repeating: 0, count: oldHashes.count * 2)
-        keys = [FlowKey?](repeating: nil, count: oldHashes.count * 2)
+        keys = [FlowKey](repeating: Self.unused, count: oldHashes.count * 2)
         values = [Value?](repeating: nil, count: oldHashes.count * 2)
         shift -= 1
         let mask = hashes.count - 1
