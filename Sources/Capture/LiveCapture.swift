@@ -13,7 +13,7 @@ public final class LiveCapture: PacketSource {
         name = interface
         var errbuf = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE))
         guard let h = pcap_create(interface, &errbuf) else {
-            throw CaptureError(.unreadable, source: interface, String(cString: errbuf))
+            throw CaptureError(.unreadable, source: interface, LiveCapture.text(of: errbuf))
         }
         handle = h
         pcap_set_snaplen(h, snapshotLength)
@@ -109,7 +109,7 @@ public final class LiveCapture: PacketSource {
         var errbuf = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE))
         var list: UnsafeMutablePointer<pcap_if_t>?
         guard pcap_findalldevs(&list, &errbuf) == 0 else {
-            throw CaptureError(.unreadable, source: "interfaces", String(cString: errbuf))
+            throw CaptureError(.unreadable, source: "interfaces", LiveCapture.text(of: errbuf))
         }
         defer { pcap_freealldevs(list) }
         var out: [(String, String?)] = []
@@ -122,6 +122,11 @@ public final class LiveCapture: PacketSource {
     }
 
     static func interfaceNames() throws -> [String] { try interfaces().map(\.name) }
+
+    /// libpcap's message in an error buffer: its bytes up to the first NUL, as UTF-8.
+    static func text(of buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
 }
 
 /// libpcap's DLT_ values differ from the LINKTYPE_ values of files for a few types.

@@ -28,7 +28,7 @@ final class Mosquitto {
             let conf = dir.appendingPathComponent("mosquitto.conf"), log = dir.appendingPathComponent("mosquitto.log")
             try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\nuser root\nlog_dest stderr\n"
                 .write(to: conf, atomically: true, encoding: .utf8)
-            FileManager.default.createFile(atPath: log.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
             process.arguments = ["-c", conf.path]
@@ -72,7 +72,7 @@ final class RabbitMQ {
         for _ in 0..<2 {
             let port = try freeLoopbackPort(in: 29_001...32_000)
             let logPath = Scratch.directory + "rabbitmq-\(port).log"
-            FileManager.default.createFile(atPath: logPath, contents: nil)
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
             let process = Process(), input = Pipe()
             process.executableURL = URL(fileURLWithPath: "/bin/bash")
             process.arguments = [Repo.root.appendingPathComponent("scripts/with-rabbitmq.sh").path, String(port), "bash", "-c", "read -r _ || true"]

@@ -169,8 +169,8 @@ struct HostileInputTests {
         let dir = Scratch.directory
         let empty = dir + "hostile-empty-\(getpid()).pcap"
         let text = dir + "hostile-text-\(getpid()).pcap"
-        FileManager.default.createFile(atPath: empty, contents: Data())
-        FileManager.default.createFile(atPath: text, contents: Data("this is not a capture\n".utf8))
+        try #require(FileManager.default.createFile(atPath: empty, contents: Data()))
+        try #require(FileManager.default.createFile(atPath: text, contents: Data("this is not a capture\n".utf8)))
         var c = SyntheticCapture()
         c.handshake()
         c.send(toServer: true, MQTTBytes.connect(clientID: "x"))

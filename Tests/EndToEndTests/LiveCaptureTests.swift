@@ -14,8 +14,8 @@ final class LiveDissect {
         let stem = Scratch.directory + "live-\(UInt32.random(in: 0...UInt32.max))"
         outPath = stem + ".out"
         errPath = stem + ".err"
-        FileManager.default.createFile(atPath: outPath, contents: nil)
-        FileManager.default.createFile(atPath: errPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         process.executableURL = Repo.binary
         process.arguments = arguments
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))

@@ -39,7 +39,7 @@ private final class OpenEndedRun {
         feeder.standardOutput = FileHandle(fileDescriptor: input.write, closeOnDealloc: false)
         feeder.standardError = FileHandle.nullDevice
         try feeder.run()
-        FileManager.default.createFile(atPath: errPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [signalHandling, Repo.binary.path] + arguments + ["-"]
         var environment = ProcessInfo.processInfo.environment
@@ -70,7 +70,7 @@ private final class OpenEndedRun {
 /// Runs proto-dissect on a capture file with standard output on /dev/full.
 private func dissectToFullDisk(_ arguments: [String]) throws -> RunResult {
     let errPath = Scratch.directory + "full-\(UInt64.random(in: 0...UInt64.max)).err"
-    FileManager.default.createFile(atPath: errPath, contents: nil)
+    _ = FileManager.default.createFile(atPath: errPath, contents: nil)
     defer { try? FileManager.default.removeItem(atPath: errPath) }
     let p = Process()
     p.executableURL = Repo.binary

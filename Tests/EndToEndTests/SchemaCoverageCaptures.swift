@@ -172,7 +172,7 @@ enum SchemaCoverageCaptures {
         // Closes last: a channel.close-ok ends the channel the rest use.
         let isClose = { (m: AMQPMethodSpec) in m.methodName == "close" || m.methodName == "close-ok" }
         let open = methods.first { $0.className == "channel" && $0.methodName == "open" }!
-        for method in [open] + methods.filter { $0 !== open && !isClose($0) } + methods.filter(isClose) {
+        for method in [open] + methods.filter({ $0 !== open && !isClose($0) }) + methods.filter(isClose) {
             let channel = method.classID == 10 ? 0 : 1
             let payload = Wire.u16(Int(method.classID)) + Wire.u16(Int(method.methodID)) + arguments(of: method)
             c.send(toServer: true, Wire.frame(1, channel: channel, payload))

@@ -68,8 +68,8 @@ func runProgram(_ url: URL, _ arguments: [String], stdin: Data? = nil, timeout: 
     p.environment = env
     let stem = Scratch.directory + "run-\(UInt64.random(in: 0...UInt64.max))"
     let outPath = stem + ".out", errPath = stem + ".err", inPath = stem + ".in"
-    FileManager.default.createFile(atPath: outPath, contents: nil)
-    FileManager.default.createFile(atPath: errPath, contents: nil)
+    _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+    _ = FileManager.default.createFile(atPath: errPath, contents: nil)
     defer { for path in [outPath, errPath, inPath] { try? FileManager.default.removeItem(atPath: path) } }
     let outHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
     let errHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
