@@ -3,13 +3,16 @@
 # the hand-over to the workers. Builds the current commit in a worktree of its own with one change,
 # `StreamStage.handle` returning at once (no connection state, no dissector, no analysis, no table
 # row: every reassembly event is dropped where the dissecting begins), and times it against the
-# bare read (`tcpdump -r FILE -w /dev/null`) and the unchanged table, each taken in turn
+# bare read (`tcpdump -r FILE -w /dev/null`) and the unchanged table, with one thread and two
+# workers each, taken in turn
 # (scripts/bench.sh's way: the machine's speed drifts from minute to minute).
 #
-#   scripts/floor.sh [CAPTURE ...]    default: the bench capture and the fleet capture of .build-bench/
+#   scripts/floor.sh [CAPTURE ...]    default: the bench and fleet captures of .build-bench/ (paths without spaces)
 #
-# Prints, per capture and round, the wall times in seconds and the ratios to the read, and then
-# the best of the rounds. The floor is what no change to the dissectors, the analyses or the views
+# Prints, per capture and round, the wall times in seconds and their ratios to the read, then the
+# best of the rounds and the least CPU time (user + system) of each: what two workers add to the
+# floor is the hand-over's own cost; what they add to the table beyond it, running the dissectors on
+# two cores. The floor is what no change to the dissectors, the analyses or the views
 # can take below: a target ratio under it needs the reading and the reassembly themselves made
 # cheaper. Environment: RUNS (5 rounds).
 set -euo pipefail
@@ -40,27 +43,36 @@ PY
 floor=$(cd "$tree" && swift build -c release --show-bin-path)/proto-dissect
 
 timing=$(mktemp)
-wall() { python3 scripts/timed.py "%e" "$timing" "$@" || true; cat "$timing"; }
+# one run: "WALL CPU" (CPU: user + system), the wall time to the millisecond (scripts/timed.py)
+run() { python3 scripts/timed.py "%e %U %S" "$timing" "$@" || true; awk '{ printf "%s %.2f\n", $1, $2 + $3 }' "$timing"; }
 least() { if [ -z "$2" ] || awk "BEGIN{exit !($1 < $2)}"; then echo "$1"; else echo "$2"; fi; }
 ratio() { awk "BEGIN{ if ($2 > 0) printf \"%.1f\", $1/$2; else print \"inf\" }"; }
 
+names=(read "floor 1t" "floor 2w" "table 1t" "table 2w")
 for capture in "${captures[@]}"; do
-    echo "$capture"
-    printf '  %-6s %8s %10s %10s %10s   %s\n' round read "floor 1t" "floor 2w" "table" "ratios to the read"
+    echo "$capture: wall seconds per round (ratio to that round's read)"
+    printf '  %-6s' round; printf ' %16s' "${names[@]}"; echo
     # Untimed first: the capture into the page cache, each binary into memory.
     cat "$capture" >/dev/null
     for bin in "$floor" "$full"; do "$bin" --format table "$capture" >/dev/null || true; done
-    br="" b1="" b2="" bt=""
+    walls=("" "" "" "" ""); cpus=("" "" "" "" "")
     for ((r = 1; r <= RUNS; r++)); do
-        t_read=$(wall tcpdump -r "$capture" -w /dev/null)
-        t1=$(wall "$floor" --threads 1 --format table "$capture")
-        t2=$(wall "$floor" --threads 2 --format table "$capture")
-        tt=$(wall "$full" --format table "$capture")
-        printf '  %-6s %8s %10s %10s %10s   %s× %s× %s×\n' "$r" "$t_read" "$t1" "$t2" "$tt" \
-            "$(ratio "$t1" "$t_read")" "$(ratio "$t2" "$t_read")" "$(ratio "$tt" "$t_read")"
-        br=$(least "$t_read" "$br"); b1=$(least "$t1" "$b1"); b2=$(least "$t2" "$b2"); bt=$(least "$tt" "$bt")
+        commands=("tcpdump -r $capture -w /dev/null"
+                  "$floor --threads 1 --format table $capture" "$floor --threads 2 --format table $capture"
+                  "$full --threads 1 --format table $capture" "$full --threads 2 --format table $capture")
+        printf '  %-6s' "$r"
+        for i in "${!commands[@]}"; do
+            # shellcheck disable=SC2086  # the commands are words without spaces inside them
+            read -r w c < <(run ${commands[$i]})
+            [ "$i" -eq 0 ] && t_read=$w
+            if [ "$i" -eq 0 ]; then printf ' %16s' "$w"; else printf ' %16s' "$w ($(ratio "$w" "$t_read")×)"; fi
+            walls[i]=$(least "$w" "${walls[i]}"); cpus[i]=$(least "$c" "${cpus[i]}")
+        done
+        echo
     done
-    printf '  %-6s %8s %10s %10s %10s   %s× %s× %s×\n' best "$br" "$b1" "$b2" "$bt" \
-        "$(ratio "$b1" "$br")" "$(ratio "$b2" "$br")" "$(ratio "$bt" "$br")"
+    printf '  %-6s' best; for i in "${!walls[@]}"; do
+        if [ "$i" -eq 0 ]; then printf ' %16s' "${walls[0]}"; else printf ' %16s' "${walls[i]} ($(ratio "${walls[i]}" "${walls[0]}")×)"; fi
+    done; echo
+    printf '  %-6s' CPU; for i in "${!cpus[@]}"; do printf ' %16s' "${cpus[i]}"; done; echo "   (least, user + system)"
 done
 rm -f "$timing"
