@@ -14,7 +14,9 @@
 # floor is the hand-over's own cost; what they add to the table beyond it, running the dissectors on
 # two cores. The floor is what no change to the dissectors, the analyses or the views
 # can take below: a target ratio under it needs the reading and the reassembly themselves made
-# cheaper. Environment: RUNS (5 rounds).
+# cheaper. Beside them, scripts/floor-probe.swift (compiled with `swiftc -O`): reading, headers and
+# a flow table of plain values with nothing counted per packet, what the floor's design is judged
+# against (classic little-endian pcap of Ethernet only). Environment: RUNS (5 rounds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
@@ -26,7 +28,7 @@ swift build -c release --product proto-dissect 2>&1 | grep -E "error|Build" | ta
 full=$(swift build -c release --show-bin-path)/proto-dissect
 
 tree=$(mktemp -d)/floor
-cleanup() { git worktree remove --force "$tree" 2>/dev/null || rm -rf "$tree"; }
+cleanup() { git worktree remove --force "$tree" 2>/dev/null || true; rm -rf "$(dirname "$tree")"; }
 trap cleanup EXIT
 git worktree add -q --detach "$tree" HEAD
 python3 - "$tree/Sources/Pipeline/StreamStage.swift" <<'PY'
@@ -41,6 +43,10 @@ open(path, "w").write(text)
 PY
 (cd "$tree" && swift build -c release --product proto-dissect 2>&1 | grep -E "error|Build" | tail -1 >&2)
 floor=$(cd "$tree" && swift build -c release --show-bin-path)/proto-dissect
+# What reading, the headers and a flow table can cost with nothing counted per packet (its header says
+# what it leaves out): the floor's design judged against it.
+probe="$(dirname "$tree")/floor-probe"
+swiftc -O -o "$probe" scripts/floor-probe.swift
 
 timing=$(mktemp)
 # one run: "WALL CPU" (CPU: user + system), the wall time to the millisecond (scripts/timed.py)
@@ -48,16 +54,16 @@ run() { python3 scripts/timed.py "%e %U %S" "$timing" "$@" || true; awk '{ print
 least() { if [ -z "$2" ] || awk "BEGIN{exit !($1 < $2)}"; then echo "$1"; else echo "$2"; fi; }
 ratio() { awk "BEGIN{ if ($2 > 0) printf \"%.1f\", $1/$2; else print \"inf\" }"; }
 
-names=(read "floor 1t" "floor 2w" "table 1t" "table 2w")
+names=(read probe "floor 1t" "floor 2w" "table 1t" "table 2w")
 for capture in "${captures[@]}"; do
     echo "$capture: wall seconds per round (ratio to that round's read)"
     printf '  %-6s' round; printf ' %16s' "${names[@]}"; echo
     # Untimed first: the capture into the page cache, each binary into memory.
     cat "$capture" >/dev/null
     for bin in "$floor" "$full"; do "$bin" --format table "$capture" >/dev/null || true; done
-    walls=("" "" "" "" ""); cpus=("" "" "" "" "")
+    walls=("" "" "" "" "" ""); cpus=("" "" "" "" "" "")
     for ((r = 1; r <= RUNS; r++)); do
-        commands=("tcpdump -r $capture -w /dev/null"
+        commands=("tcpdump -r $capture -w /dev/null" "$probe $capture"
                   "$floor --threads 1 --format table $capture" "$floor --threads 2 --format table $capture"
                   "$full --threads 1 --format table $capture" "$full --threads 2 --format table $capture")
         printf '  %-6s' "$r"
