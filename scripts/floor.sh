@@ -16,7 +16,9 @@
 # can take below: a target ratio under it needs the reading and the reassembly themselves made
 # cheaper. Beside them, scripts/floor-probe.swift (compiled with `swiftc -O`): reading, headers and
 # a flow table of plain values with nothing counted per packet, what the floor's design is judged
-# against (classic little-endian pcap of Ethernet only). Environment: RUNS (5 rounds).
+# against (classic little-endian pcap of Ethernet only). Environment: RUNS (5 rounds); KEEP=DIR
+# keeps the floor's binary as DIR/proto-dissect-floor, to profile it (callgrind, perf,
+# scripts/refcount-sites.sh with BIN=).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
@@ -38,11 +40,14 @@ text = open(path).read()
 head = re.search(r"\n    func handle\(_ events: ArraySlice<ReassemblyEvent>[^\n]*\{\n", text)
 if not head:
     sys.exit("floor.sh: StreamStage.handle not found; update the patch")
+# A return that depends on the events: a bare `return` makes the rest of the body unreachable,
+# which the compiler warns of (and no event list is empty here: nothing changes for an empty one).
 text = text[:head.end()] + "        if !events.isEmpty { return }\n" + text[head.end():]
 open(path, "w").write(text)
 PY
 (cd "$tree" && swift build -c release --product proto-dissect 2>&1 | grep -E "error|Build" | tail -1 >&2)
 floor=$(cd "$tree" && swift build -c release --show-bin-path)/proto-dissect
+if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$floor" "$KEEP/proto-dissect-floor" && echo "floor build kept: $KEEP/proto-dissect-floor" >&2; fi
 # What reading, the headers and a flow table can cost with nothing counted per packet (its header says
 # what it leaves out): the floor's design judged against it.
 probe="$(dirname "$tree")/floor-probe"
@@ -61,7 +66,7 @@ for capture in "${captures[@]}"; do
     # Untimed first: the capture into the page cache, each binary into memory.
     cat "$capture" >/dev/null
     for bin in "$floor" "$full"; do "$bin" --format table "$capture" >/dev/null || true; done
-    walls=("" "" "" "" "" ""); cpus=("" "" "" "" "" "")
+    walls=(); cpus=()
     for ((r = 1; r <= RUNS; r++)); do
         commands=("tcpdump -r $capture -w /dev/null" "$probe $capture"
                   "$floor --threads 1 --format table $capture" "$floor --threads 2 --format table $capture"
@@ -72,7 +77,7 @@ for capture in "${captures[@]}"; do
             read -r w c < <(run ${commands[$i]})
             [ "$i" -eq 0 ] && t_read=$w
             if [ "$i" -eq 0 ]; then printf ' %16s' "$w"; else printf ' %16s' "$w ($(ratio "$w" "$t_read")×)"; fi
-            walls[i]=$(least "$w" "${walls[i]}"); cpus[i]=$(least "$c" "${cpus[i]}")
+            walls[i]=$(least "$w" "${walls[i]:-}"); cpus[i]=$(least "$c" "${cpus[i]:-}")
         done
         echo
     done
