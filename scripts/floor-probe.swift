@@ -7,16 +7,28 @@
 // as a framer's first look would; a flow removed at its second FIN or a RST. No out-of-order
 // segments, gaps, retransmission window or copies of the bytes.
 //
-//   floor-probe CAPTURE    prints: packets, segments delivered in order, flows left, a checksum
+//   floor-probe CAPTURE    prints: packets, segments delivered in order, flows left, and the sum of
+//                          the delivered segments' first bytes (so that no read is optimized away)
 import Glibc
 
 struct Key: Equatable { var a: UInt32; var b: UInt32; var pa: UInt16; var pb: UInt16 }
-struct Half { var next: UInt32 = 0; var started = false; var bytes = 0; var sum: UInt32 = 0 }
+struct Half { var next: UInt32 = 0; var started = false; var bytes = 0 }
 struct Flow { var key: Key; var used = false; var c2s = Half(); var s2c = Half(); var client: UInt32 = 0; var clientPort: UInt16 = 0; var fins = 0 }
 
 var slots = [Flow](repeating: Flow(key: Key(a: 0, b: 0, pa: 0, pb: 0)), count: 1 << 16)
 var mask = slots.count - 1
 var live = 0
+/// Twice the slots, every flow placed again: at most three quarters full.
+func grow() {
+    let old = slots
+    slots = [Flow](repeating: Flow(key: Key(a: 0, b: 0, pa: 0, pb: 0)), count: old.count * 2)
+    mask = slots.count - 1
+    for f in old where f.used {
+        var i = hash(f.key) & mask
+        while slots[i].used { i = (i + 1) & mask }
+        slots[i] = f
+    }
+}
 func hash(_ k: Key) -> Int {
     let x = (UInt64(k.a) << 32 | UInt64(k.b)) &* 0x9E37_79B9_7F4A_7C15 ^ (UInt64(k.pa) << 16 | UInt64(k.pb)) &* 0xC2B2_AE3D_27D4_EB4F
     return Int(truncatingIfNeeded: x >> 40)
@@ -77,6 +89,11 @@ while fill(16) {
     }
     if found < 0 {
         if flags & 0x02 == 0 && payloadEnd <= payloadStart { continue }
+        if (live + 1) * 4 > slots.count * 3 {
+            grow()
+            i = hash(key) & mask
+            while slots[i].used { i = (i + 1) & mask }
+        }
         slots[i] = Flow(key: key, used: true, client: src, clientPort: sp)
         live += 1
         found = i
@@ -92,7 +109,7 @@ while fill(16) {
             half.next &+= UInt32(n)
             half.bytes += n
             // the framer's first look at the bytes
-            half.sum &+= UInt32(p.load(fromByteOffset: payloadStart, as: UInt8.self))
+            total &+= UInt32(p.load(fromByteOffset: payloadStart, as: UInt8.self))
             delivered += 1
         }
         if toServer { s[found].c2s = half } else { s[found].s2c = half }
@@ -110,6 +127,5 @@ while fill(16) {
             live -= 1
         }
     }
-    total &+= UInt32(truncatingIfNeeded: packets)
 }
 print(packets, delivered, live, total)
