@@ -6,8 +6,12 @@ final class Connection {
     let stream: Int
     let client: Endpoint
     let server: Endpoint
-    let toServer = HalfStream()
-    let toClient = HalfStream()
+    /// The two half-streams, client to server first, in memory of their own that lives as long
+    /// as the connection: `subscript(side:)` hands out their address, so a half-stream is read
+    /// and changed in place, with no copy and no count of references (a stored property of a
+    /// class has no address that outlives the access; a `_read`/`_modify` accessor was not
+    /// inlined and retained what it yielded: docs/performance.md).
+    private let halves: UnsafeMutablePointer<HalfStream>
     // Accessed from one thread, one access at a time: no runtime exclusivity checks.
     @exclusivity(unchecked) var lastSeen: Double
     // The reassembler's, on the one thread that reads packets, with plain loads and stores.
@@ -30,11 +34,34 @@ final class Connection {
         self.client = client
         self.server = server
         self.lastSeen = lastSeen
+        halves = .allocate(capacity: 2)
+        halves.initialize(to: HalfStream())
+        (halves + 1).initialize(to: HalfStream())
+    }
+
+    deinit {
+        halves.deinitialize(count: 2)
+        halves.deallocate()
     }
 
     func side(of source: Endpoint) -> FlowSide { source == client ? .clientToServer : .serverToClient }
 
-    subscript(side: FlowSide) -> HalfStream { side == .clientToServer ? toServer : toClient }
+    /// The half-stream of `side`, where it lies. Only the reassembler's thread reaches it, one
+    /// access at a time, as every other state of the connection.
+    subscript(side: FlowSide) -> HalfStream {
+        unsafeAddress { UnsafePointer(halves + (side == .clientToServer ? 0 : 1)) }
+        unsafeMutableAddress { halves + (side == .clientToServer ? 0 : 1) }
+    }
+
+    var toServer: HalfStream {
+        unsafeAddress { UnsafePointer(halves) }
+        unsafeMutableAddress { halves }
+    }
+
+    var toClient: HalfStream {
+        unsafeAddress { UnsafePointer(halves + 1) }
+        unsafeMutableAddress { halves + 1 }
+    }
 
     var isFinished: Bool { toServer.finished && toClient.finished }
 }

@@ -341,13 +341,12 @@ public struct TCPReassembler {
     /// Keeps a delivered slice (no copy) in the direction's window of recent bytes, within the
     /// run-wide budget: once it is spent, a direction keeps only its newest slice.
     private mutating func remember(_ bytes: ArraySlice<UInt8>, end: UInt32, side: FlowSide, conn: Connection) {
-        let half = conn[side]
-        let before = half.recent.retainedCost
-        half.recent.append(bytes, end: end)
-        if totalRecent - before + half.recent.retainedCost > limits.maxBufferedBytesTotal {
-            half.recent.keepNewestOnly()
+        let before = conn[side].recent.retainedCost
+        conn[side].recent.append(bytes, end: end)
+        if totalRecent - before + conn[side].recent.retainedCost > limits.maxBufferedBytesTotal {
+            conn[side].recent.keepNewestOnly()
         }
-        totalRecent += half.recent.retainedCost - before
+        totalRecent += conn[side].recent.retainedCost - before
     }
 
     /// Compares the retransmitted part of a segment with the recently delivered bytes.
@@ -359,13 +358,12 @@ public struct TCPReassembler {
     }
 
     private mutating func hold(_ piece: HalfStream.Pending, side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
-        let half = conn[side]
         guard !piece.bytes.isEmpty || piece.missing > 0 || piece.fin else { return }
         // Keep sorted by sequence; an exact duplicate is dropped (first copy wins).
-        var index = half.pending.endIndex
-        while index > 0, SequenceNumber.distance(from: half.pending[index - 1].sequence, to: piece.sequence) < 0 { index -= 1 }
-        if index > 0, half.pending[index - 1].sequence == piece.sequence {
-            let old = half.pending[index - 1]
+        var index = conn[side].pending.endIndex
+        while index > 0, SequenceNumber.distance(from: conn[side].pending[index - 1].sequence, to: piece.sequence) < 0 { index -= 1 }
+        if index > 0, conn[side].pending[index - 1].sequence == piece.sequence {
+            let old = conn[side].pending[index - 1]
             if old.bytes.count >= piece.bytes.count {
                 let n = piece.bytes.count
                 if !old.bytes.prefix(n).elementsEqual(piece.bytes) {
@@ -374,10 +372,10 @@ public struct TCPReassembler {
                 return
             }
         }
-        half.pending.insert(piece, at: index)
-        half.bufferedBytes += piece.bytes.count
+        conn[side].pending.insert(piece, at: index)
+        conn[side].bufferedBytes += piece.bytes.count
         totalBuffered += piece.bytes.count
-        if half.bufferedBytes > limits.maxBufferedBytesPerDirection || totalBuffered > limits.maxBufferedBytesTotal {
+        if conn[side].bufferedBytes > limits.maxBufferedBytesPerDirection || totalBuffered > limits.maxBufferedBytesTotal {
             flushPending(side: side, conn: conn, reason: .bufferLimit, into: &events)
         }
         // The other side may already have acknowledged past the hole.
@@ -429,11 +427,10 @@ public struct TCPReassembler {
 
     /// Records the other side's acknowledgement of `side`'s bytes and gives up the holes it covers.
     private mutating func noteAcknowledgement(_ ack: UInt32, of side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
-        let half = conn[side]
-        if let known = half.peerAcknowledged, SequenceNumber.distance(from: known, to: ack) <= 0 {
+        if let known = conn[side].peerAcknowledged, SequenceNumber.distance(from: known, to: ack) <= 0 {
             // Never move back (a reordered older ACK) unless the known value is useless: not
             // ahead of the next byte, e.g. left behind by 2^31 bytes of data.
-            guard let next = half.nextSequence, SequenceNumber.distance(from: next, to: known) <= 0 else { return }
+            guard let next = conn[side].nextSequence, SequenceNumber.distance(from: next, to: known) <= 0 else { return }
         }
         conn[side].peerAcknowledged = ack
         skipAcknowledgedHoles(side: side, conn: conn, into: &events)
@@ -453,10 +450,10 @@ public struct TCPReassembler {
 
     // MARK: - The reorder window
 
-    /// Whether `ack` acknowledges bytes of `half` that it has not delivered and still awaits.
-    private static func awaits(_ ack: UInt32, in half: HalfStream) -> Bool {
-        guard !half.finished, let next = half.nextSequence, SequenceNumber.distance(from: next, to: ack) > 0 else { return false }
-        if let over = half.waitedUpTo, SequenceNumber.distance(from: ack, to: over) >= 0 { return false }
+    /// Whether `ack` acknowledges bytes of `side` that it has not delivered and still awaits.
+    private static func awaits(_ ack: UInt32, side: FlowSide, of conn: Connection) -> Bool {
+        guard !conn[side].finished, let next = conn[side].nextSequence, SequenceNumber.distance(from: next, to: ack) > 0 else { return false }
+        if let over = conn[side].waitedUpTo, SequenceNumber.distance(from: ack, to: over) >= 0 { return false }
         return true
     }
 
@@ -465,7 +462,7 @@ public struct TCPReassembler {
     private static func mustWait(_ segment: TCPSegment, side: FlowSide, conn: Connection) -> Bool {
         guard !segment.payload.isEmpty || segment.missingPayload > 0 || segment.flags.contains(.fin) || segment.flags.contains(.rst)
         else { return false }
-        return Self.awaits(segment.acknowledgement, in: conn[side.opposite])
+        return Self.awaits(segment.acknowledgement, side: side.opposite, of: conn)
     }
 
     /// Keeps a segment back until the bytes it acknowledges arrive; its acknowledgement starts
@@ -475,11 +472,10 @@ public struct TCPReassembler {
         noteAcknowledgement(segment.acknowledgement, of: side.opposite, conn: conn, into: &events)
         Self.updateAcknowledgedWait(side.opposite, conn: conn, now: now)
         conn.deferred.append(Connection.HeldBack(segment: segment, origin: origin))
-        let half = conn[side]
         let cost = Self.heldBackCost(segment)
-        half.bufferedBytes += cost
+        conn[side].bufferedBytes += cost
         totalBuffered += cost
-        if half.bufferedBytes > limits.maxBufferedBytesPerDirection || totalBuffered > limits.maxBufferedBytesTotal {
+        if conn[side].bufferedBytes > limits.maxBufferedBytesPerDirection || totalBuffered > limits.maxBufferedBytesTotal {
             endAcknowledgedWait(side.opposite, conn: conn, into: &events)
             releaseDeferred(conn: conn, into: &events)
         }
@@ -496,7 +492,7 @@ public struct TCPReassembler {
         while index < conn.deferred.count {
             let segment = conn.deferred[index].segment
             let side = conn.side(of: segment.source)
-            if !all && Self.awaits(segment.acknowledgement, in: conn[side.opposite]) {
+            if !all && Self.awaits(segment.acknowledgement, side: side.opposite, of: conn) {
                 index += 1
                 continue
             }
@@ -516,27 +512,26 @@ public struct TCPReassembler {
     /// delivered, restarts it when the direction moved on, stops it when none are awaited.
     @inline(__always)
     private static func updateAcknowledgedWait(_ side: FlowSide, conn: Connection, now: Double) {
-        let half = conn[side]
         // The usual case, once a packet: nothing acknowledged is missing, none was waited for.
-        if half.acknowledgedWaitSince == nil, half.waitedUpTo == nil,
-           let ack = half.peerAcknowledged, let next = half.nextSequence, SequenceNumber.distance(from: next, to: ack) <= 0 {
+        if conn[side].acknowledgedWaitSince == nil, conn[side].waitedUpTo == nil,
+           let ack = conn[side].peerAcknowledged, let next = conn[side].nextSequence, SequenceNumber.distance(from: next, to: ack) <= 0 {
             return
         }
-        updateAcknowledgedWaitSlowly(half, conn: conn, now: now)
+        updateAcknowledgedWaitSlowly(side, conn: conn, now: now)
     }
 
-    private static func updateAcknowledgedWaitSlowly(_ half: HalfStream, conn: Connection, now: Double) {
-        if let over = half.waitedUpTo, let next = half.nextSequence, SequenceNumber.distance(from: next, to: over) <= 0 {
-            half.waitedUpTo = nil
+    private static func updateAcknowledgedWaitSlowly(_ side: FlowSide, conn: Connection, now: Double) {
+        if let over = conn[side].waitedUpTo, let next = conn[side].nextSequence, SequenceNumber.distance(from: next, to: over) <= 0 {
+            conn[side].waitedUpTo = nil
         }
-        guard let ack = half.peerAcknowledged, awaits(ack, in: half), let next = half.nextSequence else {
-            half.acknowledgedWaitSince = nil
+        guard let ack = conn[side].peerAcknowledged, awaits(ack, side: side, of: conn), let next = conn[side].nextSequence else {
+            conn[side].acknowledgedWaitSince = nil
             return
         }
-        if half.acknowledgedWaitSince == nil || half.waitingAt != next {
-            half.acknowledgedWaitSince = now
-            half.acknowledgedWaitPackets = conn.packets
-            half.waitingAt = next
+        if conn[side].acknowledgedWaitSince == nil || conn[side].waitingAt != next {
+            conn[side].acknowledgedWaitSince = now
+            conn[side].acknowledgedWaitPackets = conn.packets
+            conn[side].waitingAt = next
         }
     }
 
@@ -557,12 +552,11 @@ public struct TCPReassembler {
     /// Stops waiting for the bytes the other side acknowledged: the holes before them become
     /// gaps; the segments held back for them may go.
     private mutating func endAcknowledgedWait(_ side: FlowSide, conn: Connection, into events: inout [ReassemblyEvent]) {
-        let half = conn[side]
-        half.acknowledgedWaitSince = nil
-        guard let ack = half.peerAcknowledged, let next = half.nextSequence, !half.finished,
+        conn[side].acknowledgedWaitSince = nil
+        guard let ack = conn[side].peerAcknowledged, let next = conn[side].nextSequence, !conn[side].finished,
               SequenceNumber.distance(from: next, to: ack) > 0 else { return }
-        half.waitedUpTo = ack
-        let before = half.nextSequence
+        conn[side].waitedUpTo = ack
+        let before = conn[side].nextSequence
         skipAcknowledgedHoles(side: side, conn: conn, into: &events)
         Self.updateHoleClock(side, nextBefore: before, conn: conn, now: now)
     }
