@@ -36,10 +36,25 @@ public enum JSONTree {
             // Bytes that are not text are shown as hex: say so, since "00ff" could be either.
             if case .bytes = f.pointee.value {
                 out.literal(",")
-                JSONString.escape(f.pointee.key + "_encoding", into: &out)
+                encodingKey(f.pointee.key, into: &out)
                 out.literal(":\"hex\"")
             }
             if !f.pointee.children.isEmpty { writeMembers(f.pointee.children, first: &first, showSecrets: showSecrets, into: &out) }
+        }
+    }
+
+    /// `"KEY_encoding"`: the key's bytes and the suffix written in place (a key joined to the
+    /// suffix made a String per binary field, on the heap once longer than 15 bytes).
+    private static func encodingKey(_ key: String, into out: inout ByteSink) {
+        var key = key
+        key.withUTF8 { bytes in
+            if JSONString.needsNoEscape(bytes) {
+                out.append(byte: 0x22)
+                out.append(bytes: bytes)
+                out.literal("_encoding\"")
+            } else {
+                JSONString.escape(String(decoding: bytes, as: UTF8.self) + "_encoding", into: &out)
+            }
         }
     }
 
@@ -73,7 +88,11 @@ public enum JSONTree {
         case .int(let i): out.append(i)
         case .string(let s): JSONString.escape(s, into: &out)
         case .text(let s, _): JSONString.escape(s, into: &out)
-        case .bytes(let preview, _): JSONString.escape(Preview.hex(preview), into: &out)
+        case .bytes(let preview, _):
+            // Hex digits need no escaping: written straight into the sink, no String made.
+            out.append(byte: 0x22)
+            preview.withUnsafeBufferPointer { out.appendHex($0) }
+            out.append(byte: 0x22)
         case .secret(let s): JSONString.escape(showSecrets ? s : hiddenSecret, into: &out)
         case .json(let bytes): bytes.withUnsafeBufferPointer { out.append(bytes: $0) }
         }
