@@ -28,8 +28,13 @@ public struct CaptureFileReader: PacketSource {
     private enum Format {
         case unknown
         case pcap(bigEndian: Bool, nanos: Bool, linkType: Int32)
-        case pcapng(bigEndian: Bool, interfaces: [Interface])
+        case pcapng(bigEndian: Bool)
     }
+
+    /// The interfaces the current pcapng section has described, in order. Kept beside `format`,
+    /// not in it: read out of the enum for every block, the array was retained and released
+    /// per packet.
+    private var interfaces: [Interface] = []
 
     private struct Interface {
         var linkType: Int32
@@ -118,7 +123,7 @@ public struct CaptureFileReader: PacketSource {
             // The upper bits of the link-type field carry FCS information (pcap spec §4).
             format = .pcap(bigEndian: big, nanos: nanos, linkType: Int32(network & 0x0FFF_FFFF))
         case 0x0A0D_0D0A:
-            format = .pcapng(bigEndian: false, interfaces: [])
+            format = .pcapng(bigEndian: false)
             // The section header is read as the first block.
         default:
             let shown = m.map { String($0, radix: 16) }.joined(separator: " ")
@@ -166,14 +171,14 @@ public struct CaptureFileReader: PacketSource {
             let got = try stream.fill(8)
             if got == 0 { return nil }
             try fillOrFail(12, .block)
-            guard case .pcapng(var big, var interfaces) = format else { return nil }
+            guard case .pcapng(var big) = format else { return nil }
             let (rawType, bom) = stream.withPeek(12) { head in (u32(head, 0, false), u32(head, 8, false)) }
             if rawType == 0x0A0D_0D0A {
                 // Section header: its byte-order magic decides the endianness of the section.
                 if bom == 0x1A2B_3C4D { big = false } else if bom == 0x4D3C_2B1A { big = true } else {
                     throw fail(.unreadable, "pcapng section header with a bad byte-order magic")
                 }
-                interfaces = []
+                interfaces.removeAll()
             }
             let (type, length) = stream.withPeek(8) { head in (u32(head, 0, big), Int(u32(head, 4, big))) }
             guard length >= 12, length % 4 == 0, length <= Self.maxRecordBytes else {
@@ -188,7 +193,7 @@ public struct CaptureFileReader: PacketSource {
             let body = block[(block.startIndex + 8)..<(block.startIndex + length - 4)]
             switch type {
             case 0x0A0D_0D0A:
-                format = .pcapng(bigEndian: big, interfaces: [])
+                format = .pcapng(bigEndian: big)
             case 1: // Interface Description Block
                 guard body.count >= 8 else { throw fail(.cutShort, "pcapng interface block too short") }
                 let b = Array(body)
@@ -206,7 +211,6 @@ public struct CaptureFileReader: PacketSource {
                     i += 4 + (len + 3) / 4 * 4
                 }
                 interfaces.append(iface)
-                format = .pcapng(bigEndian: big, interfaces: interfaces)
             case 6, 2: // Enhanced Packet Block, obsolete Packet Block
                 let b = body.prefix(20)
                 guard b.count >= 20 else { throw fail(.cutShort, "record \(recordNumber + 1): packet block too short") }
