@@ -35,8 +35,7 @@ final class Connection {
         self.server = server
         self.lastSeen = lastSeen
         halves = .allocate(capacity: 2)
-        halves.initialize(to: HalfStream())
-        (halves + 1).initialize(to: HalfStream())
+        halves.initialize(repeating: HalfStream(), count: 2)
     }
 
     deinit {
@@ -53,15 +52,5 @@ final class Connection {
         unsafeMutableAddress { halves + (side == .clientToServer ? 0 : 1) }
     }
 
-    var toServer: HalfStream {
-        unsafeAddress { UnsafePointer(halves) }
-        unsafeMutableAddress { halves }
-    }
-
-    var toClient: HalfStream {
-        unsafeAddress { UnsafePointer(halves + 1) }
-        unsafeMutableAddress { halves + 1 }
-    }
-
-    var isFinished: Bool { toServer.finished && toClient.finished }
+    var isFinished: Bool { self[.clientToServer].finished && self[.serverToClient].finished }
 }

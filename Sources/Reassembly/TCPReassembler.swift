@@ -99,7 +99,7 @@ public struct TCPReassembler {
             if !conn.deferred.isEmpty { releaseDeferred(conn: conn, into: &events) }
         }
         expireHoles(conn: conn, into: &events)
-        if conn.toServer.acknowledgedWaitSince != nil || conn.toClient.acknowledgedWaitSince != nil {
+        if conn[.clientToServer].acknowledgedWaitSince != nil || conn[.serverToClient].acknowledgedWaitSince != nil {
             expireAcknowledgedWaits(conn: conn, into: &events)
         }
         if conn.reset {
@@ -183,7 +183,7 @@ public struct TCPReassembler {
             }
         }
         // After the flush: delivering the held data adds to the window it releases here.
-        totalRecent -= conn.toServer.recent.retainedCost + conn.toClient.recent.retainedCost
+        totalRecent -= conn[.clientToServer].recent.retainedCost + conn[.serverToClient].recent.retainedCost
         events.append(.closed(stream: conn.stream, reason: reason))
         // At the end of the capture no packet follows: the pair is not remembered (flushing
         // every connection grew the dictionary by all of them, at the run's peak of memory).
@@ -201,10 +201,10 @@ public struct TCPReassembler {
         connections.forEach { key, conn in
             if now - conn.lastSeen >= limits.idleTimeout {
                 idle.append((key, conn.stream))
-            } else if conn.toServer.holeSince.map({ now - $0 >= limits.holeTimeout }) == true
-                || conn.toClient.holeSince.map({ now - $0 >= limits.holeTimeout }) == true
-                || conn.toServer.acknowledgedWaitSince.map({ now - $0 >= limits.reorderTimeout }) == true
-                || conn.toClient.acknowledgedWaitSince.map({ now - $0 >= limits.reorderTimeout }) == true {
+            } else if conn[.clientToServer].holeSince.map({ now - $0 >= limits.holeTimeout }) == true
+                || conn[.serverToClient].holeSince.map({ now - $0 >= limits.holeTimeout }) == true
+                || conn[.clientToServer].acknowledgedWaitSince.map({ now - $0 >= limits.reorderTimeout }) == true
+                || conn[.serverToClient].acknowledgedWaitSince.map({ now - $0 >= limits.reorderTimeout }) == true {
                 waiting.append((key, conn.stream))
             }
         }
