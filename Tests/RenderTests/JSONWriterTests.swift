@@ -32,6 +32,15 @@ struct JSONTextTests {
         #expect(sink.take() == #""routing_key":"":"x-\"odd\"\\key\n":"#)
     }
 
+    @Test("a binary value is its hex, quoted, followed by its KEY_encoding pair; a key from the wire is escaped in both")
+    func binaryValue() {
+        let fields = [Field("payload", "Payload", .bytes(preview: [0x00, 0xAB, 0x7F], length: 3)),
+                      Field("x-\"odd\"", "Header", .bytes(preview: [0xFF], length: 1))]
+        var sink = ByteSink()
+        JSONTree.writeObject(fields, showSecrets: false, into: &sink)
+        #expect(sink.take() == #"{"payload":"00ab7f","payload_encoding":"hex","x-\"odd\"":"ff","x-\"odd\"_encoding":"hex"}"#)
+    }
+
     @Test("the word-at-a-time escape check finds every byte that needs escaping, at every position and length")
     func escapeCheck() {
         var rng = SplitMix64(seed: 0x5C22)

@@ -45,17 +45,17 @@ public enum JSONTree {
 
     /// `"KEY_encoding"`: the key's bytes and the suffix written in place (a key joined to the
     /// suffix made a String per binary field, on the heap once longer than 15 bytes).
+    /// A key that needs escaping (a name from the wire) is joined and escaped as before.
     private static func encodingKey(_ key: String, into out: inout ByteSink) {
-        var key = key
-        key.withUTF8 { bytes in
-            if JSONString.needsNoEscape(bytes) {
-                out.append(byte: 0x22)
-                out.append(bytes: bytes)
-                out.literal("_encoding\"")
-            } else {
-                JSONString.escape(String(decoding: bytes, as: UTF8.self) + "_encoding", into: &out)
-            }
+        var utf8 = key
+        let written = utf8.withUTF8 { bytes in
+            guard JSONString.needsNoEscape(bytes) else { return false }
+            out.append(byte: 0x22)
+            out.append(bytes: bytes)
+            out.literal("_encoding\"")
+            return true
         }
+        if !written { JSONString.escape(key + "_encoding", into: &out) }
     }
 
     private static func list(_ items: [Field], showSecrets: Bool, into out: inout ByteSink) {
