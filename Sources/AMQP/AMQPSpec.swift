@@ -75,12 +75,12 @@ public final class AMQPArgumentSpec: Sendable, Equatable {
         self.type = type
         self.domain = domain
         // Computed once here, not per decoded frame: they are on the hot path.
-        self.key = AMQPSpec.snakeCase(name)
+        self.key = FieldKey(checking: AMQPSpec.snakeCase(name))
         self.label = AMQPSpec.titleCase(name)
     }
 
     /// The JSON key: the spec name in snake_case (`routing_key`).
-    public let key: String
+    public let key: FieldKey
     /// The text-tree label: `Routing-Key`.
     public let label: String
 

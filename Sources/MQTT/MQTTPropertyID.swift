@@ -1,3 +1,5 @@
+import Dissection
+
 /// An MQTT 5.0 property identifier (MQTT 5.0 §2.2.2.2). Open: unknown identifiers are kept.
 public struct MQTTPropertyID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public var rawValue: Int
@@ -53,7 +55,7 @@ public struct MQTTPropertyID: RawRepresentable, Hashable, Sendable, CustomString
     /// What the specification says of a property: its name and JSON key (the views read them).
     public struct Definition: Sendable {
         public let name: String
-        public let key: String
+        public let key: FieldKey
         let type: ValueType
         let contexts: Set<Context>
         /// 0/1-valued bytes: any other value is a Protocol Error.

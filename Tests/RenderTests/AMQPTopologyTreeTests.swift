@@ -11,7 +11,7 @@ struct AMQPTopologyTreeTests {
         var children = [Field("name", "Name", .string(name)), Field("type", "Type", .string(type)),
                         Field("durable", "Durable", .bool(flags.contains("durable")))]
         for flag in ["auto_delete", "internal", "predeclared", "deleted"] where flags.contains(flag) {
-            children.append(Field(flag, flag, .bool(true)))
+            children.append(Field(FieldKey(dynamic: flag), flag, .bool(true)))
         }
         if let alternate { children.append(Field("alternate_exchange", "Alternate exchange", .string(alternate))) }
         if !bindings.isEmpty {
@@ -25,7 +25,7 @@ struct AMQPTopologyTreeTests {
         var entry = [Field("routing_key", "Routing key", .string(key))]
         if let queue { entry.append(Field("queue", "Queue", .string(queue))) }
         if let exchange { entry.append(Field("exchange", "Exchange", .string(exchange))) }
-        if !arguments.isEmpty { entry.append(Field("arguments", "Arguments", children: arguments.map { Field($0.0, $0.0, .string($0.1)) })) }
+        if !arguments.isEmpty { entry.append(Field("arguments", "Arguments", children: arguments.map { Field(FieldKey(dynamic: $0.0), $0.0, .string($0.1)) })) }
         if removed { entry.append(Field("removed", "Removed", .bool(true))) }
         return entry
     }

@@ -35,10 +35,29 @@ struct JSONTextTests {
     @Test("a binary value is its hex, quoted, followed by its KEY_encoding pair; a key from the wire is escaped in both")
     func binaryValue() {
         let fields = [Field("payload", "Payload", .bytes(preview: [0x00, 0xAB, 0x7F], length: 3)),
-                      Field("x-\"odd\"", "Header", .bytes(preview: [0xFF], length: 1))]
+                      Field(FieldKey(dynamic: "x-\"odd\""), "Header", .bytes(preview: [0xFF], length: 1))]
         var sink = ByteSink()
         JSONTree.writeObject(fields, showSecrets: false, into: &sink)
         #expect(sink.take() == #"{"payload":"00ab7f","payload_encoding":"hex","x-\"odd\"":"ff","x-\"odd\"_encoding":"hex"}"#)
+    }
+
+    @Test("a key written in the source is taken as plain; a key made at run time is escaped, checked now or when written")
+    func keysFromTheSourceAndFromTheWire() {
+        let literal: FieldKey = "routing_key"
+        #expect(literal.isPlain)
+        #expect(!FieldKey(dynamic: "routing_key").isPlain)
+        #expect(FieldKey(checking: "routing_key").isPlain)
+        #expect(!FieldKey(checking: "a\"b").isPlain)
+        #expect(!FieldKey(checking: "tab\there").isPlain)
+        let fields = [Field(literal, "Routing key", .string("r")),
+                      Field(FieldKey(dynamic: "a\"b"), "Header", .int(1)),
+                      Field(FieldKey(checking: "back\\slash"), "Header", .int(2)),
+                      Field(FieldKey(checking: "x-match"), "Header", .string("all"))]
+        var sink = ByteSink()
+        JSONTree.writeObject(fields, showSecrets: false, into: &sink)
+        #expect(sink.take() == #"{"routing_key":"r","a\"b":1,"back\\slash":2,"x-match":"all"}"#)
+        // Equal fields show the same, however their keys were made.
+        #expect(Field(literal, "Routing key") == Field(FieldKey(dynamic: "routing_key"), "Routing key"))
     }
 
     @Test("the word-at-a-time escape check finds every byte that needs escaping, at every position and length")

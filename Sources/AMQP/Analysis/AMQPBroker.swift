@@ -399,7 +399,7 @@ extension AMQPBroker {
                 protocolName: "amqp", kind: .declareRefused, frames: [first.frame, requestFrame, closeFrame],
                 message: "the \(entity).declare of '\(name)' #\(requestFrame)\(asked); the broker refused it (\(replyText)): '\(name)' was declared first by #\(first.frame) on stream \(first.stream) with \(first.settings)",
                 reference: "AMQP 0-9-1 \(entity).declare: a declare of an existing \(entity) must match it",
-                fields: [Field(entity, entity == "queue" ? "Queue" : "Exchange", .string(name)), Field("declared_frame", "Declared In Frame", .int(first.frame)),
+                fields: [Field(FieldKey(dynamic: entity), entity == "queue" ? "Queue" : "Exchange", .string(name)), Field("declared_frame", "Declared In Frame", .int(first.frame)),
                          Field("declared_stream", "Declared On Stream", .int(first.stream))]))
         }
 
@@ -640,7 +640,7 @@ extension AMQPBroker {
                                  Field(b.toExchange ? "exchange" : "queue", b.toExchange ? "Exchange" : "Queue", .string(b.destination))]
                     let entries = b.arguments?.entries ?? []
                     if !entries.isEmpty {
-                        entry.append(Field("arguments", "Arguments", children: entries.map { Field($0.name, $0.name, .string(AMQPBroker.text($0.value))) }))
+                        entry.append(Field("arguments", "Arguments", children: entries.map { Field(FieldKey(dynamic: $0.name), $0.name, .string(AMQPBroker.text($0.value))) }))
                     }
                     if removed { entry.append(Field("removed", "Removed", .bool(true))) }
                     bindingFields.append(Field("binding", "Binding", children: entry))
@@ -669,7 +669,7 @@ extension AMQPBroker {
             for (key, label, notListed) in [("exchanges_not_listed", "Exchanges not listed", exchangeHistory.notListed),
                                             ("queues_not_listed", "Queues not listed", queueHistory.notListed),
                                             ("bindings_not_listed", "Bindings not listed", bindingHistory.notListed)] where notListed > 0 {
-                fields.append(Field(key, label, .int(notListed)))
+                fields.append(Field(FieldKey(dynamic: key), label, .int(notListed)))
             }
             fields.append(Field("routed_into", "Routed into", children: routedIntoOrder.map { queue in
                 Field("queue", "Queue", children: [Field("queue", "Queue", .string(queue)),

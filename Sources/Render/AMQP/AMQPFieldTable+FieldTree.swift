@@ -8,7 +8,7 @@ extension AMQPFieldTable {
     /// The table as one field with its entries as children; `range` is the table's with its
     /// length. `depthLimit` is the nesting limit the decoder applied (named when it skipped).
     /// `textLines`: whether the fields carry their text lines and typed labels (`AMQPOptions.textLines`).
-    func field(key: String, label: String, range: Range<Int>, depthLimit: Int, textLines: Bool = true) -> Field {
+    func field(key: FieldKey, label: String, range: Range<Int>, depthLimit: Int, textLines: Bool = true) -> Field {
         var field = Field(key, label, range: range)
         if let skippedBytes {
             field.value = .string("(nested deeper than \(depthLimit) levels: \(skippedBytes) bytes not decoded)")
@@ -17,11 +17,11 @@ extension AMQPFieldTable {
         field.children.reserveCapacity(entries.count)
         for entry in entries {
             guard case .undecoded = entry.value else {
-                field.children.append(entry.value.field(key: entry.name, name: entry.name, range: entry.range, depthLimit: depthLimit,
+                field.children.append(entry.value.field(key: FieldKey(dynamic: entry.name), name: entry.name, range: entry.range, depthLimit: depthLimit,
                                                          textLines: textLines))
                 continue
             }
-            field.children.append(Field(entry.name, entry.name, .string("(undecoded)"), range: entry.range))
+            field.children.append(Field(FieldKey(dynamic: entry.name), entry.name, .string("(undecoded)"), range: entry.range))
         }
         if field.children.isEmpty {
             field.line = "\(label): (empty table)"
@@ -32,7 +32,7 @@ extension AMQPFieldTable {
 
 extension AMQPFieldValue {
     /// The value as a field: `name` is the entry's name (`[2]` for an array's third item).
-    func field(key: String, name: String, range: Range<Int>, depthLimit: Int, textLines: Bool = true) -> Field {
+    func field(key: FieldKey, name: String, range: Range<Int>, depthLimit: Int, textLines: Bool = true) -> Field {
         func make(_ type: String, _ value: FieldValue, line: @autoclosure () -> String? = nil) -> Field {
             // The label with its type is for the text tree only.
             Field(key, textLines ? AMQPText.typedLabel(name, type) : name, value, line: textLines ? line() : nil, range: range)
@@ -70,7 +70,7 @@ extension AMQPFieldValue {
             field.isList = true
             field.children.reserveCapacity(array.items.count)
             for (index, item) in array.items.enumerated() {
-                field.children.append(item.value.field(key: String(index), name: "[\(index)]", range: item.range, depthLimit: depthLimit,
+                field.children.append(item.value.field(key: FieldKey(dynamic: String(index)), name: "[\(index)]", range: item.range, depthLimit: depthLimit,
                                                        textLines: textLines))
             }
             if field.children.isEmpty { field.line = "\(name) (array): (empty)" }

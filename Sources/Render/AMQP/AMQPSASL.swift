@@ -18,7 +18,7 @@ enum AMQPSASL {
             let entries = tables.decodeEntries(bytes, base: 0, depth: 1)
             guard let login = entries.first(where: { $0.name == "LOGIN" }) else { return nil }
             // The text the entry's field would show.
-            return login.value.field(key: login.name, name: login.name, range: login.range,
+            return login.value.field(key: FieldKey(dynamic: login.name), name: login.name, range: login.range,
                                      depthLimit: AMQPOptions().effectiveTableDepth).value.stringValue
         default:
             return nil

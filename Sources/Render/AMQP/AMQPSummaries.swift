@@ -21,12 +21,12 @@ enum AMQPFrameSummary {
         case 11:
             guard case .table(let properties)? = values["client-properties"] else { return [] }
             var fields: [Field] = []
-            for (name, key, label) in [("product", "client_product", "Client product"),
+            for (name, key, label): (String, FieldKey, String) in [("product", "client_product", "Client product"),
                                        ("version", "client_version", "Client version"),
                                        ("platform", "client_platform", "Client platform")] {
                 // The text the entry's field shows.
                 guard let entry = properties.entries.first(where: { $0.name == name }),
-                      let value = entry.value.field(key: name, name: name, range: entry.range, depthLimit: depthLimit).value.stringValue
+                      let value = entry.value.field(key: FieldKey(dynamic: name), name: name, range: entry.range, depthLimit: depthLimit).value.stringValue
                 else { continue }
                 fields.append(Field(key, label, .string(value), jsonOnly: true))
             }

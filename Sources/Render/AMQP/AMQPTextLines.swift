@@ -38,11 +38,11 @@ enum AMQPTextLines {
     /// made once per class: they are the same for every content header.
     private static let basicFlagLines = makeFlagLines(AMQPSpec.class(id: 60)?.properties ?? [])
 
-    static func flagLines(classID: UInt16, properties: [AMQPArgumentSpec]) -> [(key: String, present: String, absent: String)] {
+    static func flagLines(classID: UInt16, properties: [AMQPArgumentSpec]) -> [(key: FieldKey, present: String, absent: String)] {
         classID == 60 ? basicFlagLines : makeFlagLines(properties)
     }
 
-    private static func makeFlagLines(_ properties: [AMQPArgumentSpec]) -> [(key: String, present: String, absent: String)] {
+    private static func makeFlagLines(_ properties: [AMQPArgumentSpec]) -> [(key: FieldKey, present: String, absent: String)] {
         properties.enumerated().map { i, prop in
             func line(_ set: Bool) -> String {
                 var mask = Array(repeating: Character("."), count: 16)
@@ -50,7 +50,7 @@ enum AMQPTextLines {
                 let text = String(mask[0..<4]) + " " + String(mask[4..<8]) + " " + String(mask[8..<12]) + " " + String(mask[12..<16])
                 return "\(text) = \(prop.label): \(set ? "present" : "absent")"
             }
-            return ("flag_" + prop.key, line(true), line(false))
+            return (FieldKey(checking: "flag_" + prop.key.string), line(true), line(false))
         }
     }
 }

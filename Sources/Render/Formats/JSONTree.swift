@@ -26,7 +26,12 @@ public enum JSONTree {
         if !hasValue && f.pointee.children.isEmpty { return }
         if !first { out.literal(",") }
         first = false
-        JSONString.key(f.pointee.key, into: &out)
+        // A key written in the source (`FieldKey`) is quoted as it is, not checked.
+        if f.pointee.keyIsPlain,
+           let _: Void = f.pointee.key.utf8.withContiguousStorageIfAvailable({ out.append(quoted: $0, then: UInt8(ascii: ":")) }) {
+        } else {
+            JSONString.key(f.pointee.key, into: &out)
+        }
         if f.pointee.isList {
             list(f.pointee.children, showSecrets: showSecrets, into: &out)
         } else if !hasValue {

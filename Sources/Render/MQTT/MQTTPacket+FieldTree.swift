@@ -110,7 +110,7 @@ private struct FieldTreeBuilder {
     // MARK: Pieces
 
     /// A field, its text line made only when fields carry them (`textLines`).
-    func field(_ key: String, _ label: String, _ value: FieldValue = .none, line: @autoclosure () -> String? = nil,
+    func field(_ key: FieldKey, _ label: String, _ value: FieldValue = .none, line: @autoclosure () -> String? = nil,
                range: Range<Int>? = nil, children: [Field] = [], isList: Bool = false, textOnly: Bool = false,
                jsonOnly: Bool = false) -> Field {
         Field(key, label, value, line: textLines ? line() : nil, range: range, children: children, isList: isList,
@@ -132,10 +132,10 @@ private struct FieldTreeBuilder {
         fields.append(field("packet_id", "Message Identifier", .int(id.value), range: id.range))
     }
 
-    mutating func appendList(_ key: String, _ label: String, items: [Field], total: Int, range: Range<Int>) {
+    mutating func appendList(_ key: FieldKey, _ label: String, items: [Field], total: Int, range: Range<Int>) {
         fields.append(field(key, label, range: range, children: items, isList: true))
         if total > items.count {
-            fields.append(field("\(key)_not_shown", "Not shown", .int(total - items.count),
+            fields.append(field(FieldKey(checking: key.string + "_not_shown"), "Not shown", .int(total - items.count),
                                 line: "… \(total - items.count) more entries not shown (\(total) in all)", range: range))
         }
     }
@@ -156,7 +156,7 @@ private struct FieldTreeBuilder {
 
     /// A property list as one field: the length, then each property; User Properties (and a
     /// PUBLISH's Subscription Identifiers) gathered in a list where the first one stood.
-    mutating func properties(_ list: MQTTProperties?, key: String = "properties", label: String = "Properties",
+    mutating func properties(_ list: MQTTProperties?, key: FieldKey = "properties", label: String = "Properties",
                              inPublish: Bool = false) {
         guard let list else { return }
         var children = [field("length", "Total Length", .int(list.length.value), range: list.length.range, textOnly: true)]
@@ -252,9 +252,9 @@ private struct FieldTreeBuilder {
         }
         if let flags = c.flags {
             let f = flags.value
-            let cleanKey = version == .v5 ? "clean_start" : "clean_session"
+            let cleanKey: FieldKey = version == .v5 ? "clean_start" : "clean_session"
             let cleanLabel = version == .v5 ? "Clean Start Flag" : "Clean Session Flag"
-            func bit(_ key: String, _ label: String, _ value: Bool, _ mask: UInt8) -> Field {
+            func bit(_ key: FieldKey, _ label: String, _ value: Bool, _ mask: UInt8) -> Field {
                 field(key, label, .bool(value), line: BitLine.line(f, mask: mask, "\(label): \(BitLine.set(value))"), range: flags.range)
             }
             let willQoS = c.willQoS
