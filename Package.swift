@@ -46,7 +46,7 @@ let package = Package(
         // tree, summary line, what a table counts, the analyses' words) are handed to the
         // dissectors when they are made; the formats print what they make.
         .target(name: "MQTTViews", dependencies: ["MQTT", "Dissection"], path: "Sources/Render/MQTT", swiftSettings: valueLowering),
-        .target(name: "AMQPViews", dependencies: ["AMQP", "Dissection"], path: "Sources/Render/AMQP", swiftSettings: valueLowering),
+        .target(name: "AMQPViews", dependencies: ["AMQP", "Dissection", "Render"], path: "Sources/Render/AMQP", swiftSettings: valueLowering),
         .target(name: "Render", dependencies: ["Dissection"], path: "Sources/Render/Formats", swiftSettings: valueLowering),
         .target(name: "Pipeline", dependencies: ["Capture", "Packets", "Reassembly", "Dissection"], swiftSettings: valueLowering),
         // For library users: a capture opened and dissected as the command does, PDU by PDU.

@@ -96,6 +96,24 @@ struct AMQPContentTests {
         let message = try #require(body["message"] as? NSDictionary)
         #expect(message["properties"] as? NSDictionary == headerProperties)
         #expect((headerProperties["headers"] as? NSDictionary)?["x-retries"] as? Int == 3)
+        if detail == .json {
+            // For JSON alone the message holds the object written already (a `.json` value): the
+            // same bytes as the tree's object written by the JSON writer.
+            var tree = AMQPOptions()
+            tree.detail = .tree
+            let treePDUs = dissect(bytes, options: tree)
+            func written(_ pdu: DissectedPDU) -> [UInt8] {
+                var sink = ByteSink()
+                JSONTree.writeObject(pdu.fields, showSecrets: false, into: &sink)
+                return Array(sink.bytes)
+            }
+            let properties = pdus[4].fields.first { $0.key == "message" }?.children.first { $0.key == "properties" && $0.jsonOnly }
+            guard case .json? = properties?.value else {
+                Issue.record("the message's properties are not a written JSON value: \(String(describing: properties))")
+                return
+            }
+            #expect(written(pdus[4]) == written(treePDUs[4]))
+        }
         // In the field tree: the summary line for text, the object for JSON, without the header
         // frame's byte ranges (they are not this frame's).
         guard detail == .tree else { return }
