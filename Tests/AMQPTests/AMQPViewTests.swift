@@ -1,6 +1,7 @@
 @testable import AMQP
 @testable import AMQPViews
 import Dissection
+import Render
 import Testing
 import TestSupport
 
@@ -99,6 +100,34 @@ struct AMQPViewTests {
         #expect(counted > 1000)
         #expect(withProblems > 1000)
         #expect(headers > 500)
+    }
+
+    @Test("fixtures and thousands of mutations: without text lines the tree carries no line and no text-only field, and JSON writes the same bytes")
+    func textLinesOnlyForText() {
+        var with = AMQPOptions(), without = AMQPOptions()
+        with.detail = .text
+        without.detail = .json
+        without.textLines = false
+        func json(_ fields: [Field]) -> [UInt8] {
+            var sink = ByteSink()
+            JSONTree.writeObject(fields, showSecrets: false, into: &sink)
+            return Array(sink.bytes)
+        }
+        func lines(_ fields: [Field]) -> Int { fields.reduce(0) { $0 + ($1.line == nil ? 0 : 1) + lines($1.children) } }
+        func withLines(_ fields: [Field]) -> [String] { fields.flatMap { ($0.line == nil ? [] : [$0.key]) + withLines($0.children) } }
+        func textOnly(_ fields: [Field]) -> Int { fields.reduce(0) { $0 + ($1.textOnly ? 1 : 0) + textOnly($1.children) } }
+        var compared = 0, linesLeftOut = 0
+        for (bytes, decoded) in Self.mutations(seed: 0x7E87, options: with) {
+            let text = decoded.dissected(options: with, requests: [:]).fields
+            let plain = decoded.dissected(options: without, requests: [:]).fields
+            #expect(json(plain) == json(text), "\(bytes)")
+            #expect(lines(plain) == 0, "\(bytes): \(withLines(plain))")
+            #expect(textOnly(plain) == 0, "\(bytes)")
+            compared += 1
+            linesLeftOut += lines(text)
+        }
+        #expect(compared > 5000)
+        #expect(linesLeftOut > compared)
     }
 
     @Test("the facts a tree carries beyond a counted PDU's (a client's identity, a close's reply) keep their frames out of the counted view")

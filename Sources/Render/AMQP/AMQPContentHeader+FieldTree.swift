@@ -8,7 +8,9 @@ extension AMQPContentHeader {
     /// (each flag a text-only line) and the properties read.
     func appendFields(to fields: inout [Field], options: AMQPOptions) {
         guard let classID, let weight, let bodySize else { return }
-        fields.append(Field("class_id", "Class", .int(Int(classID.value)), line: AMQPTextLines.classID(classID.value), range: classID.range))
+        let textLines = options.textLines
+        fields.append(Field("class_id", "Class", .int(Int(classID.value)), line: textLines ? AMQPTextLines.classID(classID.value) : nil,
+                            range: classID.range))
         fields.append(Field("weight", "Weight", .int(Int(weight.value)), range: weight.range))
         fields.append(Field("body_size", "Body-Size",
                             bodySize.value <= UInt64(Int.max) ? .int(Int(bodySize.value)) : .string(String(bodySize.value)),
@@ -17,10 +19,10 @@ extension AMQPContentHeader {
         let flags = propertyFlags.value
         let properties = AMQPSpec.properties(classID: classID.value) ?? []
         var flagField = Field("property_flags", "Property flags", .int(Int(flags.word(0))),
-                              line: "Property flags: \(AMQPHex.string(UInt64(flags.word(0)), digits: 4))",
+                              line: textLines ? "Property flags: \(AMQPHex.string(UInt64(flags.word(0)), digits: 4))" : nil,
                               range: propertyFlags.range)
         // The flag bits are text-only lines: not made when no text tree is printed.
-        if options.textLines {
+        if textLines {
             let lines = AMQPTextLines.flagLines(classID: classID.value, properties: properties)
             flagField.children.reserveCapacity(min(properties.count, flags.count) + 1)
             for (i, prop) in properties.enumerated() where i < flags.count {

@@ -15,7 +15,10 @@ extension AMQPDecodedFrame {
         // Room for the frame's own fields, a method's four or a content header's five, and the
         // frame end: growing an array of fields one append at a time reallocates it.
         fields.reserveCapacity(frame.type == .body ? 6 : 9)
-        fields.append(Field("frame_type", "Type", .string(frame.type.name ?? "unknown"), line: AMQPTextLines.frameType(frame.type), range: 0..<1))
+        // Text lines only where they are printed (`AMQPOptions.textLines`).
+        let textLines = options.textLines
+        fields.append(Field("frame_type", "Type", .string(frame.type.name ?? "unknown"), line: textLines ? AMQPTextLines.frameType(frame.type) : nil,
+                            range: 0..<1))
         fields.append(Field("channel", "Channel", .int(Int(frame.channel)), range: 1..<3))
         fields.append(Field("size", "Length", .int(size), range: 3..<7))
         var summary: String
@@ -69,9 +72,11 @@ extension AMQPDecodedFrame {
         }
 
         if let end = frame.frameEnd {
-            fields.append(Field("frame_end", "Frame-End", .int(Int(end)),
-                                line: AMQPTextLines.frameEnd(end),
-                                range: (7 + size)..<(8 + size), textOnly: true))
+            // A text-only field: not made where no text tree is printed.
+            if textLines {
+                fields.append(Field("frame_end", "Frame-End", .int(Int(end)), line: AMQPTextLines.frameEnd(end),
+                                    range: (7 + size)..<(8 + size), textOnly: true))
+            }
             if end != AMQPSpec.frameEnd { summary += " [bad frame-end]" }
         }
         if !frame.isWhole {

@@ -23,7 +23,7 @@ extension AMQPFieldTable {
             }
             field.children.append(Field(FieldKey(dynamic: entry.name), entry.name, .string("(undecoded)"), range: entry.range))
         }
-        if field.children.isEmpty {
+        if field.children.isEmpty, textLines {
             field.line = "\(label): (empty table)"
         }
         return field
@@ -73,7 +73,7 @@ extension AMQPFieldValue {
                 field.children.append(item.value.field(key: FieldKey(dynamic: String(index)), name: "[\(index)]", range: item.range, depthLimit: depthLimit,
                                                        textLines: textLines))
             }
-            if field.children.isEmpty { field.line = "\(name) (array): (empty)" }
+            if field.children.isEmpty, textLines { field.line = "\(name) (array): (empty)" }
             return field
         case .undecoded:
             return Field(key, name, .string("(undecoded)"), range: range)

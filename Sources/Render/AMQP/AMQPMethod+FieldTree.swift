@@ -10,8 +10,10 @@ extension AMQPMethod {
     /// `arguments` is `argumentList`, when the caller has made it already.
     func appendFields(to fields: inout [Field], arguments: [AMQPArgument]? = nil, argumentsRange: Range<Int>, options: AMQPOptions) {
         let id = self.id
-        fields.append(Field("class_id", "Class", .int(Int(id.classID)), line: AMQPTextLines.classID(id.classID), range: 7..<9))
-        fields.append(Field("method_id", "Method-Id", .int(Int(id.methodID)), line: AMQPTextLines.methodID(id), range: 9..<11))
+        // Text lines only where they are printed (`AMQPOptions.textLines`).
+        let textLines = options.textLines
+        fields.append(Field("class_id", "Class", .int(Int(id.classID)), line: textLines ? AMQPTextLines.classID(id.classID) : nil, range: 7..<9))
+        fields.append(Field("method_id", "Method-Id", .int(Int(id.methodID)), line: textLines ? AMQPTextLines.methodID(id) : nil, range: 9..<11))
         fields.append(Field("method", "Method", .string(id.description), range: 7..<11))
         guard let spec = id.spec else {
             if case .unknown(_, _, let rest) = self, !rest.value.isEmpty {
@@ -38,7 +40,7 @@ extension AMQPMethod {
                 guard case .short(let code) = arguments[i] else { break }
                 var field = arguments[i].field(arg, bitLines: nil, depthLimit: depthLimit, textLines: options.textLines)
                 // The name is the frame's `reason` in JSON (`AMQPFrameSummary.reasonField`); here, the text line.
-                field.line = "\(arg.label): \(AMQPReplyCode(rawValue: code.value))"
+                if textLines { field.line = "\(arg.label): \(AMQPReplyCode(rawValue: code.value))" }
                 argumentFields.append(field)
                 continue
             case "class-id":
@@ -47,14 +49,14 @@ extension AMQPMethod {
                 guard let classID = closeClassID, classID != 0, case .short(let methodID) = arguments[i] else { break }
                 var field = arguments[i].field(arg, bitLines: nil, depthLimit: depthLimit, textLines: options.textLines)
                 let failed = AMQPMethodID(classID: classID, methodID: methodID.value)
-                field.line = "\(arg.label): \(methodID.value) (\(failed))"
+                if textLines { field.line = "\(arg.label): \(methodID.value) (\(failed))" }
                 field.children = [Field("failed_method", "Failed method", .string(failed.description), jsonOnly: true)]
                 argumentFields.append(field)
                 continue
             default:
                 break
             }
-            argumentFields.append(arguments[i].field(arg, bitLines: spec.bitLines[i], depthLimit: depthLimit,
+            argumentFields.append(arguments[i].field(arg, bitLines: textLines ? spec.bitLines[i] : nil, depthLimit: depthLimit,
                                                        textLines: options.textLines))
         }
         fields.append(Field("arguments", "Arguments", range: argumentsRange, children: argumentFields))
