@@ -97,8 +97,8 @@ struct AMQPContentTests {
         #expect(message["properties"] as? NSDictionary == headerProperties)
         #expect((headerProperties["headers"] as? NSDictionary)?["x-retries"] as? Int == 3)
         if detail == .json {
-            // For JSON alone the message holds the object written already (a `.json` value): the
-            // same bytes as the tree's object written by the JSON writer.
+            // For JSON alone the header frame and the message hold the object written already (a
+            // `.json` value): the same bytes as the tree's object written by the JSON writer.
             var tree = AMQPOptions()
             tree.detail = .tree
             let treePDUs = dissect(bytes, options: tree)
@@ -113,6 +113,10 @@ struct AMQPContentTests {
                 return
             }
             #expect(written(pdus[4]) == written(treePDUs[4]))
+            // The header frame's object too, written once: the message repeats its bytes.
+            #expect(written(pdus[3]) == written(treePDUs[3]))
+            let headerObject = pdus[3].fields.first { $0.key == "properties" }
+            #expect(headerObject?.value == properties?.value)
         }
         // In the field tree: the summary line for text, the object for JSON, without the header
         // frame's byte ranges (they are not this frame's).

@@ -1,5 +1,6 @@
 import AMQP
 import Dissection
+import Render
 
 /// The field tree and property summary of a content header: a view of `AMQPContentHeader`,
 /// deciding nothing about the bytes (the decoder found the problems).
@@ -36,7 +37,13 @@ extension AMQPContentHeader {
                                             .string(words.dropFirst().map { AMQPHex.string(UInt64($0), digits: 4) }.joined(separator: " "))))
         }
         fields.append(flagField)
-        if let properties = propertiesField(options: options) { fields.append(properties) }
+        guard let properties = propertiesField(options: options) else { return }
+        guard options.detail == .json else { return fields.append(properties) }
+        // For JSON alone, the object written once (a `.json` value): the message this header
+        // belongs to repeats the same bytes (`AMQPMessageAssembly.field`), not written again.
+        var json = ByteSink(capacity: 256)
+        JSONTree.writeObject(properties.children, showSecrets: false, into: &json)
+        fields.append(Field("properties", properties.label, .json(Array(json.bytes)), range: properties.range))
     }
 
     /// The text lines of delivery modes 1 and 2, made once (nearly every message has one).

@@ -20,6 +20,8 @@ extension AMQPMessageAssembly {
         guard showsProperties else { return nil }
         guard let properties = keptProperties ?? header?.header.propertiesField(options: options) else { return nil }
         guard options.detail == .json else { return Self.repeated(properties) }
+        // The header frame's object as it wrote it: the same bytes, shared.
+        if case .json = properties.value { return Field("properties", properties.label, properties.value, jsonOnly: true) }
         // Properties carry no credential: no secret to hide or show.
         var json = ByteSink(capacity: 256)
         JSONTree.writeObject(properties.children, showSecrets: false, into: &json)
