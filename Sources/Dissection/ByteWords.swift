@@ -133,4 +133,46 @@ extension ByteWords {
         let above = (x &+ ones) | x
         return (below | above | flags(of: a, in: x) | flags(of: b, in: x)) & highs
     }
+
+    /// Whether no byte of `p` is a control byte, a quote or a backslash. No byte-by-byte loop
+    /// from 4 bytes up: sixteen bytes at a time on x86-64, else eight, the last ones overlapping
+    /// those before; 4 to 7 bytes (short keys) as two overlapping 4-byte words.
+    @inlinable
+    public static func jsonPlain(_ p: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = p.baseAddress else { return true }
+        let n = p.count
+        let raw = UnsafeRawPointer(base)
+        #if arch(x86_64) && canImport(_Builtin_intrinsics.intel)
+        // Payload previews run to hundreds of bytes: sixteen at a time (SSE2), the last sixteen
+        // overlapping the ones before.
+        if n >= 16 {
+            var i = 0
+            while i + 16 <= n {
+                if !jsonPlain16(raw + i) { return false }
+                i += 16
+            }
+            return i == n || jsonPlain16(raw + (n - 16))
+        }
+        #endif
+        if n >= 8 {
+            var i = 0
+            while i + 8 <= n {
+                if !jsonPlainWord(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { return false }
+                i += 8
+            }
+            return i == n || jsonPlainWord(raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self))
+        }
+        if n >= 4 {
+            let a = UInt64(raw.loadUnaligned(as: UInt32.self)), b = UInt64(raw.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self))
+            return jsonPlainWord(a | b << 32)
+        }
+        for u in p where u < 0x20 || u == 0x22 || u == 0x5C { return false }
+        return true
+    }
+
+    /// No byte of `x` is below 0x20, a quote or a backslash.
+    @inlinable @inline(__always) static func jsonPlainWord(_ x: UInt64) -> Bool {
+        // Or-ed before the one branch.
+        controlByteFlags(x) | flags(of: 0x22, in: x) | flags(of: 0x5C, in: x) == 0
+    }
 }

@@ -116,9 +116,10 @@ public struct FieldKey: Sendable, Hashable, ExpressibleByStringLiteral, CustomSt
 
     public var description: String { string }
 
-    /// No byte is a control byte, a quote or a backslash.
+    /// No byte is a control byte, a quote or a backslash (`ByteWords.jsonPlain`).
     @usableFromInline static func plain(_ s: String) -> Bool {
-        !s.utf8.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
+        var s = s
+        return s.withUTF8 { ByteWords.jsonPlain($0) }
     }
 }
 

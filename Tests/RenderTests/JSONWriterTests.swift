@@ -70,7 +70,7 @@ struct JSONTextTests {
             var bytes = (0..<count).map { _ in UInt8(0x20 + rng.next() % 0x5F) }.filter { $0 != 0x22 && $0 != 0x5C }
             if round % 2 == 0, !bytes.isEmpty { bytes[Int(rng.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: rng.next()) }
             let naive = !bytes.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
-            let fast = bytes.withUnsafeBufferPointer { JSONString.needsNoEscape($0) }
+            let fast = bytes.withUnsafeBufferPointer { ByteWords.jsonPlain($0) }
             #expect(fast == naive, "\(bytes)")
             if !naive { flagged += 1 }
         }

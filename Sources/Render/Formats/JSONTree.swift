@@ -54,7 +54,7 @@ public enum JSONTree {
     private static func encodingKey(_ key: String, into out: inout ByteSink) {
         var utf8 = key
         let written = utf8.withUTF8 { bytes in
-            guard JSONString.needsNoEscape(bytes) else { return false }
+            guard ByteWords.jsonPlain(bytes) else { return false }
             out.append(byte: 0x22)
             out.append(bytes: bytes)
             out.literal("_encoding\"")
