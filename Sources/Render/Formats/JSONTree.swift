@@ -27,7 +27,7 @@ public enum JSONTree {
         if !first { out.literal(",") }
         first = false
         // A key written in the source (`FieldKey`) is quoted as it is, not checked.
-        if f.pointee.keyIsPlain,
+        if f.pointee.fieldKey.isPlain,
            let _: Void = f.pointee.key.utf8.withContiguousStorageIfAvailable({ out.append(quoted: $0, then: UInt8(ascii: ":")) }) {
         } else {
             JSONString.key(f.pointee.key, into: &out)
