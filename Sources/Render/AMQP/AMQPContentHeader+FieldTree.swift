@@ -38,12 +38,19 @@ extension AMQPContentHeader {
         }
         fields.append(flagField)
         guard let properties = propertiesField(options: options) else { return }
-        guard options.detail == .json else { return fields.append(properties) }
-        // For JSON alone, the object written once (a `.json` value): the message this header
-        // belongs to repeats the same bytes (`AMQPMessageAssembly.field`), not written again.
+        // For JSON alone, the object written once: the message this header belongs to repeats
+        // the same bytes (`AMQPMessageAssembly.field`), not written again.
+        fields.append(options.detail == .json ? Self.written(properties, range: properties.range) : properties)
+    }
+
+    /// The `properties` field with its object written as JSON (a `.json` value, no children), for
+    /// JSON alone: written once, its bytes can be repeated as they are. Properties carry no
+    /// credential: no secret to hide or show.
+    static func written(_ properties: Field, range: Range<Int>?, jsonOnly: Bool = false) -> Field {
+        if case .json = properties.value { return Field("properties", properties.label, properties.value, range: range, jsonOnly: jsonOnly) }
         var json = ByteSink(capacity: 256)
         JSONTree.writeObject(properties.children, showSecrets: false, into: &json)
-        fields.append(Field("properties", properties.label, .json(Array(json.bytes)), range: properties.range))
+        return Field("properties", properties.label, .json(Array(json.bytes)), range: range, jsonOnly: jsonOnly)
     }
 
     /// The text lines of delivery modes 1 and 2, made once (nearly every message has one).
