@@ -666,10 +666,10 @@ extension AMQPBroker {
             }, isList: true))
             fields.append(Field("routes", "Routes", children: routeFields, isList: true))
             if publishesNotListed > 0 { fields.append(Field("publishes_not_listed", "Publishes not listed", .int(publishesNotListed))) }
-            for (key, label, notListed) in [("exchanges_not_listed", "Exchanges not listed", exchangeHistory.notListed),
-                                            ("queues_not_listed", "Queues not listed", queueHistory.notListed),
-                                            ("bindings_not_listed", "Bindings not listed", bindingHistory.notListed)] where notListed > 0 {
-                fields.append(Field(FieldKey(dynamic: key), label, .int(notListed)))
+            for (key, label, notListed): (FieldKey, String, Int) in [("exchanges_not_listed", "Exchanges not listed", exchangeHistory.notListed),
+                                                                     ("queues_not_listed", "Queues not listed", queueHistory.notListed),
+                                                                     ("bindings_not_listed", "Bindings not listed", bindingHistory.notListed)] where notListed > 0 {
+                fields.append(Field(key, label, .int(notListed)))
             }
             fields.append(Field("routed_into", "Routed into", children: routedIntoOrder.map { queue in
                 Field("queue", "Queue", children: [Field("queue", "Queue", .string(queue)),

@@ -30,10 +30,7 @@ extension AMQPDecodedFrame {
             let arguments = result.arguments
             result.method?.appendFields(to: &fields, arguments: arguments, argumentsRange: result.argumentsRange, options: options)
             if let spec = result.spec {
-                // The values by name, only for the methods whose summary and fields read them:
-                // the connection class's, the closes and the return (their reply codes).
-                let byName = spec.classID == 10 || (spec.classID, spec.methodID) == (20, 40) || (spec.classID, spec.methodID) == (60, 50)
-                let values = byName ? AMQPArgumentValues(arguments, of: spec) : AMQPArgumentValues()
+                let values = AMQPFrameSummary.readsValuesByName(spec) ? AMQPArgumentValues(arguments, of: spec) : AMQPArgumentValues()
                 summary = options.summaryDetail ? AMQPFrameSummary.summary(spec, arguments, values: values) : spec.fullName
                 if spec.classID == 10, spec.methodID == 11 || spec.methodID == 21,
                    let user = AMQPSASL.user(mechanism: values.string("mechanism") ?? requests[.connectionStartOK]?.mechanism,

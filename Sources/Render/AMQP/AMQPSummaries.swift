@@ -22,8 +22,8 @@ enum AMQPFrameSummary {
             guard case .table(let properties)? = values["client-properties"] else { return [] }
             var fields: [Field] = []
             for (name, key, label): (String, FieldKey, String) in [("product", "client_product", "Client product"),
-                                       ("version", "client_version", "Client version"),
-                                       ("platform", "client_platform", "Client platform")] {
+                                                                   ("version", "client_version", "Client version"),
+                                                                   ("platform", "client_platform", "Client platform")] {
                 // The text the entry's field shows.
                 guard let entry = properties.entries.first(where: { $0.name == name }),
                       let value = entry.value.field(key: FieldKey(dynamic: name), name: name, range: entry.range, depthLimit: depthLimit).value.stringValue
@@ -117,6 +117,14 @@ enum AMQPFrameSummary {
 }
 
 extension AMQPFrameSummary {
+    /// Whether a frame's view reads `spec`'s arguments by name (`AMQPArgumentValues`): the summary
+    /// of the connection class's start-ok and secure-ok, the closes and the return; the
+    /// connection class's root fields and SASL user; a close's or a return's `reason`. The other
+    /// methods' views read the typed arguments alone.
+    static func readsValuesByName(_ spec: AMQPMethodSpec) -> Bool {
+        spec.classID == 10 || (spec.classID, spec.methodID) == (20, 40) || (spec.classID, spec.methodID) == (60, 50)
+    }
+
     /// The summary line: `basic.publish exchange=x routing-key=y mandatory`. `arguments`: the
     /// typed method's, in the spec's order; `values`, the same by name, read only for the
     /// connection class's start-ok and secure-ok, the closes and the return.
