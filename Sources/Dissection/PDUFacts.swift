@@ -10,7 +10,10 @@ public enum PDUDetail: Sendable, Equatable {
     /// The tree, for the text format.
     case text
     /// The tree, for the JSON format: the analysis's words for the text line
-    /// (`DissectedPDU.annotations`) are left out, as JSON prints its values instead.
+    /// (`DissectedPDU.annotations`) are left out, as JSON prints its values instead, and an
+    /// AMQP content header's `properties` (and the message's repeat of them) is the object
+    /// written once, a `FieldValue.json` without children. Text lines come with
+    /// `AMQPOptions.textLines` / `MQTTOptions.textLines`, which the command turns off for JSON.
     case json
 }
 
